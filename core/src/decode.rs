@@ -1,0 +1,911 @@
+//! Bytes → frames: the WHATWG HTML "interpretation of the event stream", exactly.
+//!
+//! Push bytes in with [`Decoder::feed`], pull [`Frame`]s out with [`Decoder::next_frame`]
+//! until it returns `Ok(None)` ("need more input"), and call [`Decoder::finish`] at end of
+//! stream to learn whether it ended cleanly or inside an event.
+//!
+//! # How it reads bytes
+//! Lines are found with `memchr2(b'\n', b'\r', ..)` over each input buffer, once: a byte is
+//! never scanned for a line ending twice, whatever the sizes of the pieces fed (a CR at the
+//! end of one piece is remembered so an LF starting the next is not taken as a second line
+//! ending). A line that lies inside one input [`Bytes`] is handed out as a slice of it; only
+//! a line that straddles pieces is copied (once, into a line buffer), and only data of
+//! events with more than one `data:` line is copied (once, joined with LF).
+//!
+//! # Bounds
+//! Nothing the peer sends can make the decoder hold more than [`Limits`] allow: a line
+//! longer than `max_line`, data longer than `max_event`, or more than `max_buffered` bytes
+//! fed without draining give a [`DecodeError`] carrying the stream offset and the limit.
+//! What happens next is chosen by [`OnLimit`].
+
+use alloc::collections::VecDeque;
+use core::fmt;
+
+use bytes::{Buf, Bytes, BytesMut};
+
+use crate::event::Event;
+use crate::text::Utf8Bytes;
+
+/// One unit of decoded stream.
+///
+/// # Example
+/// ```
+/// use ssekit::{Decoder, Frame};
+/// let mut dec = Decoder::new();
+/// dec.feed_slice(b": hi\nretry: 10\ndata: x\n\n")?;
+/// assert!(matches!(dec.next_frame()?, Some(Frame::Comment(c)) if c == "hi"));
+/// assert!(matches!(dec.next_frame()?, Some(Frame::Retry(10))));
+/// assert!(matches!(dec.next_frame()?, Some(Frame::Event(e)) if e.data() == "x"));
+/// assert!(dec.next_frame()?.is_none());
+/// # Ok::<(), ssekit::DecodeError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Frame {
+    /// An event dispatched by a blank line (its data buffer was not empty).
+    Event(Event),
+    /// A comment line (`:` first), without the colon and one leading space. Servers send
+    /// these as keep-alives; a browser ignores them.
+    Comment(Utf8Bytes),
+    /// A valid `retry:` field: the new reconnection time in milliseconds, reported when the
+    /// line is read (as a browser applies it). Values beyond `u64::MAX` saturate.
+    Retry(u64),
+    /// [`Mode::Raw`] only: a block that set `event:` or `id:` but had no `data:` line. A
+    /// browser does not dispatch it (its `id` still updates the last event ID in both modes).
+    Dataless(Event),
+}
+
+/// Which blocks are surfaced as frames.
+///
+/// # Example
+/// ```
+/// use ssekit::{decode::Mode, Config, Decoder, Frame};
+/// let mut dec = Decoder::with_config(Config::default().mode(Mode::Raw));
+/// dec.feed_slice(b"event: ping\n\n")?;
+/// assert!(matches!(dec.next_frame()?, Some(Frame::Dataless(e)) if e.event_type() == "ping"));
+/// # Ok::<(), ssekit::DecodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mode {
+    /// What a browser's `EventSource` dispatches: blocks without data are dropped.
+    #[default]
+    Browser,
+    /// Also surface data-less blocks that name an event or set an id, as [`Frame::Dataless`].
+    Raw,
+}
+
+/// What the decoder does after a [`Limits`] violation.
+///
+/// # Example
+/// ```
+/// use ssekit::{decode::OnLimit, Config, Decoder, Limits};
+/// let config = Config::default().limits(Limits::default().max_line(4)).on_limit(OnLimit::Resync);
+/// let mut dec = Decoder::with_config(config);
+/// dec.feed_slice(b"data: too long\n\ndata: ok\n\n")?;
+/// assert!(dec.next_frame().is_err());              // reported once ...
+/// assert!(dec.next_frame().is_err());              // "data: ok" is itself over 4 bytes
+/// # Ok::<(), ssekit::DecodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OnLimit {
+    /// Return the error from every later call until [`Decoder::reset`].
+    #[default]
+    FailStop,
+    /// Return the error once, drop the offending event, skip to the next blank line and go on.
+    Resync,
+}
+
+/// Bounds on what one stream may make the decoder hold.
+///
+/// # Example
+/// ```
+/// let limits = ssekit::Limits::default().max_event(64 << 20);
+/// assert_eq!(limits.event_limit(), 64 << 20);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Limits {
+    max_line: usize,
+    max_event: usize,
+    max_buffered: usize,
+}
+
+impl Default for Limits {
+    /// 16 MiB per line, 16 MiB of data per event, 16 MiB of undrained input.
+    fn default() -> Self {
+        Limits {
+            max_line: 16 << 20,
+            max_event: 16 << 20,
+            max_buffered: 16 << 20,
+        }
+    }
+}
+
+impl Limits {
+    /// Longest line, in bytes without its line ending.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Limits::default().max_line(10).line_limit(), 10);
+    /// ```
+    pub const fn max_line(mut self, bytes: usize) -> Self {
+        self.max_line = bytes;
+        self
+    }
+
+    /// Most data in one event, in bytes (the `data:` values joined with LF).
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Limits::default().max_event(10).event_limit(), 10);
+    /// ```
+    pub const fn max_event(mut self, bytes: usize) -> Self {
+        self.max_event = bytes;
+        self
+    }
+
+    /// Most input held between `feed` and the `next_frame` calls that consume it. A single
+    /// `feed` into a drained decoder is always accepted (a `Bytes` is not copied); feeding
+    /// more without draining past this bound is refused with [`DecodeError::BufferFull`].
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Limits::default().max_buffered(10).buffered_limit(), 10);
+    /// ```
+    pub const fn max_buffered(mut self, bytes: usize) -> Self {
+        self.max_buffered = bytes;
+        self
+    }
+
+    /// The line limit.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Limits::default().line_limit(), 16 << 20);
+    /// ```
+    pub const fn line_limit(&self) -> usize {
+        self.max_line
+    }
+
+    /// The event data limit.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Limits::default().event_limit(), 16 << 20);
+    /// ```
+    pub const fn event_limit(&self) -> usize {
+        self.max_event
+    }
+
+    /// The undrained input limit.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Limits::default().buffered_limit(), 16 << 20);
+    /// ```
+    pub const fn buffered_limit(&self) -> usize {
+        self.max_buffered
+    }
+}
+
+/// Decoder configuration: limits, dispatch mode and limit policy.
+///
+/// # Example
+/// ```
+/// use ssekit::{decode::{Mode, OnLimit}, Config, Limits};
+/// let config = Config::default()
+///     .limits(Limits::default().max_line(1 << 20))
+///     .mode(Mode::Raw)
+///     .on_limit(OnLimit::Resync);
+/// let _dec = ssekit::Decoder::with_config(config);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Config {
+    limits: Limits,
+    mode: Mode,
+    on_limit: OnLimit,
+}
+
+impl Config {
+    /// Sets the limits.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::Config::default().limits(ssekit::Limits::default());
+    /// ```
+    pub const fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sets the dispatch mode.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::Config::default().mode(ssekit::decode::Mode::Raw);
+    /// ```
+    pub const fn mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Sets what happens after a limit is hit.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::Config::default().on_limit(ssekit::decode::OnLimit::Resync);
+    /// ```
+    pub const fn on_limit(mut self, on_limit: OnLimit) -> Self {
+        self.on_limit = on_limit;
+        self
+    }
+}
+
+/// A [`Limits`] violation. `offset` is the stream offset (bytes since the start of the stream,
+/// BOM included) of the start of the line at fault, or of the input that did not fit.
+///
+/// # Example
+/// ```
+/// use ssekit::{Config, DecodeError, Decoder, Limits};
+/// let mut dec = Decoder::with_config(Config::default().limits(Limits::default().max_line(3)));
+/// dec.feed_slice(b"id: 1\n")?;
+/// assert_eq!(dec.next_frame(), Err(DecodeError::LineTooLong { offset: 0, limit: 3 }));
+/// # Ok::<(), DecodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// A line exceeded `max_line` bytes.
+    LineTooLong {
+        /// Stream offset where the line starts.
+        offset: u64,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// An event's data exceeded `max_event` bytes.
+    EventTooLarge {
+        /// Stream offset of the `data:` line that went over.
+        offset: u64,
+        /// The limit in force.
+        limit: usize,
+    },
+    /// More than `max_buffered` bytes were fed without draining them with `next_frame`.
+    BufferFull {
+        /// Stream offset where the refused input would have started.
+        offset: u64,
+        /// The limit in force.
+        limit: usize,
+    },
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::LineTooLong { offset, limit } => {
+                write!(f, "line at byte {offset} is longer than the {limit}-byte limit")
+            }
+            DecodeError::EventTooLarge { offset, limit } => write!(
+                f,
+                "event data exceeds the {limit}-byte limit at the data line at byte {offset}"
+            ),
+            DecodeError::BufferFull { offset, limit } => write!(
+                f,
+                "input at byte {offset} refused: more than {limit} bytes fed without draining frames"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for DecodeError {}
+
+/// How a stream ended, from [`Decoder::finish`].
+///
+/// # Example
+/// ```
+/// use ssekit::{Decoder, StreamEnd};
+/// let mut dec = Decoder::new();
+/// dec.feed_slice(b"data: complete\n\ndata: cut")?;
+/// while dec.next_frame()?.is_some() {}
+/// assert_eq!(dec.finish(), StreamEnd::Truncated { unterminated_line: 8, open_event: false });
+/// # Ok::<(), ssekit::DecodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StreamEnd {
+    /// Every byte belonged to a complete line and no event was left open.
+    Clean,
+    /// The stream stopped inside a line or an event; what was pending is discarded, as
+    /// WHATWG requires.
+    Truncated {
+        /// Bytes of a final line that never got its line ending (also counts input that was
+        /// fed but not drained, and a pending partial BOM).
+        unterminated_line: u64,
+        /// Whether `data:`, `event:` or `id:` fields were read after the last blank line.
+        open_event: bool,
+    },
+}
+
+/// The UTF-8 byte order mark, stripped once at the very start of a stream.
+const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+
+/// The push/pull SSE decoder. See the [module docs](self).
+///
+/// # Example
+/// ```
+/// use bytes::Bytes;
+/// use ssekit::{Decoder, Frame};
+/// let mut dec = Decoder::new();
+/// dec.feed(Bytes::from_static(b"event: greet\nid: 1\ndata: hel"))?;
+/// assert!(dec.next_frame()?.is_none());            // need more input
+/// dec.feed(Bytes::from_static(b"lo\n\n"))?;
+/// let Some(Frame::Event(ev)) = dec.next_frame()? else { panic!() };
+/// assert_eq!((ev.event_type(), ev.data()), ("greet", "hello"));
+/// assert_eq!(dec.last_event_id(), "1");
+/// # Ok::<(), ssekit::DecodeError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Decoder {
+    config: Config,
+    /// Input fed and not yet consumed; the front is being scanned.
+    input: VecDeque<Bytes>,
+    /// Bytes in `input`.
+    queued: usize,
+    /// Bytes from `feed_slice`, appended to `input` in order as one piece.
+    staging: BytesMut,
+    /// A line that began in an earlier piece of input and has no line ending yet.
+    line: BytesMut,
+    /// Stream offset of the front of `input`.
+    offset: u64,
+    /// Stream offset where the current line starts.
+    line_start: u64,
+    /// The last line ended with a CR at the end of a piece: an LF next belongs to it.
+    after_cr: bool,
+    /// How many bytes of a BOM have been matched at stream start; 3 = done with the BOM.
+    bom_matched: u8,
+    bom_done: bool,
+    /// Discarding the rest of a line that went over `max_line` (Resync).
+    discarding_line: bool,
+    /// Sticky error (FailStop).
+    failed: Option<DecodeError>,
+    /// Bytes examined by the line-ending scan.
+    scanned: u64,
+    fields: FieldState,
+}
+
+/// The WHATWG buffers and what the current block has set.
+#[derive(Debug, Default)]
+struct FieldState {
+    event_type: Option<Bytes>,
+    data: Data,
+    /// The block had an `id:` field (without NUL).
+    id_set: bool,
+    /// The last event ID buffer.
+    id_buffer: Bytes,
+    /// The last event ID string, committed at each dispatch.
+    last_event_id: Utf8Bytes,
+    /// Skipping lines up to the next blank line after a limit (Resync).
+    skip_block: bool,
+    /// Bytes examined by the field-name scan.
+    scanned: u64,
+}
+
+/// The data buffer. `One(v)` stands for `v + LF`; `Many` holds the lines joined by LF,
+/// without the trailing LF (which dispatch would remove anyway).
+#[derive(Debug, Default)]
+enum Data {
+    #[default]
+    Empty,
+    One(Bytes),
+    Many(BytesMut),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Empty => 0,
+            Data::One(b) => b.len(),
+            Data::Many(b) => b.len(),
+        }
+    }
+}
+
+impl Decoder {
+    /// A decoder with the default [`Config`]: browser dispatch, fail-stop, 16 MiB limits.
+    ///
+    /// # Example
+    /// ```
+    /// let dec = ssekit::Decoder::new();
+    /// assert_eq!(dec.last_event_id(), "");
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A decoder with the given configuration.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Config, Decoder, Limits};
+    /// let _dec = Decoder::with_config(Config::default().limits(Limits::default().max_event(1 << 30)));
+    /// ```
+    pub fn with_config(config: Config) -> Self {
+        Decoder {
+            config,
+            ..Self::default()
+        }
+    }
+
+    /// The configuration in use.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(*ssekit::Decoder::new().config(), ssekit::Config::default());
+    /// ```
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Queues a piece of the stream without copying it. Empty pieces are ignored.
+    ///
+    /// Refused with [`DecodeError::BufferFull`] when undrained input would exceed
+    /// `max_buffered` (a single piece into a drained decoder is always accepted).
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// dec.feed(bytes::Bytes::from_static(b"data: x\n\n"))?;
+    /// assert!(dec.next_frame()?.is_some());
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn feed(&mut self, chunk: Bytes) -> Result<(), DecodeError> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        self.check_room(chunk.len())?;
+        self.flush_staging();
+        self.queued += chunk.len();
+        self.input.push_back(chunk);
+        Ok(())
+    }
+
+    /// Queues a copy of a piece of the stream. Consecutive slices share one buffer, so
+    /// feeding a byte at a time does not allocate per byte.
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// for b in b"data: x\n\n" {
+    ///     dec.feed_slice(&[*b])?;
+    /// }
+    /// assert!(dec.next_frame()?.is_some());
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn feed_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
+        if chunk.is_empty() {
+            return Ok(());
+        }
+        self.check_room(chunk.len())?;
+        self.staging.extend_from_slice(chunk);
+        Ok(())
+    }
+
+    fn check_room(&self, incoming: usize) -> Result<(), DecodeError> {
+        let held = self.queued + self.staging.len();
+        if held > 0 && held.saturating_add(incoming) > self.config.limits.max_buffered {
+            return Err(DecodeError::BufferFull {
+                offset: self.offset + held as u64,
+                limit: self.config.limits.max_buffered,
+            });
+        }
+        Ok(())
+    }
+
+    fn flush_staging(&mut self) {
+        if !self.staging.is_empty() {
+            let piece = self.staging.split().freeze();
+            self.queued += piece.len();
+            self.input.push_back(piece);
+        }
+    }
+
+    /// The next frame, or `Ok(None)` when all fed input has been consumed and more is needed.
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// dec.feed_slice(b"data: a\n\ndata: b\n\n")?;
+    /// let mut n = 0;
+    /// while let Some(_frame) = dec.next_frame()? {
+    ///     n += 1;
+    /// }
+    /// assert_eq!(n, 2);
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn next_frame(&mut self) -> Result<Option<Frame>, DecodeError> {
+        if let Some(err) = self.failed {
+            return Err(err);
+        }
+        self.flush_staging();
+        match self.scan() {
+            Ok(frame) => Ok(frame),
+            Err(err) => {
+                match self.config.on_limit {
+                    OnLimit::FailStop => self.failed = Some(err),
+                    OnLimit::Resync => self.fields.start_skip(),
+                }
+                Err(err)
+            }
+        }
+    }
+
+    /// Finds lines and feeds them to the field parser until one yields a frame.
+    fn scan(&mut self) -> Result<Option<Frame>, DecodeError> {
+        loop {
+            if !self.bom_done && !self.strip_bom() {
+                return Ok(None);
+            }
+            let Some(chunk) = self.input.front_mut() else {
+                return Ok(None);
+            };
+            if self.after_cr {
+                self.after_cr = false;
+                if chunk.first() == Some(&b'\n') {
+                    chunk.advance(1);
+                    self.queued -= 1;
+                    self.offset += 1;
+                    self.line_start = self.offset;
+                }
+            }
+            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
+                // No line ending in this piece: the line continues in the next one.
+                let len = chunk.len();
+                self.scanned += len as u64;
+                if !self.discarding_line {
+                    if self.line.len() + len > self.config.limits.max_line {
+                        self.line.clear();
+                        self.discarding_line = true;
+                        self.drop_front(len);
+                        return Err(DecodeError::LineTooLong {
+                            offset: self.line_start,
+                            limit: self.config.limits.max_line,
+                        });
+                    }
+                    self.line.extend_from_slice(chunk);
+                }
+                self.drop_front(len);
+                continue;
+            };
+            self.scanned += end as u64 + 1;
+            let terminator = match (chunk.get(end), chunk.get(end + 1)) {
+                (Some(b'\r'), Some(b'\n')) => 2,
+                (Some(b'\r'), None) => {
+                    self.after_cr = true;
+                    1
+                }
+                _ => 1,
+            };
+            let line_offset = self.line_start;
+            let consumed = end + terminator;
+            let result = if self.discarding_line {
+                self.discarding_line = false;
+                Ok(None)
+            } else if self.line.len() + end > self.config.limits.max_line {
+                self.line.clear();
+                Err(DecodeError::LineTooLong {
+                    offset: line_offset,
+                    limit: self.config.limits.max_line,
+                })
+            } else if self.line.is_empty() {
+                // The whole line lies in this piece: parse it in place, slices share `chunk`.
+                self.fields.line(&self.config, chunk, end, line_offset)
+            } else {
+                self.line
+                    .extend_from_slice(chunk.get(..end).unwrap_or_default());
+                let line = self.line.split().freeze();
+                self.fields
+                    .line(&self.config, &line, line.len(), line_offset)
+            };
+            self.drop_front(consumed);
+            self.line_start = self.offset;
+            if let Some(frame) = result? {
+                return Ok(Some(frame));
+            }
+        }
+    }
+
+    /// Consumes `n` bytes from the front piece, popping it when empty.
+    fn drop_front(&mut self, n: usize) {
+        if let Some(chunk) = self.input.front_mut() {
+            chunk.advance(n);
+            if chunk.is_empty() {
+                self.input.pop_front();
+            }
+        }
+        self.queued -= n;
+        self.offset += n as u64;
+    }
+
+    /// Matches a BOM at stream start. Returns false when more input is needed to decide.
+    fn strip_bom(&mut self) -> bool {
+        while usize::from(self.bom_matched) < BOM.len() {
+            let Some(chunk) = self.input.front() else {
+                return false;
+            };
+            let expected = BOM.get(usize::from(self.bom_matched)).copied();
+            if chunk.first().copied() == expected {
+                self.bom_matched += 1;
+                self.drop_front(1);
+            } else {
+                // Not a BOM: the bytes matched so far are the start of the first line.
+                let matched = BOM.get(..usize::from(self.bom_matched)).unwrap_or_default();
+                self.line.extend_from_slice(matched);
+                self.bom_done = true;
+                return true;
+            }
+        }
+        self.bom_done = true;
+        self.line_start = self.offset;
+        true
+    }
+
+    /// Ends the stream: reports whether it ended cleanly. Call after `next_frame` returned
+    /// `Ok(None)`; pending bytes are discarded, as WHATWG requires. The decoder keeps its
+    /// last event ID; call [`reset`](Self::reset) before decoding a new stream.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Decoder, StreamEnd};
+    /// let mut dec = Decoder::new();
+    /// dec.feed_slice(b"data: x\n\n")?;
+    /// while dec.next_frame()?.is_some() {}
+    /// assert_eq!(dec.finish(), StreamEnd::Clean);
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn finish(&mut self) -> StreamEnd {
+        let pending_bom = if self.bom_done {
+            0
+        } else {
+            usize::from(self.bom_matched)
+        };
+        let unterminated = self.line.len() + self.queued + self.staging.len() + pending_bom;
+        let open_event = self.fields.block_open() || self.fields.skip_block || self.discarding_line;
+        if unterminated == 0 && !open_event && self.failed.is_none() {
+            StreamEnd::Clean
+        } else {
+            StreamEnd::Truncated {
+                unterminated_line: unterminated as u64,
+                open_event,
+            }
+        }
+    }
+
+    /// Prepares for a new stream on the same source (a reconnect): clears all buffers, any
+    /// error and the BOM state. The last event ID is kept and seeds the new stream's last
+    /// event ID buffer, as browsers do.
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// dec.feed_slice(b"id: 9\ndata: x\n\ndata: cut")?;
+    /// while dec.next_frame()?.is_some() {}
+    /// dec.reset();
+    /// assert_eq!(dec.last_event_id(), "9");
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn reset(&mut self) {
+        let last_event_id = core::mem::take(&mut self.fields.last_event_id);
+        let scanned = self.scanned + self.fields.scanned;
+        *self = Decoder::with_config(self.config);
+        self.fields.id_buffer = last_event_id.as_bytes().clone();
+        self.fields.last_event_id = last_event_id;
+        self.scanned = scanned;
+    }
+
+    /// The last event ID: what a browser sends as `Last-Event-ID` on reconnect and shows as
+    /// `MessageEvent.lastEventId`. Updated when a block ends with a blank line.
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// dec.feed_slice(b"id: 7\n\n")?;            // no data: no event, but the id counts
+    /// while dec.next_frame()?.is_some() {}
+    /// assert_eq!(dec.last_event_id(), "7");
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn last_event_id(&self) -> &str {
+        self.fields.last_event_id.as_str()
+    }
+
+    /// The last event ID as shared bytes.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::Decoder::new().last_event_id_bytes().is_empty());
+    /// ```
+    pub fn last_event_id_bytes(&self) -> &Utf8Bytes {
+        &self.fields.last_event_id
+    }
+
+    /// Bytes examined so far by the line-ending scan and the field-name scan together
+    /// (UTF-8 validation of exposed fields is not counted). At most twice the input,
+    /// whatever the sizes of the pieces fed: the linear-time guarantee, made checkable.
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// for b in b"data: hello\n\n" {
+    ///     dec.feed_slice(&[*b])?;
+    ///     while dec.next_frame()?.is_some() {}
+    /// }
+    /// assert!(dec.bytes_scanned() <= 2 * 13);
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn bytes_scanned(&self) -> u64 {
+        self.scanned + self.fields.scanned
+    }
+}
+
+impl FieldState {
+    fn block_open(&self) -> bool {
+        self.event_type.is_some() || self.id_set || !matches!(self.data, Data::Empty)
+    }
+
+    /// After a limit (Resync): drop the current event and ignore lines up to a blank line.
+    /// The dropped block's id is not committed: the event was not delivered.
+    fn start_skip(&mut self) {
+        self.skip_block = true;
+        self.clear_block();
+        self.id_buffer = self.last_event_id.as_bytes().clone();
+    }
+
+    fn clear_block(&mut self) {
+        self.event_type = None;
+        self.data = Data::Empty;
+        self.id_set = false;
+    }
+
+    /// Interprets the line `src[..end]`. Values are slices of `src`.
+    fn line(
+        &mut self,
+        config: &Config,
+        src: &Bytes,
+        end: usize,
+        line_offset: u64,
+    ) -> Result<Option<Frame>, DecodeError> {
+        let line = src.get(..end).unwrap_or_default();
+        if self.skip_block {
+            if line.is_empty() {
+                self.skip_block = false;
+            }
+            return Ok(None);
+        }
+        if line.is_empty() {
+            return Ok(self.dispatch(config.mode));
+        }
+        let colon = memchr::memchr(b':', line);
+        self.scanned += colon.map_or(end, |c| c + 1) as u64;
+        let (name, value_start) = match colon {
+            Some(c) => {
+                let after = c + 1;
+                let skip_space = usize::from(line.get(after) == Some(&b' '));
+                (line.get(..c).unwrap_or_default(), after + skip_space)
+            }
+            None => (line, end),
+        };
+        let value = || src.slice(value_start.min(end)..end);
+        match name {
+            b"" => Ok(Some(Frame::Comment(Utf8Bytes::from_utf8_lossy(value())))),
+            b"data" => {
+                self.append_data(config, value(), line_offset)?;
+                Ok(None)
+            }
+            b"event" => {
+                self.event_type = Some(value());
+                Ok(None)
+            }
+            b"id" => {
+                let id = value();
+                self.scanned += id.len() as u64;
+                if memchr::memchr(0, &id).is_none() {
+                    self.id_buffer = id;
+                    self.id_set = true;
+                }
+                Ok(None)
+            }
+            b"retry" => {
+                Ok(parse_retry(line.get(value_start..).unwrap_or_default()).map(Frame::Retry))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    fn append_data(
+        &mut self,
+        config: &Config,
+        value: Bytes,
+        line_offset: u64,
+    ) -> Result<(), DecodeError> {
+        let limit = config.limits.max_event;
+        let separator = usize::from(!matches!(self.data, Data::Empty));
+        if self.data.len() + separator + value.len() > limit {
+            return Err(DecodeError::EventTooLarge {
+                offset: line_offset,
+                limit,
+            });
+        }
+        self.data = match core::mem::take(&mut self.data) {
+            Data::Empty => Data::One(value),
+            Data::One(first) => {
+                let mut joined = BytesMut::with_capacity(first.len() + 1 + value.len());
+                joined.extend_from_slice(&first);
+                joined.extend_from_slice(b"\n");
+                joined.extend_from_slice(&value);
+                Data::Many(joined)
+            }
+            Data::Many(mut joined) => {
+                joined.extend_from_slice(b"\n");
+                joined.extend_from_slice(&value);
+                Data::Many(joined)
+            }
+        };
+        Ok(())
+    }
+
+    /// A blank line: commit the last event ID, then dispatch unless the data buffer is empty.
+    fn dispatch(&mut self, mode: Mode) -> Option<Frame> {
+        let id = if self.id_set {
+            let id = Utf8Bytes::from_utf8_lossy(self.id_buffer.clone());
+            self.last_event_id = id.clone();
+            Some(id)
+        } else {
+            None
+        };
+        let event_type = self
+            .event_type
+            .take()
+            .filter(|t| !t.is_empty())
+            .map(Utf8Bytes::from_utf8_lossy);
+        let named = self.id_set || event_type.is_some();
+        self.id_set = false;
+        let data = match core::mem::take(&mut self.data) {
+            Data::Empty => {
+                return (mode == Mode::Raw && named).then(|| {
+                    Frame::Dataless(Event::from_decoded(event_type, id, Utf8Bytes::new()))
+                });
+            }
+            Data::One(data) => data,
+            Data::Many(joined) => joined.freeze(),
+        };
+        Some(Frame::Event(Event::from_decoded(
+            event_type,
+            id,
+            Utf8Bytes::from_utf8_lossy(data),
+        )))
+    }
+}
+
+/// `retry:` applies only when the value is ASCII digits (and not empty). Saturates.
+fn parse_retry(value: &[u8]) -> Option<u64> {
+    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(value.iter().fold(0u64, |n, d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_parsing_accepts_only_ascii_digits() {
+        assert_eq!(parse_retry(b"3000"), Some(3000));
+        assert_eq!(parse_retry(b""), None);
+        assert_eq!(parse_retry(b" 1"), None);
+        assert_eq!(parse_retry(b"1.5"), None);
+        assert_eq!(parse_retry(b"-1"), None);
+        assert_eq!(parse_retry(b"99999999999999999999999"), Some(u64::MAX));
+    }
+}

@@ -1,0 +1,457 @@
+//! Events → bytes, into caller-owned buffers, with no way to inject fields.
+//!
+//! The encoder writes the safe subset every client reads (see the crate docs): LF line
+//! endings, `field: value` with one space, one `data:` line per line of the payload (the
+//! payload is split on CR, LF and CRLF), and never a block without a `data:` line. Values
+//! that would break out of their line are refused with [`EncodeError`], never escaped or
+//! stripped.
+
+use core::fmt;
+
+use bytes::BufMut;
+
+use crate::decode::Frame;
+use crate::event::{check_single_line, Event};
+
+/// Which field an [`EncodeError`] is about.
+///
+/// # Example
+/// ```
+/// use ssekit::{encode::Field, EncodeError, Event};
+/// let err = Event::builder().event("a\rb").unwrap_err();
+/// assert_eq!(err, EncodeError::LineBreak { field: Field::Event, position: 1 });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Field {
+    /// The `event:` field.
+    Event,
+    /// The `id:` field.
+    Id,
+    /// A comment line (`: text`).
+    Comment,
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Field::Event => "event type",
+            Field::Id => "id",
+            Field::Comment => "comment",
+        })
+    }
+}
+
+/// Why an event or comment could not be written. Nothing is written when this is returned.
+///
+/// # Example
+/// ```
+/// use ssekit::{EncodeError, Encoder};
+/// let mut out = Vec::new();
+/// let err = Encoder::new().comment("a\nid: 666", &mut out).unwrap_err();
+/// assert!(matches!(err, EncodeError::LineBreak { position: 1, .. }));
+/// assert!(out.is_empty());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EncodeError {
+    /// A CR or LF at byte `position` of the value would end the line and start an injected one.
+    LineBreak {
+        /// The field holding the line break.
+        field: Field,
+        /// Byte offset of the CR or LF in the value.
+        position: usize,
+    },
+    /// A NUL at byte `position` of an id: a conforming client ignores such an id.
+    Nul {
+        /// The field holding the NUL.
+        field: Field,
+        /// Byte offset of the NUL in the value.
+        position: usize,
+    },
+    /// The output buffer has room for fewer than `required` more bytes.
+    BufferTooSmall {
+        /// Bytes the encoding needs.
+        required: usize,
+    },
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            EncodeError::LineBreak { field, position } => write!(
+                f,
+                "{field} contains a line break at byte {position}; it would inject a field"
+            ),
+            EncodeError::Nul { field, position } => write!(
+                f,
+                "{field} contains NUL at byte {position}; clients ignore such an id"
+            ),
+            EncodeError::BufferTooSmall { required } => {
+                write!(f, "output buffer too small: {required} bytes required")
+            }
+        }
+    }
+}
+
+impl core::error::Error for EncodeError {}
+
+/// Writes events, comments and `retry:` lines.
+///
+/// # Example
+/// ```
+/// use ssekit::{Encoder, Event};
+/// let mut out = Vec::new();
+/// let enc = Encoder::new();
+/// enc.encode(&Event::builder().event("end")?.data("a\nb").build(), &mut out)?;
+/// enc.comment("ping", &mut out)?;
+/// assert_eq!(out, b"event: end\ndata: a\ndata: b\n\n: ping\n\n");
+/// # Ok::<(), ssekit::EncodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Encoder {
+    _private: (),
+}
+
+/// Bytes per data line besides its content: `data: ` and LF.
+const DATA_LINE_OVERHEAD: usize = 7;
+
+impl Encoder {
+    /// An encoder with the safe defaults described in the [module docs](self).
+    ///
+    /// # Example
+    /// ```
+    /// let _enc = ssekit::Encoder::new();
+    /// ```
+    pub const fn new() -> Self {
+        Encoder { _private: () }
+    }
+
+    /// Writes one event block: `event:` and `id:` when set, one `data:` line per line of data
+    /// (at least one, so the event always dispatches), and the blank line. Returns the
+    /// number of bytes written.
+    ///
+    /// # Example
+    /// ```
+    /// let mut out = Vec::new();
+    /// let n = ssekit::Encoder::new().encode(&ssekit::Event::message(""), &mut out)?;
+    /// assert_eq!(out, b"data: \n\n");
+    /// assert_eq!(n, out.len());
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn encode<B: BufMut + ?Sized>(
+        &self,
+        event: &Event,
+        out: &mut B,
+    ) -> Result<usize, EncodeError> {
+        self.write_block(event, true, out)
+    }
+
+    /// Writes a comment line followed by a blank line (`: text\n\n`), the usual keep-alive.
+    ///
+    /// # Example
+    /// ```
+    /// let mut out = Vec::new();
+    /// ssekit::Encoder::new().comment("keep-alive", &mut out)?;
+    /// assert_eq!(out, b": keep-alive\n\n");
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn comment<B: BufMut + ?Sized>(
+        &self,
+        text: &str,
+        out: &mut B,
+    ) -> Result<usize, EncodeError> {
+        check_single_line(Field::Comment, text)?;
+        let required = text.len() + 4;
+        ensure_room(out, required)?;
+        out.put_slice(b": ");
+        out.put_slice(text.as_bytes());
+        out.put_slice(b"\n\n");
+        Ok(required)
+    }
+
+    /// Writes a `retry:` line (milliseconds). It belongs to the block that follows; write it
+    /// just before an event so no data-less block is ever sent.
+    ///
+    /// # Example
+    /// ```
+    /// let mut out = Vec::new();
+    /// ssekit::Encoder::new().retry(3000, &mut out)?;
+    /// assert_eq!(out, b"retry: 3000\n");
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn retry<B: BufMut + ?Sized>(
+        &self,
+        millis: u64,
+        out: &mut B,
+    ) -> Result<usize, EncodeError> {
+        let mut digits = [0u8; 20];
+        let digits = format_u64(millis, &mut digits);
+        let required = digits.len() + 8;
+        ensure_room(out, required)?;
+        out.put_slice(b"retry: ");
+        out.put_slice(digits);
+        out.put_u8(b'\n');
+        Ok(required)
+    }
+
+    /// Writes any decoded [`Frame`] so that decoding the output yields the same frame:
+    /// events as [`encode`](Self::encode), comments as [`comment`](Self::comment),
+    /// `Retry` as [`retry`](Self::retry) and a raw-mode `Dataless` block without a data line.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Encoder, Frame};
+    /// let mut out = Vec::new();
+    /// Encoder::new().encode_frame(&Frame::Retry(5), &mut out)?;
+    /// assert_eq!(out, b"retry: 5\n");
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn encode_frame<B: BufMut + ?Sized>(
+        &self,
+        frame: &Frame,
+        out: &mut B,
+    ) -> Result<usize, EncodeError> {
+        match frame {
+            Frame::Event(event) => self.encode(event, out),
+            Frame::Dataless(event) => self.write_block(event, false, out),
+            Frame::Comment(text) => self.comment(text, out),
+            Frame::Retry(millis) => self.retry(*millis, out),
+        }
+    }
+
+    /// The number of bytes [`encode`](Self::encode) writes for `event`.
+    ///
+    /// # Example
+    /// ```
+    /// let ev = ssekit::Event::message("a\nb");
+    /// assert_eq!(ssekit::Encoder::new().encoded_len(&ev), "data: a\ndata: b\n\n".len());
+    /// ```
+    pub fn encoded_len(&self, event: &Event) -> usize {
+        header_len(event) + data_len(event.data().as_bytes()) + 1
+    }
+
+    fn write_block<B: BufMut + ?Sized>(
+        &self,
+        event: &Event,
+        with_data: bool,
+        out: &mut B,
+    ) -> Result<usize, EncodeError> {
+        let data = event.data().as_bytes();
+        // Each data byte can at most start a new line; when the buffer has room for that worst
+        // case (always, for Vec and BytesMut) the exact length need not be computed up front.
+        let worst = header_len(event)
+            .saturating_add(data.len().saturating_mul(DATA_LINE_OVERHEAD + 1))
+            .saturating_add(DATA_LINE_OVERHEAD + 1);
+        let required = if out.remaining_mut() >= worst {
+            None
+        } else {
+            let exact = header_len(event) + if with_data { data_len(data) } else { 0 } + 1;
+            ensure_room(out, exact)?;
+            Some(exact)
+        };
+        let mut written = 0;
+        if let Some(event_type) = event.event_field() {
+            written += put_field(out, b"event: ", event_type.as_bytes());
+        }
+        if let Some(id) = event.id_field() {
+            written += put_field(out, b"id: ", id.as_bytes());
+        }
+        if with_data {
+            for line in DataLines::new(data) {
+                written += put_field(out, b"data: ", line);
+            }
+        }
+        out.put_u8(b'\n');
+        written += 1;
+        debug_assert!(required.is_none_or(|r| r == written));
+        Ok(written)
+    }
+}
+
+fn ensure_room<B: BufMut + ?Sized>(out: &B, required: usize) -> Result<(), EncodeError> {
+    if out.remaining_mut() < required {
+        Err(EncodeError::BufferTooSmall { required })
+    } else {
+        Ok(())
+    }
+}
+
+fn put_field<B: BufMut + ?Sized>(out: &mut B, name: &[u8], value: &[u8]) -> usize {
+    out.put_slice(name);
+    out.put_slice(value);
+    out.put_u8(b'\n');
+    name.len() + value.len() + 1
+}
+
+/// Bytes of the `event:` and `id:` lines.
+fn header_len(event: &Event) -> usize {
+    event.event_field().map_or(0, |t| t.len() + 8) + event.id_field().map_or(0, |i| i.len() + 5)
+}
+
+/// Bytes of the `data:` lines.
+fn data_len(data: &[u8]) -> usize {
+    DataLines::new(data)
+        .map(|line| line.len() + DATA_LINE_OVERHEAD)
+        .sum()
+}
+
+/// Splits a payload into lines at CR, LF and CRLF, the way a decoder will read them back.
+/// Always yields at least one (possibly empty) line.
+struct DataLines<'a> {
+    rest: Option<&'a [u8]>,
+}
+
+impl<'a> DataLines<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        DataLines { rest: Some(data) }
+    }
+}
+
+impl<'a> Iterator for DataLines<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let rest = self.rest?;
+        match memchr::memchr2(b'\r', b'\n', rest) {
+            None => {
+                self.rest = None;
+                Some(rest)
+            }
+            Some(i) => {
+                let (line, tail) = rest.split_at(i);
+                let skip = if tail.starts_with(b"\r\n") { 2 } else { 1 };
+                self.rest = tail.get(skip..);
+                Some(line)
+            }
+        }
+    }
+}
+
+/// Formats `n` in decimal into `buf`, returning the digits.
+fn format_u64(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut start = buf.len();
+    loop {
+        start -= 1;
+        if let Some(slot) = buf.get_mut(start) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.get(start..).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    fn encoded(ev: &Event) -> Vec<u8> {
+        let mut out = Vec::new();
+        Encoder::new().encode(ev, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn data_is_split_on_lf_cr_and_crlf_into_data_lines() {
+        let ev = Event::message("a\nb\rc\r\nd");
+        assert_eq!(encoded(&ev), b"data: a\ndata: b\ndata: c\ndata: d\n\n");
+    }
+
+    #[test]
+    fn trailing_line_break_keeps_an_empty_last_data_line() {
+        assert_eq!(encoded(&Event::message("a\n")), b"data: a\ndata: \n\n");
+    }
+
+    #[test]
+    fn empty_data_still_writes_a_data_line_so_the_event_dispatches() {
+        assert_eq!(encoded(&Event::message("")), b"data: \n\n");
+    }
+
+    #[test]
+    fn injection_through_data_stays_inside_data_lines() {
+        let out = encoded(&Event::message("a\nid: 666\n\nevent: x"));
+        assert_eq!(out, b"data: a\ndata: id: 666\ndata: \ndata: event: x\n\n");
+    }
+
+    #[test]
+    fn event_type_with_line_break_is_refused() {
+        for bad in ["a\nb", "a\rb", "x\r\n"] {
+            assert!(matches!(
+                Event::builder().event(bad),
+                Err(EncodeError::LineBreak {
+                    field: Field::Event,
+                    ..
+                })
+            ));
+        }
+    }
+
+    #[test]
+    fn id_with_line_break_or_nul_is_refused() {
+        assert_eq!(
+            Event::builder().id("1\n2").unwrap_err(),
+            EncodeError::LineBreak {
+                field: Field::Id,
+                position: 1
+            }
+        );
+        assert_eq!(
+            Event::builder().id("1\02").unwrap_err(),
+            EncodeError::Nul {
+                field: Field::Id,
+                position: 1
+            }
+        );
+    }
+
+    #[test]
+    fn comment_with_line_break_is_refused_and_writes_nothing() {
+        let mut out = Vec::new();
+        assert!(Encoder::new().comment("x\r", &mut out).is_err());
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn retry_is_written_in_milliseconds() {
+        let mut out = Vec::new();
+        Encoder::new().retry(0, &mut out).unwrap();
+        Encoder::new().retry(u64::MAX, &mut out).unwrap();
+        assert_eq!(out, b"retry: 0\nretry: 18446744073709551615\n");
+    }
+
+    #[test]
+    fn too_small_slice_buffer_is_an_error_not_a_panic() {
+        let ev = Event::builder()
+            .event("e")
+            .unwrap()
+            .data("abc\ndef")
+            .build();
+        let exact = Encoder::new().encoded_len(&ev);
+        let mut small = [0u8; 8];
+        let mut slice = &mut small[..];
+        assert_eq!(
+            Encoder::new().encode(&ev, &mut slice),
+            Err(EncodeError::BufferTooSmall { required: exact })
+        );
+        let mut fits = [0u8; 64];
+        let mut slice = &mut fits[..];
+        assert_eq!(Encoder::new().encode(&ev, &mut slice), Ok(exact));
+        assert_eq!(&fits[..exact], b"event: e\ndata: abc\ndata: def\n\n");
+    }
+
+    #[test]
+    fn encoded_len_matches_what_is_written() {
+        let ev = Event::builder()
+            .event("t")
+            .unwrap()
+            .id("")
+            .unwrap()
+            .data("\r\n\r")
+            .build();
+        assert_eq!(Encoder::new().encoded_len(&ev), encoded(&ev).len());
+    }
+}

@@ -1,0 +1,96 @@
+//! # ssekit — Server-Sent Events, sans IO
+//!
+//! A deterministic core for Server-Sent Events: it does no IO, reads no clock and draws no
+//! random numbers. You hand it bytes (and, for the timer-driven parts, the current time);
+//! it hands back frames, bytes to send, and deadlines. Servers, clients and runtimes supply
+//! the sockets; `ssekit-hyper` and `ssekit-smol` are two such adapters.
+//!
+//! ```text
+//!            feed(Bytes)            next_frame()
+//!  socket ──────────────▶ Decoder ──────────────▶ Frame::{Event, Comment, Retry}
+//!                                                        │
+//!  socket ◀────────────── Encoder ◀──────────────── Event │ comment │ retry
+//!            BufMut                  encode()
+//! ```
+//!
+//! ## The run loop
+//! Feed what the socket gave you, then drain frames until the decoder asks for more:
+//!
+//! ```
+//! use bytes::Bytes;
+//! use ssekit::{Decoder, Frame, StreamEnd};
+//!
+//! let mut decoder = Decoder::new();
+//! for piece in [&b"event: delta\ndata: Hel"[..], b"lo\n\n: keep-alive\n\n"] {
+//!     decoder.feed(Bytes::copy_from_slice(piece))?;
+//!     while let Some(frame) = decoder.next_frame()? {
+//!         match frame {
+//!             Frame::Event(ev) => assert_eq!((ev.event_type(), ev.data()), ("delta", "Hello")),
+//!             Frame::Comment(text) => assert_eq!(text, "keep-alive"),
+//!             _ => {}
+//!         }
+//!     }
+//! }
+//! assert_eq!(decoder.finish(), StreamEnd::Clean);
+//! # Ok::<(), ssekit::DecodeError>(())
+//! ```
+//!
+//! Encoding writes into any [`bytes::BufMut`] and refuses, with a typed error, anything that
+//! would inject a field:
+//!
+//! ```
+//! use ssekit::{EncodeError, Encoder, Event};
+//!
+//! let mut out = Vec::new();
+//! let event = Event::builder().event("chunk")?.id("42")?.data("line 1\nline 2").build();
+//! Encoder::new().encode(&event, &mut out)?;
+//! assert_eq!(out, b"event: chunk\nid: 42\ndata: line 1\ndata: line 2\n\n");
+//!
+//! assert!(matches!(Event::builder().id("1\nevent: x"), Err(EncodeError::LineBreak { .. })));
+//! # Ok::<(), EncodeError>(())
+//! ```
+//!
+//! ## Decisions worth knowing
+//! - **Exactness.** The decoder follows the WHATWG HTML "interpretation of the event stream"
+//!   (LF, CR and CRLF endings, a CR/LF pair split across reads, BOM only at stream start, one
+//!   leading space stripped, `retry:` only when all ASCII digits, NUL ids ignored, data-less
+//!   blocks not dispatched, incomplete final event discarded, U+FFFD for invalid UTF-8).
+//! - **Reconnects.** A fresh [`Decoder`] starts with an empty last event ID buffer, as the
+//!   specification says for a new stream. [`Decoder::reset`], meant for a reconnect of the
+//!   same source, seeds the new stream's buffer with the last event ID, which is what
+//!   Chromium does; otherwise the first id-less event after a reconnect would erase the ID
+//!   that resumption depends on.
+//! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
+//!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
+//!   `decode(encode(events)) == events` exact.
+//! - **Bounded.** Every buffer the peer can grow is capped by [`Limits`] (16 MiB defaults),
+//!   and overflow is a [`DecodeError`] with the stream offset, never a silent drop.
+//!
+//! ## Crate features
+//! - `std` (default): `std` support in `bytes` and `memchr` (runtime SIMD detection).
+//!   Without it the crate is `#![no_std]` and needs only `alloc`, which `bytes` requires.
+//! - `json`: serde-based typed payloads for the protocol profiles.
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+extern crate alloc;
+
+pub mod decode;
+pub mod encode;
+mod event;
+mod text;
+
+pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
+pub use encode::{EncodeError, Encoder};
+pub use event::{Event, EventBuilder};
+pub use text::Utf8Bytes;

@@ -1,0 +1,206 @@
+//! [`Utf8Bytes`]: a cheaply clonable, reference-counted string backed by [`Bytes`].
+//!
+//! Decoded fields are handed out as slices of the input buffer; this type is how they stay
+//! zero-copy while still being guaranteed UTF-8.
+
+use alloc::string::String;
+use core::fmt;
+use core::ops::Deref;
+
+use bytes::Bytes;
+
+/// An immutable UTF-8 string that shares its storage with a [`Bytes`] buffer.
+///
+/// Cloning is a reference-count increment; slicing a decoded stream into fields
+/// does not copy. The contents are always valid UTF-8.
+///
+/// # Example
+/// ```
+/// use ssekit::Utf8Bytes;
+/// let s = Utf8Bytes::from_static("héllo");
+/// assert_eq!(s.as_str(), "héllo");
+/// assert_eq!(s.len(), 6);
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Utf8Bytes(Bytes);
+
+impl Utf8Bytes {
+    /// An empty string; no allocation.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::Utf8Bytes::new().is_empty());
+    /// ```
+    pub const fn new() -> Self {
+        Utf8Bytes(Bytes::new())
+    }
+
+    /// Wraps a `&'static str` without copying.
+    ///
+    /// # Example
+    /// ```
+    /// let s = ssekit::Utf8Bytes::from_static("ping");
+    /// assert_eq!(&*s, "ping");
+    /// ```
+    pub const fn from_static(s: &'static str) -> Self {
+        Utf8Bytes(Bytes::from_static(s.as_bytes()))
+    }
+
+    /// Copies a borrowed string into a new buffer.
+    ///
+    /// # Example
+    /// ```
+    /// let owned = String::from("x");
+    /// let s = ssekit::Utf8Bytes::copy_from_str(&owned);
+    /// assert_eq!(s, "x");
+    /// ```
+    pub fn copy_from_str(s: &str) -> Self {
+        Utf8Bytes(Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    /// Checks that `bytes` are UTF-8 and wraps them without copying.
+    ///
+    /// # Example
+    /// ```
+    /// use bytes::Bytes;
+    /// assert!(ssekit::Utf8Bytes::try_from_bytes(Bytes::from_static(b"ok")).is_ok());
+    /// assert!(ssekit::Utf8Bytes::try_from_bytes(Bytes::from_static(b"\xff")).is_err());
+    /// ```
+    pub fn try_from_bytes(bytes: Bytes) -> Result<Self, core::str::Utf8Error> {
+        core::str::from_utf8(&bytes)?;
+        Ok(Utf8Bytes(bytes))
+    }
+
+    /// Decodes `bytes` as UTF-8 the way a browser does: each maximal invalid
+    /// subsequence becomes U+FFFD. Valid input is wrapped without copying.
+    ///
+    /// # Example
+    /// ```
+    /// use bytes::Bytes;
+    /// let s = ssekit::Utf8Bytes::from_utf8_lossy(Bytes::from_static(b"a\xffb"));
+    /// assert_eq!(s, "a\u{FFFD}b");
+    /// ```
+    pub fn from_utf8_lossy(bytes: Bytes) -> Self {
+        match core::str::from_utf8(&bytes) {
+            Ok(_) => Utf8Bytes(bytes),
+            Err(_) => {
+                let repaired: String = String::from_utf8_lossy(&bytes).into_owned();
+                Utf8Bytes(Bytes::from(repaired))
+            }
+        }
+    }
+
+    /// The string.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Utf8Bytes::from_static("a").as_str(), "a");
+    /// ```
+    pub fn as_str(&self) -> &str {
+        // The invariant of this type is that the bytes are UTF-8; every constructor checks or
+        // builds from a `str`. The fallback is unreachable and only avoids `unsafe`.
+        core::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
+    /// The underlying bytes, sharing storage.
+    ///
+    /// # Example
+    /// ```
+    /// let s = ssekit::Utf8Bytes::from_static("ab");
+    /// assert_eq!(&s.as_bytes()[..], b"ab");
+    /// ```
+    pub fn as_bytes(&self) -> &Bytes {
+        &self.0
+    }
+
+    /// Consumes the string and returns its bytes, sharing storage.
+    ///
+    /// # Example
+    /// ```
+    /// let b = ssekit::Utf8Bytes::from_static("ab").into_bytes();
+    /// assert_eq!(&b[..], b"ab");
+    /// ```
+    pub fn into_bytes(self) -> Bytes {
+        self.0
+    }
+}
+
+impl Deref for Utf8Bytes {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Utf8Bytes {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<[u8]> for Utf8Bytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Utf8Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Utf8Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.as_str(), f)
+    }
+}
+
+impl From<&'static str> for Utf8Bytes {
+    fn from(s: &'static str) -> Self {
+        Utf8Bytes::from_static(s)
+    }
+}
+
+impl From<String> for Utf8Bytes {
+    fn from(s: String) -> Self {
+        Utf8Bytes(Bytes::from(s))
+    }
+}
+
+impl From<Utf8Bytes> for Bytes {
+    fn from(s: Utf8Bytes) -> Bytes {
+        s.0
+    }
+}
+
+impl PartialEq<str> for Utf8Bytes {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Utf8Bytes {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lossy_replaces_each_maximal_invalid_subpart_like_a_browser() {
+        // E2 82 is a truncated 3-byte sequence: one U+FFFD. FF is never valid: one U+FFFD.
+        let s = Utf8Bytes::from_utf8_lossy(Bytes::from_static(b"\xE2\x82x\xFFy"));
+        assert_eq!(s, "\u{FFFD}x\u{FFFD}y");
+    }
+
+    #[test]
+    fn valid_input_is_not_copied() {
+        let b = Bytes::from_static(b"abc");
+        let s = Utf8Bytes::from_utf8_lossy(b.clone());
+        assert_eq!(s.as_bytes().as_ptr(), b.as_ptr());
+    }
+}
