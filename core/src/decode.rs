@@ -19,6 +19,7 @@
 //! What happens next is chosen by [`OnLimit`].
 
 use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 use core::fmt;
 
 use bytes::{Buf, Bytes, BytesMut};
@@ -50,8 +51,9 @@ pub enum Frame {
     /// A valid `retry:` field: the new reconnection time in milliseconds, reported when the
     /// line is read (as a browser applies it). Values beyond `u64::MAX` saturate.
     Retry(u64),
-    /// [`Mode::Raw`] only: a block that set `event:` or `id:` but had no `data:` line. A
-    /// browser does not dispatch it (its `id` still updates the last event ID in both modes).
+    /// [`Mode::Raw`] only: a block that named a non-empty event type or set an id, but had no
+    /// `data:` line. A browser does not dispatch it (its `id` still updates the last event ID
+    /// in both modes). Blocks with nothing to identify them are not surfaced in either mode.
     Dataless(Event),
 }
 
@@ -71,7 +73,8 @@ pub enum Mode {
     /// What a browser's `EventSource` dispatches: blocks without data are dropped.
     #[default]
     Browser,
-    /// Also surface data-less blocks that name an event or set an id, as [`Frame::Dataless`].
+    /// Also surface data-less blocks that name an event type or set an id, as
+    /// [`Frame::Dataless`].
     Raw,
 }
 
@@ -391,13 +394,14 @@ struct FieldState {
 }
 
 /// The data buffer. `One(v)` stands for `v + LF`; `Many` holds the lines joined by LF,
-/// without the trailing LF (which dispatch would remove anyway).
+/// without the trailing LF (which dispatch would remove anyway). `Many` grows with
+/// [`reserve_within`], so its capacity never exceeds `max_event`.
 #[derive(Debug, Default)]
 enum Data {
     #[default]
     Empty,
     One(Bytes),
-    Many(BytesMut),
+    Many(Vec<u8>),
 }
 
 impl Data {
@@ -837,14 +841,16 @@ impl FieldState {
         self.data = match core::mem::take(&mut self.data) {
             Data::Empty => Data::One(value),
             Data::One(first) => {
-                let mut joined = BytesMut::with_capacity(first.len() + 1 + value.len());
+                let mut joined = Vec::new();
+                reserve_within(&mut joined, first.len() + 1 + value.len(), limit);
                 joined.extend_from_slice(&first);
-                joined.extend_from_slice(b"\n");
+                joined.push(b'\n');
                 joined.extend_from_slice(&value);
                 Data::Many(joined)
             }
             Data::Many(mut joined) => {
-                joined.extend_from_slice(b"\n");
+                reserve_within(&mut joined, 1 + value.len(), limit);
+                joined.push(b'\n');
                 joined.extend_from_slice(&value);
                 Data::Many(joined)
             }
@@ -875,13 +881,23 @@ impl FieldState {
                 });
             }
             Data::One(data) => data,
-            Data::Many(joined) => joined.freeze(),
+            Data::Many(joined) => Bytes::from(joined),
         };
         Some(Frame::Event(Event::from_decoded(
             event_type,
             id,
             Utf8Bytes::from_utf8_lossy(data),
         )))
+    }
+}
+
+/// Makes room for `additional` bytes, doubling as usual but never past `limit` (the caller
+/// has checked that `len + additional <= limit`), so a capped buffer's capacity stays capped.
+fn reserve_within(buf: &mut Vec<u8>, additional: usize, limit: usize) {
+    let needed = buf.len() + additional;
+    if buf.capacity() < needed {
+        let target = buf.len().saturating_mul(2).min(limit).max(needed);
+        buf.reserve_exact(target - buf.len());
     }
 }
 

@@ -1,0 +1,186 @@
+//! Properties of the codec, checked on generated input:
+//! - split invariance: every partition of the same bytes into feeds yields identical frames;
+//! - agreement with the naive WHATWG reference decoder on every input;
+//! - encode → decode is the identity on valid frames, under any split.
+
+mod support;
+
+use bytes::Bytes;
+use proptest::prelude::*;
+use ssekit::decode::Mode;
+use ssekit::{Config, Decoder, Encoder, Event, Frame};
+use support::reference::{self, RefFrame};
+use support::{decode_pieces, split_at_cuts};
+
+/// Bytes drawn mostly from SSE's own vocabulary, so generated streams hit real field names,
+/// line endings, BOMs and bad UTF-8 often, with arbitrary bytes mixed in.
+fn sse_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let token = prop_oneof![
+        Just(b"data".to_vec()),
+        Just(b"event".to_vec()),
+        Just(b"id".to_vec()),
+        Just(b"retry".to_vec()),
+        Just(b":".to_vec()),
+        Just(b": ".to_vec()),
+        Just(b" ".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\n\n".to_vec()),
+        Just(b"\0".to_vec()),
+        Just(b"\xEF\xBB\xBF".to_vec()),
+        Just(b"\xEF\xBB".to_vec()),
+        Just(b"\xFF".to_vec()),
+        Just("é€😀".as_bytes().to_vec()),
+        Just(b"123".to_vec()),
+        Just(b"x".to_vec()),
+        any::<u8>().prop_map(|b| vec![b]),
+    ];
+    prop::collection::vec(token, 0..80).prop_map(|tokens| tokens.concat())
+}
+
+fn any_stream() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![3 => sse_bytes(), 1 => prop::collection::vec(any::<u8>(), 0..200)]
+}
+
+fn mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![Just(Mode::Browser), Just(Mode::Raw)]
+}
+
+fn single_line_text() -> impl Strategy<Value = String> {
+    "[^\r\n]{0,12}"
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    (
+        prop::option::of(single_line_text()),
+        prop::option::of("[^\r\n\0]{0,8}"),
+        "([^\r\n]|\n){0,24}",
+    )
+        .prop_map(|(event_type, id, data)| {
+            let mut builder = Event::builder().data(data);
+            if let Some(t) = event_type {
+                builder = builder.event(t).expect("no line breaks");
+            }
+            if let Some(i) = id {
+                builder = builder.id(i).expect("no line breaks or NUL");
+            }
+            builder.build()
+        })
+}
+
+fn frame(mode: Mode) -> BoxedStrategy<Frame> {
+    let common = prop_oneof![
+        4 => event().prop_map(Frame::Event),
+        1 => single_line_text().prop_map(|c| Frame::Comment(c.into())),
+        1 => any::<u64>().prop_map(Frame::Retry),
+    ];
+    if mode == Mode::Browser {
+        return common.boxed();
+    }
+    // Raw mode also has data-less blocks: a non-empty type, an id, or both.
+    let dataless = (prop::option::of("[^\r\n]{1,8}"), prop::option::of("[^\r\n\0]{0,8}"))
+        .prop_filter("a type or an id", |(t, i)| t.is_some() || i.is_some())
+        .prop_map(|(event_type, id)| {
+            let mut builder = Event::builder();
+            if let Some(t) = event_type {
+                builder = builder.event(t).expect("no line breaks");
+            }
+            if let Some(i) = id {
+                builder = builder.id(i).expect("no line breaks or NUL");
+            }
+            Frame::Dataless(builder.build())
+        });
+    prop_oneof![6 => common, 1 => dataless].boxed()
+}
+
+fn frames_and_mode() -> impl Strategy<Value = (Mode, Vec<Frame>)> {
+    mode().prop_flat_map(|m| (Just(m), prop::collection::vec(frame(m), 0..12)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_split_of_the_input_yields_the_frames_of_one_feed(
+        stream in any_stream(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+        mode in mode(),
+    ) {
+        let config = Config::default().mode(mode);
+        let whole = decode_pieces(config, [&stream[..]]).unwrap();
+        let split = decode_pieces(config, split_at_cuts(&stream, &cuts)).unwrap();
+        prop_assert_eq!(&split, &whole);
+    }
+
+    #[test]
+    fn one_byte_feeds_through_feed_slice_yield_the_frames_of_one_feed(stream in any_stream(), mode in mode()) {
+        let config = Config::default().mode(mode);
+        let whole = decode_pieces(config, [&stream[..]]).unwrap();
+        let mut dec = Decoder::with_config(config);
+        let mut frames = Vec::new();
+        for b in &stream {
+            dec.feed_slice(std::slice::from_ref(b)).unwrap();
+            while let Some(f) = dec.next_frame().unwrap() {
+                frames.push(f);
+            }
+        }
+        prop_assert_eq!(&frames, &whole.frames);
+        prop_assert_eq!(dec.finish(), whole.end);
+        prop_assert!(dec.bytes_scanned() <= 2 * stream.len() as u64);
+    }
+
+    #[test]
+    fn the_decoder_agrees_with_the_reference_decoder(
+        stream in any_stream(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+        mode in mode(),
+    ) {
+        let expected = reference::decode(&stream, mode);
+        let got = decode_pieces(Config::default().mode(mode), split_at_cuts(&stream, &cuts)).unwrap();
+        prop_assert_eq!(reference::from_frames(&got.frames), expected.frames);
+        prop_assert_eq!(got.last_event_id, expected.last_event_id);
+    }
+
+    #[test]
+    fn encode_then_decode_is_the_identity_on_frames(
+        (mode, frames) in frames_and_mode(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+    ) {
+        // Data is generated with LF only: CR and CRLF are normalised to LF (next property).
+        let mut wire = Vec::new();
+        for frame in &frames {
+            Encoder::new().encode_frame(frame, &mut wire).unwrap();
+        }
+        let decoded = decode_pieces(Config::default().mode(mode), split_at_cuts(&wire, &cuts)).unwrap();
+        prop_assert_eq!(decoded.frames, frames);
+        prop_assert_eq!(decoded.end, ssekit::StreamEnd::Clean);
+    }
+
+    #[test]
+    fn data_with_cr_or_crlf_comes_back_with_lf_line_breaks(data in "(.|\r|\n|\r\n){0,32}") {
+        let mut wire = Vec::new();
+        Encoder::new().encode(&Event::message(data.clone()), &mut wire).unwrap();
+        let mut dec = Decoder::new();
+        dec.feed(Bytes::from(wire)).unwrap();
+        let Some(Frame::Event(ev)) = dec.next_frame().unwrap() else {
+            return Err(TestCaseError::fail("no event"));
+        };
+        prop_assert_eq!(ev.data(), data.replace("\r\n", "\n").replace('\r', "\n"));
+    }
+
+    #[test]
+    fn reference_frames_are_never_lost_by_the_zero_copy_paths(stream in sse_bytes()) {
+        // Feeding as one Bytes (zero-copy) and as copied slices must agree with the reference.
+        let expected = reference::decode(&stream, Mode::Browser).frames;
+        let mut dec = Decoder::new();
+        dec.feed(Bytes::copy_from_slice(&stream)).unwrap();
+        let mut frames = Vec::new();
+        while let Some(f) = dec.next_frame().unwrap() {
+            frames.push(f);
+        }
+        prop_assert_eq!(reference::from_frames(&frames), expected.clone());
+        let events = expected.iter().filter(|f| matches!(f, RefFrame::Event { .. })).count();
+        prop_assert_eq!(frames.iter().filter(|f| matches!(f, Frame::Event(_))).count(), events);
+    }
+}
