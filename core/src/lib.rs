@@ -85,9 +85,12 @@
 
 extern crate alloc;
 
+pub mod chunk;
 pub mod decode;
 pub mod encode;
 mod event;
+pub mod profile;
+pub mod sequence;
 mod text;
 
 pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};

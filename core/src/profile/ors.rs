@@ -1,0 +1,448 @@
+//! ORS tool calls (`POST /{env}/call`): `task_id`, then `chunk`*, then one `end` or `error`.
+//!
+//! | rule | what it asks |
+//! |---|---|
+//! | [`TASK_ID_FIRST`] | the first event is `task_id`; the only exception is an `error` alone (the reply to an unknown `task_id` on reconnect has no `task_id` event) |
+//! | [`TASK_ID_ONCE`] | `task_id` is sent once |
+//! | [`TASK_ID_NONEMPTY`] | the task id is not empty |
+//! | [`UNKNOWN_EVENT`] | only `task_id`, `chunk`, `end` and `error`; the official client drops unnamed events |
+//! | [`AFTER_TERMINAL`] | nothing follows `end` or `error` (so exactly one of them) |
+//! | [`RESULT_TOO_LARGE`] | the reassembled result fits the cap ([`ToolCall::max_result`]) |
+//! | [`RESULT_SHAPE`] | (`json`) a non-empty `end` payload is a `RunToolOutput` ([`ToolResult`]) |
+//!
+//! Comments (the 10-second pings) are allowed anywhere. A tool *logic* error is an `end`
+//! whose result has `ok: false` ([`ToolResult::is_tool_error`]); an HTTP-level failure is an
+//! `error` event ([`Terminal::Error`]).
+//!
+//! ```
+//! use ssekit::profile::ors::{Terminal, ToolCall};
+//! use ssekit::sequence::Validator;
+//! use ssekit::Event;
+//!
+//! let ev = |t: &'static str, d: &'static str| Event::builder().event(t).map(|b| b.data(d).build());
+//! let mut v = Validator::new(ToolCall::new());
+//! v.event(&ev("task_id", "abc")?)?;
+//! v.event(&ev("chunk", "{\"ok\":true,\"output\":{\"blocks\":[],")?)?;
+//! v.event(&ev("end", "\"metadata\":null,\"reward\":1.0,\"finished\":true}}")?)?;
+//! v.finish()?;
+//! # #[cfg(feature = "json")]
+//! assert_eq!(v.profile().result().and_then(|r| r.output.as_ref()).and_then(|o| o.reward), Some(1.0));
+//! assert!(matches!(v.profile().terminal(), Some(Terminal::End(_))));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use crate::chunk::{ReassembleError, Reassembler};
+use crate::event::Event;
+use crate::sequence::{Profile, Rule};
+use crate::text::Utf8Bytes;
+
+/// The first event is `task_id` (or a lone `error`).
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::TASK_ID_FIRST.id(), "ors.task-id-first");
+/// ```
+pub const TASK_ID_FIRST: Rule = Rule::new(
+    "ors.task-id-first",
+    "the first event is `task_id` (or a lone `error`)",
+);
+
+/// `task_id` is sent exactly once.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::TASK_ID_ONCE.id(), "ors.task-id-once");
+/// ```
+pub const TASK_ID_ONCE: Rule = Rule::new("ors.task-id-once", "`task_id` is sent exactly once");
+
+/// The task id is not empty.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::TASK_ID_NONEMPTY.id(), "ors.task-id-nonempty");
+/// ```
+pub const TASK_ID_NONEMPTY: Rule =
+    Rule::new("ors.task-id-nonempty", "the `task_id` data is not empty");
+
+/// Only `task_id`, `chunk`, `end` and `error` events.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::UNKNOWN_EVENT.id(), "ors.unknown-event");
+/// ```
+pub const UNKNOWN_EVENT: Rule = Rule::new(
+    "ors.unknown-event",
+    "events are `task_id`, `chunk`, `end` or `error`",
+);
+
+/// Nothing follows the terminal `end` or `error`.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::AFTER_TERMINAL.id(), "ors.after-terminal");
+/// ```
+pub const AFTER_TERMINAL: Rule = Rule::new(
+    "ors.after-terminal",
+    "nothing follows the terminal `end` or `error`",
+);
+
+/// The reassembled result fits the cap.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::RESULT_TOO_LARGE.id(), "ors.result-too-large");
+/// ```
+pub const RESULT_TOO_LARGE: Rule = Rule::new(
+    "ors.result-too-large",
+    "the reassembled result fits the size cap",
+);
+
+/// A non-empty `end` payload parses as a `RunToolOutput`.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::ors::RESULT_SHAPE.id(), "ors.result-shape");
+/// ```
+pub const RESULT_SHAPE: Rule = Rule::new(
+    "ors.result-shape",
+    "the `end` payload is {\"ok\":true,\"output\":{blocks,metadata,reward,finished}} or {\"ok\":false,\"error\"}",
+);
+
+/// How a tool call ended.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::ors::{Terminal, ToolCall};
+/// use ssekit::sequence::Profile;
+/// let mut p = ToolCall::new();
+/// p.event(&ssekit::Event::builder().event("error")?.data("Session not found").build())?;
+/// assert_eq!(p.terminal(), Some(&Terminal::Error("Session not found".into())));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Terminal {
+    /// `end`: the reassembled result payload (possibly empty, as `/create_session` sends).
+    End(Utf8Bytes),
+    /// `error`: the HTTP-level error message (the tool could not run).
+    Error(Utf8Bytes),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Start,
+    Open,
+    Done,
+}
+
+/// The ORS tool-call stream profile; see the [module docs](self) for its rules.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::ors::{ToolCall, AFTER_TERMINAL};
+/// use ssekit::sequence::Validator;
+/// let ev = |t: &'static str| ssekit::Event::builder().event(t).map(|b| b.data("x").build());
+/// let mut v = Validator::new(ToolCall::new());
+/// v.event(&ev("task_id")?)?;
+/// v.event(&ev("error")?)?;
+/// assert_eq!(v.event(&ev("end")?).unwrap_err().rule(), AFTER_TERMINAL);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolCall {
+    state: State,
+    task_id: Option<Utf8Bytes>,
+    reassembler: Reassembler,
+    terminal: Option<Terminal>,
+    #[cfg(feature = "json")]
+    check_result: bool,
+    #[cfg(feature = "json")]
+    result: Option<ToolResult>,
+}
+
+impl Default for ToolCall {
+    /// A 16 MiB result cap; with `json`, results are parsed.
+    fn default() -> Self {
+        ToolCall::new()
+    }
+}
+
+impl ToolCall {
+    /// A profile with a 16 MiB result cap that (with `json`) parses the result.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::profile::ors::ToolCall::new().terminal().is_none());
+    /// ```
+    pub fn new() -> Self {
+        ToolCall {
+            state: State::Start,
+            task_id: None,
+            reassembler: Reassembler::new(),
+            terminal: None,
+            #[cfg(feature = "json")]
+            check_result: true,
+            #[cfg(feature = "json")]
+            result: None,
+        }
+    }
+
+    /// Sets the cap on the reassembled result in bytes ([`RESULT_TOO_LARGE`] past it).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::profile::ors::{ToolCall, RESULT_TOO_LARGE};
+    /// use ssekit::sequence::Profile;
+    /// let mut p = ToolCall::new().max_result(3);
+    /// p.event(&ssekit::Event::builder().event("task_id")?.data("t").build())?;
+    /// let end = ssekit::Event::builder().event("end")?.data("{ }  ").build();
+    /// assert_eq!(p.event(&end), Err(RESULT_TOO_LARGE));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn max_result(mut self, bytes: usize) -> Self {
+        self.reassembler = Reassembler::new().max_size(bytes);
+        self
+    }
+
+    /// Whether to parse a non-empty `end` payload as a `RunToolOutput` (default `true`;
+    /// without the `json` feature nothing is parsed). Turn it off for streams whose `end`
+    /// carries something else, such as `/create_session`'s `{"sid": ...}`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::sequence::Profile;
+    /// let mut p = ssekit::profile::ors::ToolCall::new().check_result(false);
+    /// p.event(&ssekit::Event::builder().event("task_id")?.data("t").build())?;
+    /// assert!(p.event(&ssekit::Event::builder().event("end")?.data("{\"sid\":\"t\"}").build()).is_ok());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn check_result(self, on: bool) -> Self {
+        #[cfg(feature = "json")]
+        {
+            let mut this = self;
+            this.check_result = on;
+            this
+        }
+        #[cfg(not(feature = "json"))]
+        {
+            let _ = on;
+            self
+        }
+    }
+
+    /// The task id, once seen.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::profile::ors::ToolCall::new().task_id().is_none());
+    /// ```
+    pub fn task_id(&self) -> Option<&Utf8Bytes> {
+        self.task_id.as_ref()
+    }
+
+    /// How the call ended, once it did.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::profile::ors::ToolCall::new().terminal().is_none());
+    /// ```
+    pub fn terminal(&self) -> Option<&Terminal> {
+        self.terminal.as_ref()
+    }
+
+    /// The parsed result of a non-empty `end` (feature `json`, with
+    /// [`check_result`](Self::check_result) on).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::sequence::Profile;
+    /// let mut p = ssekit::profile::ors::ToolCall::new();
+    /// p.event(&ssekit::Event::builder().event("task_id")?.data("t").build())?;
+    /// p.event(&ssekit::Event::builder().event("end")?.data("{\"ok\":false,\"error\":\"bad\"}").build())?;
+    /// assert!(p.result().is_some_and(|r| r.is_tool_error()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "json")]
+    pub fn result(&self) -> Option<&ToolResult> {
+        self.result.as_ref()
+    }
+
+    fn end(&mut self, event: &Event) -> Result<(), Rule> {
+        let payload = self
+            .reassembler
+            .push_end(event.data_bytes())
+            .map_err(reassemble_rule)?;
+        #[cfg(feature = "json")]
+        if self.check_result && !payload.is_empty() {
+            let result: ToolResult =
+                serde_json::from_str(&payload).map_err(|_| RESULT_SHAPE)?;
+            if result.ok != result.output.is_some() || result.ok == result.error.is_some() {
+                return Err(RESULT_SHAPE);
+            }
+            self.result = Some(result);
+        }
+        self.terminal = Some(Terminal::End(payload));
+        Ok(())
+    }
+}
+
+fn reassemble_rule(err: ReassembleError) -> Rule {
+    match err {
+        ReassembleError::TooLarge { .. } => RESULT_TOO_LARGE,
+        _ => AFTER_TERMINAL,
+    }
+}
+
+impl Profile for ToolCall {
+    fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        if self.state == State::Done {
+            return Err(AFTER_TERMINAL);
+        }
+        let kind = event.event_type();
+        if !matches!(kind, "task_id" | "chunk" | "end" | "error") {
+            return Err(UNKNOWN_EVENT);
+        }
+        match (self.state, kind) {
+            (State::Start, "task_id") => {
+                if event.data().is_empty() {
+                    return Err(TASK_ID_NONEMPTY);
+                }
+                self.task_id = Some(event.data_bytes().clone());
+                self.state = State::Open;
+            }
+            (State::Open, "task_id") => return Err(TASK_ID_ONCE),
+            (_, "error") => {
+                self.state = State::Done;
+                self.terminal = Some(Terminal::Error(event.data_bytes().clone()));
+            }
+            (State::Start, _) => return Err(TASK_ID_FIRST),
+            (_, "chunk") => self
+                .reassembler
+                .push_chunk(event.data_bytes())
+                .map_err(reassemble_rule)?,
+            _ => {
+                self.state = State::Done;
+                self.end(event)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.state == State::Done
+    }
+}
+
+#[cfg(feature = "json")]
+pub use typed::{Block, ToolOutput, ToolResult};
+
+#[cfg(feature = "json")]
+mod typed {
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    use serde::{Deserialize, Serialize};
+
+    /// The result of a tool call (`RunToolOutput`): `{"ok":true,"output":{...}}` or
+    /// `{"ok":false,"error":"..."}`. Serialising writes `metadata` and `reward` even when
+    /// null, because the official ORS client reads them unconditionally.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::profile::ors::ToolResult;
+    /// let r: ToolResult = serde_json::from_str(
+    ///     r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"Correct!"}],"reward":1.0,"finished":true}}"#,
+    /// )?;
+    /// assert!(!r.is_tool_error());
+    /// assert_eq!(
+    ///     serde_json::to_string(&r)?,
+    ///     r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"Correct!","detail":null}],"metadata":null,"reward":1.0,"finished":true}}"#
+    /// );
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[non_exhaustive]
+    pub struct ToolResult {
+        /// `false` for a tool logic error (bad input, wrong answer, unknown tool).
+        pub ok: bool,
+        /// The output, when `ok`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub output: Option<ToolOutput>,
+        /// The error message, when not `ok`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub error: Option<String>,
+    }
+
+    impl ToolResult {
+        /// Whether the tool ran and reported a logic error (`ok: false`), as opposed to an
+        /// HTTP-level `error` event.
+        ///
+        /// # Example
+        /// ```
+        /// let r: ssekit::profile::ors::ToolResult = serde_json::from_str(r#"{"ok":false,"error":"x"}"#)?;
+        /// assert!(r.is_tool_error());
+        /// # Ok::<(), serde_json::Error>(())
+        /// ```
+        pub fn is_tool_error(&self) -> bool {
+            !self.ok
+        }
+    }
+
+    /// What a tool produced.
+    ///
+    /// # Example
+    /// ```
+    /// let o: ssekit::profile::ors::ToolOutput =
+    ///     serde_json::from_str(r#"{"blocks":[],"metadata":{"n":1},"reward":null,"finished":false}"#)?;
+    /// assert!(o.metadata.is_some() && o.reward.is_none() && !o.finished);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[non_exhaustive]
+    pub struct ToolOutput {
+        /// Content blocks.
+        pub blocks: Vec<Block>,
+        /// Free-form metadata (`null` when none; always serialised).
+        #[serde(default)]
+        pub metadata: Option<serde_json::Value>,
+        /// The reward, if the tool gives one (always serialised).
+        #[serde(default)]
+        pub reward: Option<f64>,
+        /// Whether the episode is over.
+        pub finished: bool,
+    }
+
+    /// One content block of a tool output.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::profile::ors::Block;
+    /// let b: Block = serde_json::from_str(r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#)?;
+    /// assert!(matches!(b, Block::Image { ref mime_type, .. } if mime_type == "image/png"));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(tag = "type", rename_all = "lowercase")]
+    #[non_exhaustive]
+    pub enum Block {
+        /// Text.
+        Text {
+            /// The text.
+            text: String,
+            /// Optional detail.
+            #[serde(default)]
+            detail: Option<serde_json::Value>,
+        },
+        /// An image, base64-encoded.
+        Image {
+            /// Base64 data.
+            data: String,
+            /// The MIME type.
+            #[serde(rename = "mimeType")]
+            mime_type: String,
+            /// Optional detail.
+            #[serde(default)]
+            detail: Option<serde_json::Value>,
+        },
+    }
+}

@@ -1,0 +1,447 @@
+//! OpenAI Responses API streams, as Open Responses Server emits them (feature `json`).
+//!
+//! Each event's data is a JSON object; its type is the JSON `type` field (the server sends
+//! only `data:` lines) or the `event:` field, and when both are present they agree.
+//!
+//! | rule | what it asks |
+//! |---|---|
+//! | [`JSON`] | the data is a JSON object |
+//! | [`TYPE`] | the event has a type (JSON `type` or `event:`) |
+//! | [`TYPE_MISMATCH`] | `event:` and JSON `type` agree when both are sent |
+//! | [`CREATED_FIRST`] | the first event is `response.created`, except a `response.completed` carrying an error (a failure before anything was sent) |
+//! | [`CREATED_ONCE`] | `response.created` is sent once |
+//! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
+//! | [`FIELDS`] | deltas carry `output_index` and a string `delta`; `.done` carries `output_index` and a string `arguments` |
+//! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
+//! | [`ARGUMENTS_JSON`] | those arguments are valid JSON |
+//! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
+//! | [`AFTER_TERMINAL`] | nothing follows `response.completed` (so there is exactly one) |
+//! | [`TOO_LARGE`] | accumulated text and arguments stay under the cap ([`Stream::max_accumulated`]) |
+//!
+//! Other event types (the full OpenAI API has more, such as `response.output_item.added`)
+//! are allowed between `response.created` and `response.completed`, so the profile also
+//! reads OpenAI's own streams. Text and arguments are accumulated per `output_index`.
+//!
+//! ```
+//! use ssekit::profile::responses::Stream;
+//! use ssekit::sequence::Validator;
+//! use ssekit::Event;
+//!
+//! let mut v = Validator::new(Stream::new());
+//! for data in [
+//!     r#"{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}"#,
+//!     r#"{"type":"response.in_progress","response":{"id":"r1","status":"in_progress"}}"#,
+//!     r#"{"type":"response.output_text.delta","item_id":"m1","output_index":0,"delta":"Hel"}"#,
+//!     r#"{"type":"response.output_text.delta","item_id":"m1","output_index":0,"delta":"lo"}"#,
+//!     r#"{"type":"response.completed","response":{"id":"r1","status":"completed","error":null}}"#,
+//! ] {
+//!     v.event(&Event::message(data))?;
+//! }
+//! v.finish()?;
+//! assert_eq!(v.profile().text(0), Some("Hello"));
+//! assert!(!v.profile().is_error());
+//! # Ok::<(), ssekit::sequence::SequenceError>(())
+//! ```
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+
+use serde::de::IgnoredAny;
+
+use super::json::Text;
+
+use crate::event::Event;
+use crate::sequence::{Profile, Rule};
+use crate::text::Utf8Bytes;
+
+/// The data is a JSON object.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::JSON.id(), "responses.json");
+/// ```
+pub const JSON: Rule = Rule::new("responses.json", "the data is a JSON object");
+
+/// The event has a type.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::TYPE.id(), "responses.type");
+/// ```
+pub const TYPE: Rule = Rule::new(
+    "responses.type",
+    "the event has a type (JSON `type` or `event:`)",
+);
+
+/// `event:` and JSON `type` agree.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::TYPE_MISMATCH.id(), "responses.type-mismatch");
+/// ```
+pub const TYPE_MISMATCH: Rule = Rule::new(
+    "responses.type-mismatch",
+    "the `event:` field and the JSON `type` agree",
+);
+
+/// The first event is `response.created`.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::CREATED_FIRST.id(), "responses.created-first");
+/// ```
+pub const CREATED_FIRST: Rule = Rule::new(
+    "responses.created-first",
+    "the first event is `response.created` (or an error `response.completed`)",
+);
+
+/// `response.created` is sent once.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::CREATED_ONCE.id(), "responses.created-once");
+/// ```
+pub const CREATED_ONCE: Rule =
+    Rule::new("responses.created-once", "`response.created` is sent once");
+
+/// Output events come after a `response.in_progress`.
+///
+/// # Example
+/// ```
+/// let id = ssekit::profile::responses::IN_PROGRESS_BEFORE_OUTPUT.id();
+/// assert_eq!(id, "responses.in-progress-before-output");
+/// ```
+pub const IN_PROGRESS_BEFORE_OUTPUT: Rule = Rule::new(
+    "responses.in-progress-before-output",
+    "output events come after a `response.in_progress`",
+);
+
+/// Deltas and `.done` carry their fields.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::FIELDS.id(), "responses.fields");
+/// ```
+pub const FIELDS: Rule = Rule::new(
+    "responses.fields",
+    "deltas carry `output_index` and `delta`; `.done` carries `output_index` and `arguments`",
+);
+
+/// `.done` arguments equal the concatenated deltas.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::ARGUMENTS_MATCH.id(), "responses.arguments-match");
+/// ```
+pub const ARGUMENTS_MATCH: Rule = Rule::new(
+    "responses.arguments-match",
+    "`function_call_arguments.done` carries the concatenation of the item's deltas",
+);
+
+/// `.done` arguments are valid JSON.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::ARGUMENTS_JSON.id(), "responses.arguments-json");
+/// ```
+pub const ARGUMENTS_JSON: Rule = Rule::new(
+    "responses.arguments-json",
+    "`function_call_arguments.done` arguments are valid JSON",
+);
+
+/// One `.done` per item and no delta after it.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::DONE_ONCE.id(), "responses.done-once");
+/// ```
+pub const DONE_ONCE: Rule = Rule::new(
+    "responses.done-once",
+    "one `function_call_arguments.done` per item, and no delta after it",
+);
+
+/// Nothing follows `response.completed`.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::AFTER_TERMINAL.id(), "responses.after-terminal");
+/// ```
+pub const AFTER_TERMINAL: Rule = Rule::new(
+    "responses.after-terminal",
+    "nothing follows `response.completed`",
+);
+
+/// Accumulated text and arguments stay under the cap.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::TOO_LARGE.id(), "responses.too-large");
+/// ```
+pub const TOO_LARGE: Rule = Rule::new(
+    "responses.too-large",
+    "accumulated text and arguments stay under the cap",
+);
+
+/// The fields the profile reads; everything else is skipped without being stored.
+#[derive(serde::Deserialize)]
+struct Wire<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Text<'a>>,
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(borrow, default)]
+    delta: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    arguments: Option<Text<'a>>,
+    #[serde(default)]
+    response: Option<Snapshot>,
+}
+
+#[derive(serde::Deserialize)]
+struct Snapshot {
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Created,
+    InProgress,
+    TextDelta,
+    ArgumentsDelta,
+    ArgumentsDone,
+    ToolCallsCreated,
+    Completed,
+    Other,
+}
+
+impl Kind {
+    fn of(name: &str) -> Kind {
+        match name {
+            "response.created" => Kind::Created,
+            "response.in_progress" => Kind::InProgress,
+            "response.output_text.delta" => Kind::TextDelta,
+            "response.function_call_arguments.delta" => Kind::ArgumentsDelta,
+            "response.function_call_arguments.done" => Kind::ArgumentsDone,
+            "response.tool_calls.created" => Kind::ToolCallsCreated,
+            "response.completed" => Kind::Completed,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// What one output item accumulated.
+#[derive(Clone, Debug, Default)]
+struct Item {
+    text: String,
+    arguments: String,
+    arguments_done: bool,
+}
+
+/// The default cap on accumulated text and arguments: 16 MiB.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::DEFAULT_MAX_ACCUMULATED, 16 << 20);
+/// ```
+pub const DEFAULT_MAX_ACCUMULATED: usize = 16 << 20;
+
+/// The Responses API stream profile; see the [module docs](self) for its rules.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, CREATED_FIRST};
+/// use ssekit::sequence::Profile;
+/// let mut p = Stream::new();
+/// let delta = r#"{"type":"response.output_text.delta","output_index":0,"delta":"x"}"#;
+/// assert_eq!(p.event(&ssekit::Event::message(delta)), Err(CREATED_FIRST));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Stream {
+    created: bool,
+    in_progress: bool,
+    completed: bool,
+    error: bool,
+    items: BTreeMap<u64, Item>,
+    accumulated: usize,
+    max_accumulated: usize,
+}
+
+impl Default for Stream {
+    /// A 16 MiB accumulation cap.
+    fn default() -> Self {
+        Stream::new()
+    }
+}
+
+impl Stream {
+    /// A fresh profile with a 16 MiB accumulation cap.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::profile::responses::Stream::new().text(0).is_none());
+    /// ```
+    pub const fn new() -> Self {
+        Stream {
+            created: false,
+            in_progress: false,
+            completed: false,
+            error: false,
+            items: BTreeMap::new(),
+            accumulated: 0,
+            max_accumulated: DEFAULT_MAX_ACCUMULATED,
+        }
+    }
+
+    /// Sets the cap on accumulated text plus arguments, in bytes ([`TOO_LARGE`] past it).
+    ///
+    /// # Example
+    /// ```
+    /// let p = ssekit::profile::responses::Stream::new().max_accumulated(1 << 20);
+    /// assert!(p.text(0).is_none());
+    /// ```
+    pub const fn max_accumulated(mut self, bytes: usize) -> Self {
+        self.max_accumulated = bytes;
+        self
+    }
+
+    /// The text accumulated for output item `output_index`.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::profile::responses::Stream::new().text(0), None);
+    /// ```
+    pub fn text(&self, output_index: u64) -> Option<&str> {
+        self.items
+            .get(&output_index)
+            .map(|item| item.text.as_str())
+            .filter(|text| !text.is_empty())
+    }
+
+    /// The function-call arguments accumulated for output item `output_index`.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::profile::responses::Stream::new().arguments(1), None);
+    /// ```
+    pub fn arguments(&self, output_index: u64) -> Option<&str> {
+        self.items
+            .get(&output_index)
+            .map(|item| item.arguments.as_str())
+            .filter(|args| !args.is_empty())
+    }
+
+    /// Whether `response.completed` arrived with a non-null `response.error`.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit::profile::responses::Stream::new().is_error());
+    /// ```
+    pub fn is_error(&self) -> bool {
+        self.error
+    }
+
+    fn grow(&mut self, by: usize) -> Result<(), Rule> {
+        self.accumulated = self.accumulated.saturating_add(by);
+        if self.accumulated > self.max_accumulated {
+            return Err(TOO_LARGE);
+        }
+        Ok(())
+    }
+
+    fn output(&mut self, kind: Kind, wire: Wire<'_>) -> Result<(), Rule> {
+        if !self.in_progress {
+            return Err(IN_PROGRESS_BEFORE_OUTPUT);
+        }
+        match kind {
+            Kind::TextDelta => {
+                let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
+                    return Err(FIELDS);
+                };
+                self.grow(delta.len())?;
+                self.items.entry(index).or_default().text.push_str(&delta);
+            }
+            Kind::ArgumentsDelta => {
+                let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
+                    return Err(FIELDS);
+                };
+                self.grow(delta.len())?;
+                let item = self.items.entry(index).or_default();
+                if item.arguments_done {
+                    return Err(DONE_ONCE);
+                }
+                item.arguments.push_str(&delta);
+            }
+            Kind::ArgumentsDone => {
+                let (Some(index), Some(Text(arguments))) = (wire.output_index, wire.arguments)
+                else {
+                    return Err(FIELDS);
+                };
+                let item = self.items.entry(index).or_default();
+                if item.arguments_done {
+                    return Err(DONE_ONCE);
+                }
+                item.arguments_done = true;
+                if item.arguments != arguments {
+                    return Err(ARGUMENTS_MATCH);
+                }
+                if serde_json::from_str::<IgnoredAny>(&arguments).is_err() {
+                    return Err(ARGUMENTS_JSON);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Profile for Stream {
+    fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        if self.completed {
+            return Err(AFTER_TERMINAL);
+        }
+        let wire: Wire<'_> = serde_json::from_str(event.data()).map_err(|_| JSON)?;
+        let kind = match (&wire.kind, event.event_field()) {
+            (Some(Text(json)), Some(sse)) if json.as_ref() != sse.as_str() => {
+                return Err(TYPE_MISMATCH)
+            }
+            (Some(Text(json)), _) => Kind::of(json),
+            (None, Some(sse)) => Kind::of(sse),
+            (None, None) => return Err(TYPE),
+        };
+        let failed_completion = kind == Kind::Completed
+            && wire
+                .response
+                .as_ref()
+                .is_some_and(|snapshot| snapshot.error.is_some());
+        if !self.created && kind != Kind::Created && !failed_completion {
+            return Err(CREATED_FIRST);
+        }
+        match kind {
+            Kind::Created if self.created => Err(CREATED_ONCE),
+            Kind::Created => {
+                self.created = true;
+                Ok(())
+            }
+            Kind::InProgress => {
+                self.in_progress = true;
+                Ok(())
+            }
+            Kind::Completed => {
+                self.completed = true;
+                self.error = failed_completion;
+                Ok(())
+            }
+            Kind::Other => Ok(()),
+            _ => self.output(kind, wire),
+        }
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.completed
+    }
+
+    fn event_name(&self, event: &Event) -> Utf8Bytes {
+        super::json::name_or_type(event, "type")
+    }
+}
