@@ -86,12 +86,16 @@
 extern crate alloc;
 
 pub mod chunk;
+pub mod client;
 pub mod decode;
 pub mod encode;
 mod event;
 pub mod profile;
+mod rng;
 pub mod sequence;
+pub mod server;
 mod text;
+pub mod time;
 
 pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
 pub use encode::{EncodeError, Encoder};

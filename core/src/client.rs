@@ -1,0 +1,1318 @@
+//! Client reconnect policy, as a sans-IO state machine: [`Reconnect`].
+//!
+//! The transport owns the socket, the HTTP client and the timer; `Reconnect` owns every
+//! decision: which headers to send, whether a response may be read, how long to wait before
+//! the next attempt, when a silent stream counts as dead, when to give up, and which
+//! replayed events were already delivered. It reads no clock (every input carries the
+//! caller's [`Instant`]) and draws no randomness (jitter comes from
+//! [`ReconnectConfig::jitter_seed`]).
+//!
+//! # The run loop
+//! ```
+//! use core::time::Duration;
+//! use ssekit::client::{Action, Disconnect, Reconnect, ReconnectConfig};
+//! use ssekit::time::Instant;
+//! use ssekit::{Decoder, Frame};
+//!
+//! let mut rc = Reconnect::new(ReconnectConfig::default().retry_timeout(Duration::from_secs(2)));
+//! let mut decoder = Decoder::new();
+//! let mut now = Instant::ZERO;
+//!
+//! // 1. Drain actions: the first one is always a connect.
+//! let Some(Action::Connect { headers, .. }) = rc.poll_action() else { unreachable!() };
+//! assert!(headers.iter().any(|(n, v)| n == "Accept" && v == "text/event-stream"));
+//!
+//! // 2. Report the response; read the body only if it is accepted.
+//! rc.handle_response(now, 200, Some("text/event-stream; charset=utf-8"))?;
+//!
+//! // 3. Report bytes (for the idle timer) and frames (for ids, `retry:` and dedupe).
+//! rc.handle_bytes(now);
+//! decoder.feed_slice(b"id: 1\ndata: hello\n\n")?;
+//! while let Some(frame) = decoder.next_frame()? {
+//!     if let Frame::Event(ev) = frame {
+//!         assert!(rc.handle_event(&ev).is_delivered());
+//!     }
+//! }
+//!
+//! // 4. The connection drops: wait until `poll_timeout`, then connect again.
+//! now = Instant::from_secs(1);
+//! rc.handle_closed(now, Disconnect::Eof);
+//! let wake = rc.poll_timeout().unwrap();
+//! assert!(wake >= now + Duration::from_secs(2));
+//! rc.handle_timeout(wake);
+//! let Some(Action::Connect { headers, .. }) = rc.poll_action() else { unreachable!() };
+//! assert!(headers.iter().any(|(n, v)| n == "Last-Event-ID" && v == "1"));
+//! decoder.reset();
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Where this differs from a browser's `EventSource`
+//! Each difference is deliberate; the crate's closing notes give the reasons in full.
+//! - 5xx, 408 and 429 responses and network errors are retried ([`ResponseError`]); a browser
+//!   fails the connection for good on any status other than 200.
+//! - Consecutive failures back off exponentially from the reconnection time, with a cap and
+//!   upward jitter; a browser waits the reconnection time (backoff is optional there).
+//! - `retry:` values below [`ReconnectConfig::min_delay`] are raised to it (`retry: 0` would
+//!   otherwise reconnect in a tight loop).
+//! - Optional attempt limit, idle timeout and `reconnect(false)`; a browser retries forever and
+//!   has no idle timeout.
+//! - Events whose id was seen recently are reported as [`Delivery::Duplicate`].
+
+use alloc::collections::{BTreeSet, VecDeque};
+use alloc::vec::Vec;
+use core::fmt;
+use core::time::Duration;
+
+use crate::event::Event;
+use crate::rng::SplitMix64;
+use crate::text::Utf8Bytes;
+use crate::time::{millis_ceil, Instant};
+
+/// A request header: name and value.
+pub type Header = (Utf8Bytes, Utf8Bytes);
+
+/// Reconnect policy. The fields mirror UTCP's SSE provider (`reconnect`, `retry_timeout`,
+/// `headers`, `event_type`) plus the knobs a long-lived stream needs.
+///
+/// Defaults: reconnect on; reconnection time (UTCP `retry_timeout`) 30 s; floor 500 ms; cap
+/// 5 min; jitter up to 20 % above the computed delay; unlimited attempts; no idle timeout;
+/// backoff reset after a stream stayed up 60 s; duplicate suppression over the last 256 ids
+/// (at most 16 KiB of them); no event type filter; no extra headers.
+///
+/// # Example
+/// ```
+/// use core::time::Duration;
+/// use ssekit::client::ReconnectConfig;
+///
+/// let config = ReconnectConfig::default()
+///     .retry_timeout(Duration::from_millis(500))
+///     .max_delay(Duration::from_secs(10))
+///     .max_attempts(Some(5))
+///     .idle_timeout(Some(Duration::from_secs(30)))
+///     .jitter_seed(0x5eed)
+///     .header("X-Session-ID", "abc-123")?
+///     .event_type("price_update");
+/// assert_eq!(config.retry_timeout_value(), Duration::from_millis(500));
+/// # Ok::<(), ssekit::client::HeaderError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[must_use]
+pub struct ReconnectConfig {
+    reconnect: bool,
+    retry_timeout: Duration,
+    min_delay: Duration,
+    max_delay: Duration,
+    jitter_percent: u8,
+    jitter_seed: u64,
+    max_attempts: Option<u32>,
+    idle_timeout: Option<Duration>,
+    reset_after: Duration,
+    headers: Vec<Header>,
+    event_type: Option<Utf8Bytes>,
+    dedupe_ids: usize,
+    dedupe_bytes: usize,
+}
+
+impl Default for ReconnectConfig {
+    fn default() -> Self {
+        ReconnectConfig {
+            reconnect: true,
+            retry_timeout: Duration::from_millis(30_000),
+            min_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(300),
+            jitter_percent: 20,
+            jitter_seed: 0x55E4_C17E_2026_0001,
+            max_attempts: None,
+            idle_timeout: None,
+            reset_after: Duration::from_secs(60),
+            headers: Vec::new(),
+            event_type: None,
+            dedupe_ids: 256,
+            dedupe_bytes: 16 << 10,
+        }
+    }
+}
+
+impl ReconnectConfig {
+    /// What the official ORS Python client does for a tool call: first retry after 500 ms,
+    /// doubling up to 10 s, at most 5 retries; and a 30 s idle timeout (the client's read
+    /// timeout), turned into a reconnect instead of a failure.
+    ///
+    /// # Example
+    /// ```
+    /// let config = ssekit::client::ReconnectConfig::ors();
+    /// assert_eq!(config.max_attempts_value(), Some(5));
+    /// ```
+    pub fn ors() -> Self {
+        ReconnectConfig::default()
+            .retry_timeout(Duration::from_millis(500))
+            .max_delay(Duration::from_secs(10))
+            .max_attempts(Some(5))
+            .idle_timeout(Some(Duration::from_secs(30)))
+    }
+
+    /// Whether to reconnect at all (UTCP `reconnect`, default `true`). With `false`, the
+    /// first failure gives up with [`GiveUpReason::ReconnectDisabled`].
+    ///
+    /// # Example
+    /// ```
+    /// let config = ssekit::client::ReconnectConfig::default().reconnect(false);
+    /// assert!(!config.reconnect_value());
+    /// ```
+    pub fn reconnect(mut self, on: bool) -> Self {
+        self.reconnect = on;
+        self
+    }
+
+    /// The reconnection time: the wait before the first retry, doubled for each further
+    /// consecutive failure (UTCP `retry_timeout`, default 30 000 ms). A `retry:` field from
+    /// the server replaces it, as in a browser.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// let config = ssekit::client::ReconnectConfig::default().retry_timeout(Duration::from_secs(3));
+    /// assert_eq!(config.retry_timeout_value(), Duration::from_secs(3));
+    /// ```
+    pub fn retry_timeout(mut self, delay: Duration) -> Self {
+        self.retry_timeout = delay;
+        self
+    }
+
+    /// The floor under every wait (default 500 ms), so `retry: 0` cannot make a tight
+    /// reconnect loop. `Duration::ZERO` disables the floor.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// let _ = ssekit::client::ReconnectConfig::default().min_delay(Duration::from_secs(1));
+    /// ```
+    pub fn min_delay(mut self, floor: Duration) -> Self {
+        self.min_delay = floor;
+        self
+    }
+
+    /// The cap on exponential growth (default 5 min). It never lowers the reconnection time
+    /// itself: a server asking for `retry: 600000` is waited for, as a browser would.
+    /// Jitter is added on top of the capped delay.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// let _ = ssekit::client::ReconnectConfig::default().max_delay(Duration::from_secs(60));
+    /// ```
+    pub fn max_delay(mut self, cap: Duration) -> Self {
+        self.max_delay = cap;
+        self
+    }
+
+    /// Jitter: each wait is the computed delay plus a random extra of up to `percent` of it
+    /// (default 20, clamped to 100). Jitter only ever lengthens a wait, so a server's
+    /// reconnection time is always honoured.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::client::ReconnectConfig::default().jitter(0); // exact delays
+    /// ```
+    pub fn jitter(mut self, percent: u8) -> Self {
+        self.jitter_percent = percent.min(100);
+        self
+    }
+
+    /// The seed of the jitter PRNG. Give each client its own (from the OS RNG, say): clients
+    /// with the same seed jitter in lockstep, which defeats the purpose.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::client::ReconnectConfig::default().jitter_seed(42);
+    /// ```
+    pub fn jitter_seed(mut self, seed: u64) -> Self {
+        self.jitter_seed = seed;
+        self
+    }
+
+    /// The most consecutive retries before giving up with [`GiveUpReason::MaxAttempts`];
+    /// `None` (the default) retries forever. The count resets after a healthy stream
+    /// (see [`reset_after`](Self::reset_after)), not merely on a 200.
+    ///
+    /// # Example
+    /// ```
+    /// let config = ssekit::client::ReconnectConfig::default().max_attempts(Some(3));
+    /// assert_eq!(config.max_attempts_value(), Some(3));
+    /// ```
+    pub fn max_attempts(mut self, attempts: Option<u32>) -> Self {
+        self.max_attempts = attempts;
+        self
+    }
+
+    /// Reconnect when an open stream delivers no bytes at all (not even a keep-alive comment)
+    /// for this long. `None` (the default) waits forever, as a browser does. Values below
+    /// 1 ms are raised to 1 ms.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// let _ = ssekit::client::ReconnectConfig::default().idle_timeout(Some(Duration::from_secs(45)));
+    /// ```
+    pub fn idle_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.idle_timeout = timeout.map(|t| t.max(Duration::from_millis(1)));
+        self
+    }
+
+    /// A stream that stayed open this long (default 60 s) counts as healthy: when it ends,
+    /// the backoff and the attempt count start over.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// let _ = ssekit::client::ReconnectConfig::default().reset_after(Duration::from_secs(10));
+    /// ```
+    pub fn reset_after(mut self, healthy: Duration) -> Self {
+        self.reset_after = healthy;
+        self
+    }
+
+    /// Adds a request header (UTCP `headers`), replacing one of the same name (names compare
+    /// ASCII case-insensitively). Refused when the name is not an HTTP token or the value
+    /// holds CR, LF or NUL.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{HeaderError, ReconnectConfig};
+    /// assert!(ReconnectConfig::default().header("X-API-Key", "k").is_ok());
+    /// assert_eq!(
+    ///     ReconnectConfig::default().header("X-API-Key", "k\r\nX-Evil: 1").unwrap_err(),
+    ///     HeaderError::InvalidValue { position: 1 },
+    /// );
+    /// ```
+    pub fn header(
+        mut self,
+        name: impl Into<Utf8Bytes>,
+        value: impl Into<Utf8Bytes>,
+    ) -> Result<Self, HeaderError> {
+        set_header(&mut self.headers, name.into(), value.into())?;
+        Ok(self)
+    }
+
+    /// Only deliver events of this type (UTCP `event_type`); others are reported as
+    /// [`Delivery::Filtered`]. By default every event is delivered.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::client::ReconnectConfig::default().event_type("notification");
+    /// ```
+    pub fn event_type(mut self, event_type: impl Into<Utf8Bytes>) -> Self {
+        self.event_type = Some(event_type.into());
+        self
+    }
+
+    /// Duplicate suppression: remember the last `ids` event ids, using at most `bytes` bytes
+    /// for them (defaults 256 and 16 KiB); `0` ids turns suppression off.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::client::ReconnectConfig::default().dedupe(1024, 64 << 10);
+    /// ```
+    pub fn dedupe(mut self, ids: usize, bytes: usize) -> Self {
+        self.dedupe_ids = ids;
+        self.dedupe_bytes = bytes;
+        self
+    }
+
+    /// Whether reconnecting is on.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::client::ReconnectConfig::default().reconnect_value());
+    /// ```
+    pub fn reconnect_value(&self) -> bool {
+        self.reconnect
+    }
+
+    /// The configured reconnection time.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// let config = ssekit::client::ReconnectConfig::default();
+    /// assert_eq!(config.retry_timeout_value(), Duration::from_millis(30_000));
+    /// ```
+    pub fn retry_timeout_value(&self) -> Duration {
+        self.retry_timeout
+    }
+
+    /// The attempt limit.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::client::ReconnectConfig::default().max_attempts_value(), None);
+    /// ```
+    pub fn max_attempts_value(&self) -> Option<u32> {
+        self.max_attempts
+    }
+}
+
+/// Why a header was refused.
+///
+/// # Example
+/// ```
+/// use ssekit::client::{HeaderError, ReconnectConfig};
+/// assert_eq!(ReconnectConfig::default().header("Bad Name", "x").unwrap_err(), HeaderError::InvalidName);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// The name is empty or holds a character that is not an HTTP token character.
+    InvalidName,
+    /// The value holds CR, LF or NUL at byte `position` (header injection).
+    InvalidValue {
+        /// Byte offset of the offending character.
+        position: usize,
+    },
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::InvalidName => f.write_str("header name is not an HTTP token"),
+            HeaderError::InvalidValue { position } => {
+                write!(f, "header value holds CR, LF or NUL at byte {position}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for HeaderError {}
+
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+fn set_header(
+    headers: &mut Vec<Header>,
+    name: Utf8Bytes,
+    value: Utf8Bytes,
+) -> Result<(), HeaderError> {
+    if name.is_empty() || !name.bytes().all(is_tchar) {
+        return Err(HeaderError::InvalidName);
+    }
+    if let Some(position) = value.bytes().position(|b| matches!(b, b'\r' | b'\n' | 0)) {
+        return Err(HeaderError::InvalidValue { position });
+    }
+    headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+    headers.push((name, value));
+    Ok(())
+}
+
+/// Whether a `Content-Type` value is `text/event-stream`: the media type is compared ASCII
+/// case-insensitively, surrounding whitespace and parameters (`; charset=utf-8`) are allowed,
+/// anything else (a missing subtype, a list, `text/event-streams`) is not.
+///
+/// # Example
+/// ```
+/// use ssekit::client::is_event_stream;
+/// assert!(is_event_stream("text/event-stream"));
+/// assert!(is_event_stream("Text/Event-Stream ; charset=utf-8"));
+/// assert!(!is_event_stream("text/plain"));
+/// assert!(!is_event_stream("text/event-stream-x"));
+/// ```
+pub fn is_event_stream(content_type: &str) -> bool {
+    let essence = content_type.split(';').next().unwrap_or_default();
+    let essence = essence.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+    let Some((kind, subtype)) = essence.split_once('/') else {
+        return false;
+    };
+    let token = |s: &str| !s.is_empty() && s.bytes().all(is_tchar);
+    token(kind)
+        && token(subtype)
+        && kind.eq_ignore_ascii_case("text")
+        && subtype.eq_ignore_ascii_case("event-stream")
+}
+
+/// What the transport should do next, from [`Reconnect::poll_action`].
+///
+/// # Example
+/// ```
+/// use ssekit::client::{Action, Reconnect, ReconnectConfig};
+/// let mut rc = Reconnect::new(ReconnectConfig::default());
+/// match rc.poll_action() {
+///     Some(Action::Connect { headers, attempt }) => {
+///         assert_eq!(attempt, 0);
+///         assert_eq!(headers.len(), 2); // Accept, Cache-Control
+///     }
+///     other => unreachable!("{other:?}"),
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Action {
+    /// Open a connection now, sending exactly these request headers (the same method, URL
+    /// and body as the first request: replaying a POST body is the transport's job).
+    Connect {
+        /// Standard headers, `Last-Event-ID` when known, then the configured ones (a
+        /// configured header replaces a standard one of the same name).
+        headers: Vec<Header>,
+        /// 0 for the first connection and after a healthy stream, else the retry number.
+        attempt: u32,
+    },
+    /// Drop the current connection (it stopped delivering bytes). A reconnect follows.
+    Close(CloseReason),
+    /// Stop for good: no further action will be given.
+    GiveUp(GiveUpReason),
+}
+
+/// Why [`Action::Close`] was given.
+///
+/// # Example
+/// ```
+/// use ssekit::client::CloseReason;
+/// assert_eq!(CloseReason::IdleTimeout.to_string(), "no bytes received within the idle timeout");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// No bytes at all within the idle timeout.
+    IdleTimeout,
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::IdleTimeout => f.write_str("no bytes received within the idle timeout"),
+        }
+    }
+}
+
+/// How a connection attempt or stream failed (carried by [`GiveUpReason`]).
+///
+/// # Example
+/// ```
+/// use ssekit::client::Failure;
+/// assert_eq!(Failure::Status(503).to_string(), "HTTP status 503");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Failure {
+    /// The server ended the stream.
+    Eof,
+    /// A network or transport error (including a refused connection or a decode error).
+    Network,
+    /// A retryable HTTP status (5xx, 408, 429).
+    Status(u16),
+    /// The idle timeout fired.
+    IdleTimeout,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Eof => f.write_str("the server ended the stream"),
+            Failure::Network => f.write_str("network error"),
+            Failure::Status(status) => write!(f, "HTTP status {status}"),
+            Failure::IdleTimeout => f.write_str("idle timeout"),
+        }
+    }
+}
+
+/// Why [`Action::GiveUp`] was given.
+///
+/// # Example
+/// ```
+/// use ssekit::client::GiveUpReason;
+/// assert_eq!(GiveUpReason::NoContent.to_string(), "the server answered 204 No Content");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GiveUpReason {
+    /// HTTP 204: the server asks the client to stop reconnecting.
+    NoContent,
+    /// A status that is neither 200, 204 nor retryable.
+    Status(u16),
+    /// A 200 whose content type is not `text/event-stream`.
+    ContentType,
+    /// The attempt limit was reached.
+    MaxAttempts {
+        /// Retries made.
+        attempts: u32,
+        /// The failure that would have needed one more.
+        last: Failure,
+    },
+    /// Reconnecting is off and the connection failed.
+    ReconnectDisabled {
+        /// The failure.
+        last: Failure,
+    },
+}
+
+impl fmt::Display for GiveUpReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GiveUpReason::NoContent => f.write_str("the server answered 204 No Content"),
+            GiveUpReason::Status(status) => write!(f, "HTTP status {status} is not retryable"),
+            GiveUpReason::ContentType => f.write_str("the response is not text/event-stream"),
+            GiveUpReason::MaxAttempts { attempts, last } => {
+                write!(f, "gave up after {attempts} retries; last failure: {last}")
+            }
+            GiveUpReason::ReconnectDisabled { last } => {
+                write!(f, "reconnecting is disabled; failure: {last}")
+            }
+        }
+    }
+}
+
+impl core::error::Error for GiveUpReason {}
+
+/// Why [`Reconnect::handle_response`] refused a response: do not read its body. Whether a
+/// retry follows is decided by the policy and shown by [`Reconnect::poll_action`].
+///
+/// # Example
+/// ```
+/// use ssekit::client::{Reconnect, ReconnectConfig, ResponseError};
+/// use ssekit::time::Instant;
+/// let mut rc = Reconnect::new(ReconnectConfig::default());
+/// let _ = rc.poll_action();
+/// assert_eq!(rc.handle_response(Instant::ZERO, 200, Some("text/html")), Err(ResponseError::ContentType));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ResponseError {
+    /// 204 No Content: stop for good.
+    NoContent,
+    /// Any other status than 200; retried when 5xx, 408 or 429.
+    Status(u16),
+    /// A 200 without `Content-Type: text/event-stream`.
+    ContentType,
+    /// No connection attempt is outstanding (the machine did not ask for one, or was stopped).
+    NotExpected,
+}
+
+impl ResponseError {
+    /// Whether the policy retries after this error (if reconnecting is on and attempts remain).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::ResponseError;
+    /// assert!(ResponseError::Status(503).is_retryable());
+    /// assert!(!ResponseError::Status(404).is_retryable());
+    /// assert!(!ResponseError::NoContent.is_retryable());
+    /// ```
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, ResponseError::Status(s) if is_retryable_status(*s))
+    }
+}
+
+fn is_retryable_status(status: u16) -> bool {
+    (500..=599).contains(&status) || status == 408 || status == 429
+}
+
+impl fmt::Display for ResponseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ResponseError::NoContent => {
+                f.write_str("204 No Content: the server closed the stream for good")
+            }
+            ResponseError::Status(status) => write!(f, "unexpected HTTP status {status}"),
+            ResponseError::ContentType => f.write_str("the response is not text/event-stream"),
+            ResponseError::NotExpected => f.write_str("no connection attempt is outstanding"),
+        }
+    }
+}
+
+impl core::error::Error for ResponseError {}
+
+/// How the connection ended, for [`Reconnect::handle_closed`].
+///
+/// # Example
+/// ```
+/// use ssekit::client::{Disconnect, Reconnect, ReconnectConfig};
+/// use ssekit::time::Instant;
+/// let mut rc = Reconnect::new(ReconnectConfig::default());
+/// let _ = rc.poll_action();
+/// rc.handle_closed(Instant::ZERO, Disconnect::Error); // connection refused
+/// assert!(rc.poll_timeout().is_some());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Disconnect {
+    /// The server ended the response body.
+    Eof,
+    /// The connection failed: refused, reset, timed out, TLS, or the body could not be decoded.
+    Error,
+}
+
+/// What to do with an event, from [`Reconnect::handle_event`].
+///
+/// # Example
+/// ```
+/// use ssekit::client::{Delivery, Reconnect, ReconnectConfig};
+/// use ssekit::Event;
+/// let mut rc = Reconnect::new(ReconnectConfig::default());
+/// let ev = Event::builder().id("1")?.data("x").build();
+/// assert_eq!(rc.handle_event(&ev), Delivery::Deliver);
+/// assert_eq!(rc.handle_event(&ev), Delivery::Duplicate);
+/// # Ok::<(), ssekit::EncodeError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// Hand the event to the application.
+    Deliver,
+    /// Its id was seen recently: a replay after reconnect. Drop it.
+    Duplicate,
+    /// Its type does not match [`ReconnectConfig::event_type`]. Drop it.
+    Filtered,
+}
+
+impl Delivery {
+    /// `true` for [`Delivery::Deliver`].
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::client::Delivery::Deliver.is_delivered());
+    /// ```
+    pub fn is_delivered(self) -> bool {
+        self == Delivery::Deliver
+    }
+}
+
+/// A bounded set of recently seen ids, oldest evicted first.
+#[derive(Clone, Debug)]
+struct RecentIds {
+    order: VecDeque<Utf8Bytes>,
+    set: BTreeSet<Utf8Bytes>,
+    bytes: usize,
+    max_ids: usize,
+    max_bytes: usize,
+}
+
+impl RecentIds {
+    fn new(max_ids: usize, max_bytes: usize) -> Self {
+        RecentIds {
+            order: VecDeque::new(),
+            set: BTreeSet::new(),
+            bytes: 0,
+            max_ids,
+            max_bytes,
+        }
+    }
+
+    /// Records `id`; `false` when it was already present.
+    fn insert(&mut self, id: &Utf8Bytes) -> bool {
+        if self.set.contains(id) {
+            return false;
+        }
+        if self.max_ids == 0 || id.len() > self.max_bytes {
+            return true;
+        }
+        while self.order.len() >= self.max_ids || self.bytes + id.len() > self.max_bytes {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            self.bytes -= old.len();
+            self.set.remove(&old);
+        }
+        self.bytes += id.len();
+        self.order.push_back(id.clone());
+        self.set.insert(id.clone());
+        true
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    /// A connection should be opened; `poll_action` gives it.
+    ConnectDue,
+    /// `Connect` was given; waiting for `handle_response` or `handle_closed`.
+    Connecting,
+    /// A stream was accepted at `since`; the last bytes arrived at `last_rx`.
+    Open { since: Instant, last_rx: Instant },
+    /// Waiting to reconnect at `until`.
+    Waiting { until: Instant },
+    /// Done. `report` is a give-up not yet returned by `poll_action`.
+    Stopped { report: Option<GiveUpReason> },
+}
+
+/// The client reconnect state machine. See the [module docs](self) for the run loop.
+///
+/// Inputs: [`handle_response`](Self::handle_response), [`handle_bytes`](Self::handle_bytes),
+/// [`handle_event`](Self::handle_event), [`handle_retry`](Self::handle_retry),
+/// [`handle_closed`](Self::handle_closed), [`handle_timeout`](Self::handle_timeout).
+/// Outputs: [`poll_action`](Self::poll_action) and [`poll_timeout`](Self::poll_timeout).
+/// Calls that do not fit the current state are ignored; a `now` earlier than one seen
+/// before is treated as that earlier-seen time.
+///
+/// # Example
+/// ```
+/// use ssekit::client::{Action, GiveUpReason, Reconnect, ReconnectConfig, ResponseError};
+/// use ssekit::time::Instant;
+/// let mut rc = Reconnect::new(ReconnectConfig::default());
+/// assert!(matches!(rc.poll_action(), Some(Action::Connect { .. })));
+/// assert_eq!(rc.handle_response(Instant::ZERO, 204, None), Err(ResponseError::NoContent));
+/// assert_eq!(rc.poll_action(), Some(Action::GiveUp(GiveUpReason::NoContent)));
+/// assert_eq!(rc.poll_action(), None);
+/// assert_eq!(rc.poll_timeout(), None);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Reconnect {
+    config: ReconnectConfig,
+    state: State,
+    now: Instant,
+    /// Consecutive failures since the last healthy stream.
+    attempts: u32,
+    /// The reconnection time: `retry_timeout`, or the server's last `retry:`.
+    reconnection_time: Duration,
+    last_event_id: Utf8Bytes,
+    seen: RecentIds,
+    rng: SplitMix64,
+    pending_close: Option<CloseReason>,
+}
+
+impl Reconnect {
+    /// A machine that will connect as soon as it is polled.
+    ///
+    /// # Example
+    /// ```
+    /// let mut rc = ssekit::client::Reconnect::new(Default::default());
+    /// assert!(rc.poll_action().is_some());
+    /// ```
+    pub fn new(config: ReconnectConfig) -> Self {
+        Reconnect {
+            state: State::ConnectDue,
+            now: Instant::ZERO,
+            attempts: 0,
+            reconnection_time: config.retry_timeout,
+            last_event_id: Utf8Bytes::new(),
+            seen: RecentIds::new(config.dedupe_ids, config.dedupe_bytes),
+            rng: SplitMix64::new(config.jitter_seed),
+            pending_close: None,
+            config,
+        }
+    }
+
+    /// The next thing to do, or `None` to wait for input or [`poll_timeout`](Self::poll_timeout).
+    /// Call until it returns `None`.
+    ///
+    /// # Example
+    /// ```
+    /// let mut rc = ssekit::client::Reconnect::new(Default::default());
+    /// assert!(rc.poll_action().is_some()); // connect
+    /// assert!(rc.poll_action().is_none()); // now waiting for the response
+    /// ```
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<Action> {
+        if let Some(reason) = self.pending_close.take() {
+            return Some(Action::Close(reason));
+        }
+        match &mut self.state {
+            State::ConnectDue => {
+                self.state = State::Connecting;
+                Some(Action::Connect {
+                    headers: self.request_headers(),
+                    attempt: self.attempts,
+                })
+            }
+            State::Stopped { report } => report.take().map(Action::GiveUp),
+            _ => None,
+        }
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) should next be called, if ever: the
+    /// reconnect time while waiting, the idle deadline while a stream is open.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Disconnect, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
+    /// let _ = rc.poll_action();
+    /// rc.handle_closed(Instant::ZERO, Disconnect::Error);
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_millis(30_000)));
+    /// ```
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        match self.state {
+            // A deadline past the end of time never comes.
+            State::Open { last_rx, .. } => self
+                .config
+                .idle_timeout
+                .and_then(|idle| last_rx.checked_add(idle)),
+            State::Waiting { until } => Some(until),
+            _ => None,
+        }
+    }
+
+    /// Advances timers: starts the reconnect when its time has come, or closes a stream that
+    /// stayed silent past the idle timeout. Early or spurious calls do nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// use ssekit::client::{Action, CloseReason, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let config = ReconnectConfig::default().idle_timeout(Some(Duration::from_secs(30)));
+    /// let mut rc = Reconnect::new(config);
+    /// let _ = rc.poll_action();
+    /// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+    /// rc.handle_timeout(Instant::from_secs(30));
+    /// assert_eq!(rc.poll_action(), Some(Action::Close(CloseReason::IdleTimeout)));
+    /// # Ok::<(), ssekit::client::ResponseError>(())
+    /// ```
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let now = self.observe(now);
+        match self.state {
+            State::Waiting { until } if now >= until => self.state = State::ConnectDue,
+            State::Open { since, last_rx } => {
+                if let Some(deadline) = self
+                    .config
+                    .idle_timeout
+                    .and_then(|i| last_rx.checked_add(i))
+                {
+                    if now >= deadline {
+                        self.pending_close = Some(CloseReason::IdleTimeout);
+                        self.stream_ended(now, since);
+                        self.fail(now, Failure::IdleTimeout);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Checks a response to the connection the machine asked for. `Ok` means: read the body.
+    /// 200 with `text/event-stream` proceeds; 204 stops for good; 5xx, 408 and 429 are
+    /// retried by policy; every other status, and a 200 of another content type, gives up
+    /// (as a browser's `EventSource` fails the connection).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Reconnect, ReconnectConfig, ResponseError};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default());
+    /// let _ = rc.poll_action();
+    /// let err = rc.handle_response(Instant::ZERO, 503, Some("text/html")).unwrap_err();
+    /// assert!(err.is_retryable());
+    /// assert!(rc.poll_timeout().is_some()); // a retry is scheduled
+    /// ```
+    pub fn handle_response(
+        &mut self,
+        now: Instant,
+        status: u16,
+        content_type: Option<&str>,
+    ) -> Result<(), ResponseError> {
+        let now = self.observe(now);
+        if self.state != State::Connecting {
+            return Err(ResponseError::NotExpected);
+        }
+        let verdict = match status {
+            200 if content_type.is_some_and(is_event_stream) => Ok(()),
+            200 => Err(ResponseError::ContentType),
+            204 => Err(ResponseError::NoContent),
+            other => Err(ResponseError::Status(other)),
+        };
+        match verdict {
+            Ok(()) => {
+                self.state = State::Open {
+                    since: now,
+                    last_rx: now,
+                }
+            }
+            Err(ResponseError::Status(s)) if is_retryable_status(s) => {
+                self.fail(now, Failure::Status(s))
+            }
+            Err(ResponseError::Status(s)) => self.give_up(GiveUpReason::Status(s)),
+            Err(ResponseError::NoContent) => self.give_up(GiveUpReason::NoContent),
+            Err(_) => self.give_up(GiveUpReason::ContentType),
+        }
+        verdict
+    }
+
+    /// Bytes arrived on the open stream (any bytes: events, comments, partial lines). Resets
+    /// the idle timer.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// use ssekit::client::{Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().idle_timeout(Some(Duration::from_secs(30))));
+    /// let _ = rc.poll_action();
+    /// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+    /// rc.handle_bytes(Instant::from_secs(20));
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_secs(50)));
+    /// # Ok::<(), ssekit::client::ResponseError>(())
+    /// ```
+    pub fn handle_bytes(&mut self, now: Instant) {
+        let now = self.observe(now);
+        if let State::Open { last_rx, .. } = &mut self.state {
+            *last_rx = now;
+        }
+    }
+
+    /// A decoded event: records its id (for `Last-Event-ID` and duplicate suppression) and
+    /// says whether to deliver it. Events without an id are always delivered (if they pass
+    /// the type filter); an empty id clears the last event ID, as in a browser.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Delivery, Reconnect, ReconnectConfig};
+    /// use ssekit::Event;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().event_type("tick"));
+    /// let other = Event::builder().event("tock")?.id("1")?.data("x").build();
+    /// assert_eq!(rc.handle_event(&other), Delivery::Filtered);
+    /// assert_eq!(rc.last_event_id(), "1");
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn handle_event(&mut self, event: &Event) -> Delivery {
+        let mut fresh = true;
+        if let Some(id) = event.id_field() {
+            self.last_event_id = id.clone();
+            if !id.is_empty() {
+                fresh = self.seen.insert(id);
+            }
+        }
+        if !fresh {
+            Delivery::Duplicate
+        } else if self
+            .config
+            .event_type
+            .as_ref()
+            .is_some_and(|wanted| wanted.as_str() != event.event_type())
+        {
+            Delivery::Filtered
+        } else {
+            Delivery::Deliver
+        }
+    }
+
+    /// A `retry:` field ([`Frame::Retry`](crate::Frame::Retry)): the new reconnection time in
+    /// milliseconds. Values under [`ReconnectConfig::min_delay`] wait the floor instead.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Disconnect, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
+    /// let _ = rc.poll_action();
+    /// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+    /// rc.handle_retry(0); // would be a tight loop
+    /// rc.handle_closed(Instant::ZERO, Disconnect::Eof);
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_millis(500))); // the floor
+    /// # Ok::<(), ssekit::client::ResponseError>(())
+    /// ```
+    pub fn handle_retry(&mut self, millis: u64) {
+        self.reconnection_time = Duration::from_millis(millis);
+    }
+
+    /// The connection attempt or the stream ended. Schedules a reconnect (or gives up, by
+    /// policy). Ignored unless a connection is outstanding or open.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Action, Disconnect, GiveUpReason, Failure, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().reconnect(false));
+    /// let _ = rc.poll_action();
+    /// rc.handle_closed(Instant::ZERO, Disconnect::Error);
+    /// assert_eq!(
+    ///     rc.poll_action(),
+    ///     Some(Action::GiveUp(GiveUpReason::ReconnectDisabled { last: Failure::Network }))
+    /// );
+    /// ```
+    pub fn handle_closed(&mut self, now: Instant, how: Disconnect) {
+        let now = self.observe(now);
+        let failure = match how {
+            Disconnect::Eof => Failure::Eof,
+            Disconnect::Error => Failure::Network,
+        };
+        match self.state {
+            State::Connecting => self.fail(now, failure),
+            State::Open { since, .. } => {
+                self.stream_ended(now, since);
+                self.fail(now, failure);
+            }
+            _ => {}
+        }
+    }
+
+    /// Stops for good, as `EventSource.close()` does: no further actions. Close the
+    /// connection yourself.
+    ///
+    /// # Example
+    /// ```
+    /// let mut rc = ssekit::client::Reconnect::new(Default::default());
+    /// rc.stop();
+    /// assert!(rc.poll_action().is_none());
+    /// assert!(rc.is_stopped());
+    /// ```
+    pub fn stop(&mut self) {
+        self.state = State::Stopped { report: None };
+        self.pending_close = None;
+    }
+
+    /// Whether the machine has stopped (given up or [`stop`](Self::stop)ped).
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit::client::Reconnect::new(Default::default()).is_stopped());
+    /// ```
+    pub fn is_stopped(&self) -> bool {
+        matches!(self.state, State::Stopped { .. })
+    }
+
+    /// Whether a stream is open (its response was accepted and it has not ended).
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit::client::Reconnect::new(Default::default()).is_open());
+    /// ```
+    pub fn is_open(&self) -> bool {
+        matches!(self.state, State::Open { .. })
+    }
+
+    /// The last event ID, sent as `Last-Event-ID` on the next connection when not empty.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::client::Reconnect::new(Default::default()).last_event_id(), "");
+    /// ```
+    pub fn last_event_id(&self) -> &str {
+        self.last_event_id.as_str()
+    }
+
+    /// Sets the last event ID, e.g. from [`Decoder::last_event_id_bytes`](crate::Decoder::last_event_id_bytes),
+    /// which also sees ids of blocks without data, or from storage when resuming a stream
+    /// in a new process.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Action, Reconnect};
+    /// let mut rc = Reconnect::new(Default::default());
+    /// rc.set_last_event_id("41".into());
+    /// let Some(Action::Connect { headers, .. }) = rc.poll_action() else { unreachable!() };
+    /// assert!(headers.iter().any(|(n, v)| n == "Last-Event-ID" && v == "41"));
+    /// ```
+    pub fn set_last_event_id(&mut self, id: Utf8Bytes) {
+        self.last_event_id = id;
+    }
+
+    /// Adds or replaces a request header for the next connections (refresh a token before a
+    /// reconnect).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Action, Reconnect, ReconnectConfig};
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().header("Authorization", "Bearer old")?);
+    /// rc.set_header("authorization", "Bearer new")?;
+    /// let Some(Action::Connect { headers, .. }) = rc.poll_action() else { unreachable!() };
+    /// assert!(headers.iter().any(|(_, v)| v == "Bearer new"));
+    /// assert!(!headers.iter().any(|(_, v)| v == "Bearer old"));
+    /// # Ok::<(), ssekit::client::HeaderError>(())
+    /// ```
+    pub fn set_header(
+        &mut self,
+        name: impl Into<Utf8Bytes>,
+        value: impl Into<Utf8Bytes>,
+    ) -> Result<(), HeaderError> {
+        set_header(&mut self.config.headers, name.into(), value.into())
+    }
+
+    /// Consecutive failures since the last healthy stream.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::client::Reconnect::new(Default::default()).attempts(), 0);
+    /// ```
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The policy in use.
+    ///
+    /// # Example
+    /// ```
+    /// let rc = ssekit::client::Reconnect::new(Default::default());
+    /// assert!(rc.config().reconnect_value());
+    /// ```
+    pub fn config(&self) -> &ReconnectConfig {
+        &self.config
+    }
+
+    fn observe(&mut self, now: Instant) -> Instant {
+        self.now = self.now.max(now);
+        self.now
+    }
+
+    fn request_headers(&self) -> Vec<Header> {
+        let configured = |name: &str| {
+            self.config
+                .headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+        };
+        let mut headers = Vec::with_capacity(3 + self.config.headers.len());
+        for (name, value) in [
+            ("Accept", "text/event-stream"),
+            ("Cache-Control", "no-cache"),
+        ] {
+            if !configured(name) {
+                headers.push((Utf8Bytes::from_static(name), Utf8Bytes::from_static(value)));
+            }
+        }
+        if !self.last_event_id.is_empty() && !configured("Last-Event-ID") {
+            headers.push((
+                Utf8Bytes::from_static("Last-Event-ID"),
+                self.last_event_id.clone(),
+            ));
+        }
+        headers.extend(self.config.headers.iter().cloned());
+        headers
+    }
+
+    /// An accepted stream ended at `now`: a long enough one resets the backoff.
+    fn stream_ended(&mut self, now: Instant, since: Instant) {
+        if now - since >= self.config.reset_after {
+            self.attempts = 0;
+        }
+    }
+
+    fn give_up(&mut self, reason: GiveUpReason) {
+        self.state = State::Stopped {
+            report: Some(reason),
+        };
+    }
+
+    fn fail(&mut self, now: Instant, failure: Failure) {
+        if !self.config.reconnect {
+            return self.give_up(GiveUpReason::ReconnectDisabled { last: failure });
+        }
+        if self
+            .config
+            .max_attempts
+            .is_some_and(|max| self.attempts >= max)
+        {
+            return self.give_up(GiveUpReason::MaxAttempts {
+                attempts: self.attempts,
+                last: failure,
+            });
+        }
+        self.attempts = self.attempts.saturating_add(1);
+        let delay = self.delay(self.attempts);
+        // No wait (no floor and `retry: 0`), or a wait past the end of time: connect now
+        // rather than arm a timer that could not move past `now`.
+        self.state = match now.checked_add(Duration::from_millis(delay)) {
+            Some(until) if until > now => State::Waiting { until },
+            _ => State::ConnectDue,
+        };
+    }
+
+    /// The wait before retry number `attempt` (1-based), in milliseconds: the reconnection
+    /// time (at least the floor) doubled per earlier consecutive failure, capped, plus jitter.
+    fn delay(&mut self, attempt: u32) -> u64 {
+        let base = millis_ceil(self.reconnection_time).max(millis_ceil(self.config.min_delay));
+        let cap = millis_ceil(self.config.max_delay).max(base);
+        let doublings = attempt.saturating_sub(1).min(63);
+        let grown = base.saturating_mul(1u64 << doublings).min(cap);
+        let spread = u128::from(grown) * u128::from(self.config.jitter_percent) / 100;
+        let jitter = self
+            .rng
+            .below_or_equal(u64::try_from(spread).unwrap_or(u64::MAX));
+        grown.saturating_add(jitter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact(config: ReconnectConfig) -> Reconnect {
+        Reconnect::new(config.jitter(0))
+    }
+
+    /// Drives one failed attempt at `now` and returns the scheduled wait in ms.
+    fn fail_once(rc: &mut Reconnect, now: Instant) -> u64 {
+        assert!(matches!(rc.poll_action(), Some(Action::Connect { .. })));
+        rc.handle_closed(now, Disconnect::Error);
+        let wake = rc.poll_timeout().unwrap();
+        rc.handle_timeout(wake);
+        (wake - now).as_millis() as u64
+    }
+
+    #[test]
+    fn backoff_doubles_from_retry_timeout_and_caps() {
+        let mut rc = exact(
+            ReconnectConfig::default()
+                .retry_timeout(Duration::from_millis(1_000))
+                .max_delay(Duration::from_millis(10_000)),
+        );
+        let mut now = Instant::ZERO;
+        let mut waits = Vec::new();
+        for _ in 0..7 {
+            let w = fail_once(&mut rc, now);
+            waits.push(w);
+            now += Duration::from_millis(w);
+        }
+        assert_eq!(waits, [1_000, 2_000, 4_000, 8_000, 10_000, 10_000, 10_000]);
+    }
+
+    #[test]
+    fn content_type_parsing() {
+        for ok in [
+            "text/event-stream",
+            "TEXT/EVENT-STREAM",
+            " text/event-stream ",
+            "text/event-stream;charset=utf-8",
+            "text/event-stream ; charset=\"utf-8\"",
+        ] {
+            assert!(is_event_stream(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "text",
+            "text/",
+            "/event-stream",
+            "text/plain",
+            "text /event-stream",
+            "text/event-stream, text/html",
+            "application/json",
+        ] {
+            assert!(!is_event_stream(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn recent_ids_are_bounded_in_count_and_bytes() {
+        let mut ids = RecentIds::new(2, 1_000);
+        for id in ["a", "b", "c"] {
+            assert!(ids.insert(&Utf8Bytes::from_static(id)));
+        }
+        assert!(ids.insert(&Utf8Bytes::from_static("a"))); // evicted, so new again
+        assert!(!ids.insert(&Utf8Bytes::from_static("c")));
+        let mut small = RecentIds::new(100, 4);
+        assert!(small.insert(&Utf8Bytes::from_static("ab")));
+        assert!(small.insert(&Utf8Bytes::from_static("cd")));
+        assert!(small.insert(&Utf8Bytes::from_static("ef"))); // evicts "ab"
+        assert!(small.insert(&Utf8Bytes::from_static("ab")));
+        assert!(small.bytes <= 4);
+        assert!(small.insert(&Utf8Bytes::from_static("too long"))); // never recorded
+        assert!(small.insert(&Utf8Bytes::from_static("too long")));
+    }
+
+    #[test]
+    fn standard_headers_yield_to_configured_ones() {
+        let mut rc = Reconnect::new(
+            ReconnectConfig::default()
+                .header("accept", "text/event-stream, */*")
+                .unwrap(),
+        );
+        let Some(Action::Connect { headers, .. }) = rc.poll_action() else {
+            panic!()
+        };
+        assert_eq!(
+            headers
+                .iter()
+                .filter(|(n, _)| n.eq_ignore_ascii_case("accept"))
+                .count(),
+            1
+        );
+    }
+}

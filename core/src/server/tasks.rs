@@ -1,0 +1,949 @@
+//! [`TaskRegistry`]: ORS tool calls that outlive their connection.
+//!
+//! An ORS `POST /{env}/call` starts a tool as a task; the stream's first event names it
+//! (`event: task_id`). If the connection drops, the client posts the same call again with
+//! that `task_id`, and the server streams the task from its current state: everything it
+//! produced so far, then the rest. A finished task's output is kept for a while (60 s in
+//! ORS) and sent at once; an unknown id gets `event: error` / `data: unknown task_id`.
+//!
+//! The registry holds what each task produced (any `T`: encoded [`Bytes`], [`Event`]s, …)
+//! and lets any number of connections follow a task with a [`Cursor`]. It runs nothing:
+//! the caller executes the tool and reports its output with [`TaskRegistry::push`] and
+//! [`TaskRegistry::finish`], and wakes its subscribers by whatever means its runtime has.
+//!
+//! # Client-chosen ids
+//! The issue reads "start a task under an id (the client's `task_id` or a generated UUID)";
+//! the official ORS server refuses a client-chosen id for a *new* task, and the
+//! specification says an unknown id yields `unknown task_id`. Both cannot hold for one
+//! request: a `task_id` the server does not know is either a fresh trace id or the id of a
+//! task that expired. The default, [`ClientIds::Refuse`], follows the SDK server and the
+//! specification, because adopting the id would silently *re-run* a tool whose result
+//! merely expired (a second `submit`, a second bash command), and because a client that
+//! retries after the cache expired must learn that its result is gone. [`ClientIds::Adopt`]
+//! is there for servers that want client-chosen ids and know their tools are idempotent.
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::fmt;
+use core::time::Duration;
+
+use bytes::Bytes;
+
+use crate::encode::{EncodeError, Encoder};
+use crate::event::Event;
+use crate::rng::SplitMix64;
+use crate::text::Utf8Bytes;
+use crate::time::Instant;
+
+/// How many bytes a task output item holds, for the registry's byte bound.
+///
+/// # Example
+/// ```
+/// use ssekit::server::ByteSize;
+/// assert_eq!(bytes::Bytes::from_static(b"abc").byte_size(), 3);
+/// assert_eq!(ssekit::Event::message("x").byte_size(), b"data: x\n\n".len());
+/// ```
+pub trait ByteSize {
+    /// The size in bytes.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::ByteSize;
+    /// assert_eq!(ssekit::Utf8Bytes::from_static("ab").byte_size(), 2);
+    /// ```
+    fn byte_size(&self) -> usize;
+}
+
+impl ByteSize for Bytes {
+    fn byte_size(&self) -> usize {
+        self.len()
+    }
+}
+
+impl ByteSize for Utf8Bytes {
+    fn byte_size(&self) -> usize {
+        self.len()
+    }
+}
+
+impl ByteSize for Vec<u8> {
+    fn byte_size(&self) -> usize {
+        self.len()
+    }
+}
+
+impl ByteSize for Event {
+    /// The encoded size.
+    fn byte_size(&self) -> usize {
+        Encoder::new().encoded_len(self)
+    }
+}
+
+/// What [`TaskRegistry::open`] does with a `task_id` it does not know. See the
+/// [module docs](self) for why [`Refuse`](ClientIds::Refuse) is the default.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{ClientIds, TaskConfig};
+/// let _ = TaskConfig::default().client_ids(ClientIds::Adopt);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ClientIds {
+    /// Answer [`Open::Unknown`] (send `unknown task_id`), as the ORS SDK server does.
+    #[default]
+    Refuse,
+    /// Start a new task under the client's id.
+    Adopt,
+}
+
+/// How generated task ids are written.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{IdFormat, TaskConfig};
+/// let _ = TaskConfig::default().id_format(IdFormat::Simple); // like Python's uuid4().hex
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum IdFormat {
+    /// `xxxxxxxx-xxxx-4xxx-yxxx-xxxxxxxxxxxx` (36 characters, lowercase).
+    #[default]
+    Hyphenated,
+    /// 32 lowercase hex digits, no hyphens (what the ORS SDK server sends).
+    Simple,
+}
+
+/// Registry policy: result TTL, bounds, client ids, id format and the id PRNG seed.
+///
+/// Defaults: finished results kept 60 s; at most 1024 tasks and 64 MiB of output; unknown
+/// client ids refused; hyphenated UUIDs.
+///
+/// # Example
+/// ```
+/// use core::time::Duration;
+/// use ssekit::server::TaskConfig;
+/// let config = TaskConfig::default()
+///     .result_ttl(Duration::from_secs(120))
+///     .max_tasks(64)
+///     .max_bytes(16 << 20)
+///     .seed(0x5eed);
+/// # let _ = config;
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[must_use]
+pub struct TaskConfig {
+    result_ttl: Duration,
+    max_tasks: usize,
+    max_bytes: usize,
+    client_ids: ClientIds,
+    id_format: IdFormat,
+    seed: u64,
+}
+
+impl Default for TaskConfig {
+    fn default() -> Self {
+        TaskConfig {
+            result_ttl: Duration::from_secs(60),
+            max_tasks: 1024,
+            max_bytes: 64 << 20,
+            client_ids: ClientIds::Refuse,
+            id_format: IdFormat::Hyphenated,
+            seed: 0x7A5C_1D00_2026_0001,
+        }
+    }
+}
+
+impl TaskConfig {
+    /// How long a finished task's output stays available (default 60 s, the ORS value). A
+    /// task finished at `t` is gone at exactly `t + ttl`.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::server::TaskConfig::default().result_ttl(core::time::Duration::from_secs(60));
+    /// ```
+    pub fn result_ttl(mut self, ttl: Duration) -> Self {
+        self.result_ttl = ttl;
+        self
+    }
+
+    /// The most tasks kept (at least 1); the oldest finished task is evicted first, then the
+    /// oldest running one.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::server::TaskConfig::default().max_tasks(100);
+    /// ```
+    pub fn max_tasks(mut self, tasks: usize) -> Self {
+        self.max_tasks = tasks.max(1);
+        self
+    }
+
+    /// The most output bytes kept over all tasks (by [`ByteSize`]); evicts like
+    /// [`max_tasks`](Self::max_tasks).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::server::TaskConfig::default().max_bytes(1 << 20);
+    /// ```
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// What to do with an unknown client-given id.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{ClientIds, TaskConfig};
+    /// let _ = TaskConfig::default().client_ids(ClientIds::Refuse);
+    /// ```
+    pub fn client_ids(mut self, policy: ClientIds) -> Self {
+        self.client_ids = policy;
+        self
+    }
+
+    /// How generated ids are written.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{IdFormat, TaskConfig};
+    /// let _ = TaskConfig::default().id_format(IdFormat::Hyphenated);
+    /// ```
+    pub fn id_format(mut self, format: IdFormat) -> Self {
+        self.id_format = format;
+        self
+    }
+
+    /// The seed of the id PRNG. Ids are as unguessable as the seed: take it from the OS RNG
+    /// in production.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit::server::TaskConfig::default().seed(42);
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+}
+
+/// Whether a task is still producing.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskRegistry, TaskState};
+/// use ssekit::time::Instant;
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let mut cursor = tasks.start(Instant::ZERO);
+/// assert_eq!(tasks.read(&mut cursor).unwrap().state, TaskState::Running);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskState {
+    /// More output may follow.
+    Running,
+    /// The output is complete.
+    Finished,
+}
+
+/// A subscriber's position in one task's output.
+///
+/// # Example
+/// ```
+/// use ssekit::server::TaskRegistry;
+/// use ssekit::time::Instant;
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let cursor = tasks.start(Instant::ZERO);
+/// assert_eq!(cursor.task_id().len(), 36);
+/// assert_eq!(cursor.position(), 0);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Cursor {
+    id: Utf8Bytes,
+    next: usize,
+}
+
+impl Cursor {
+    /// The task's id (the data of the `task_id` event).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{ClientIds, Open, TaskConfig, TaskRegistry};
+    /// use ssekit::time::Instant;
+    /// let mut tasks: TaskRegistry<bytes::Bytes> =
+    ///     TaskRegistry::new(TaskConfig::default().client_ids(ClientIds::Adopt));
+    /// let Open::Started(cursor) = tasks.open(Some("trace-1"), Instant::ZERO) else { unreachable!() };
+    /// assert_eq!(cursor.task_id(), "trace-1");
+    /// ```
+    pub fn task_id(&self) -> &str {
+        self.id.as_str()
+    }
+
+    /// The task's id as shared bytes.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// assert!(!tasks.start(Instant::ZERO).task_id_bytes().is_empty());
+    /// ```
+    pub fn task_id_bytes(&self) -> &Utf8Bytes {
+        &self.id
+    }
+
+    /// How many items this cursor has read.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// assert_eq!(tasks.start(Instant::ZERO).position(), 0);
+    /// ```
+    pub fn position(&self) -> usize {
+        self.next
+    }
+}
+
+/// What [`TaskRegistry::open`] decided for a call.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{Open, TaskRegistry};
+/// use ssekit::time::Instant;
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// assert!(matches!(tasks.open(None, Instant::ZERO), Open::Started(_)));
+/// assert_eq!(tasks.open(Some("nope"), Instant::ZERO), Open::Unknown);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Open {
+    /// A new task: run the tool, send `task_id`, then stream its output.
+    Started(Cursor),
+    /// A known task: send `task_id`, then its output from the start (running or finished).
+    Resumed(Cursor),
+    /// Send [`TaskRegistry::unknown_task_event`] and end the stream.
+    Unknown,
+}
+
+/// Why a task could not be started under a given id.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{StartError, TaskRegistry};
+/// use ssekit::time::Instant;
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// tasks.start_with_id("a", Instant::ZERO)?;
+/// assert_eq!(tasks.start_with_id("a", Instant::ZERO).unwrap_err(), StartError::Exists);
+/// # Ok::<(), StartError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StartError {
+    /// A task with this id is known.
+    Exists,
+    /// The id is empty, longer than 256 bytes, or holds a control character.
+    InvalidId,
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            StartError::Exists => "a task with this id exists",
+            StartError::InvalidId => "task ids are 1 to 256 bytes without control characters",
+        })
+    }
+}
+
+impl core::error::Error for StartError {}
+
+/// Why a task operation failed.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskError, TaskRegistry};
+/// use ssekit::time::Instant;
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// assert_eq!(tasks.finish("nope", Instant::ZERO), Err(TaskError::Unknown));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskError {
+    /// No such task: never started, expired or evicted.
+    Unknown,
+    /// The task has finished; it takes no more output.
+    Finished,
+    /// The task's own output exceeds the registry's byte bound; it was evicted.
+    OverBudget,
+}
+
+impl fmt::Display for TaskError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TaskError::Unknown => "unknown task_id",
+            TaskError::Finished => "the task has finished",
+            TaskError::OverBudget => "the task's output exceeds the registry's byte bound",
+        })
+    }
+}
+
+impl core::error::Error for TaskError {}
+
+/// New output of a task, from [`TaskRegistry::read`].
+///
+/// # Example
+/// ```
+/// use bytes::Bytes;
+/// use ssekit::server::{TaskRegistry, TaskState};
+/// use ssekit::time::Instant;
+/// let mut tasks = TaskRegistry::default();
+/// let mut cursor = tasks.start(Instant::ZERO);
+/// tasks.push(cursor.task_id(), Bytes::from_static(b"event: end\ndata: {}\n\n"))?;
+/// tasks.finish(cursor.task_id(), Instant::ZERO)?;
+/// let progress = tasks.read(&mut cursor)?;
+/// assert_eq!((progress.items.len(), progress.state), (1, TaskState::Finished));
+/// # Ok::<(), ssekit::server::TaskError>(())
+/// ```
+#[derive(Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress<'a, T> {
+    /// Items produced since the cursor's last read, oldest first.
+    pub items: &'a [T],
+    /// Whether more may follow.
+    pub state: TaskState,
+}
+
+#[derive(Clone, Debug)]
+struct Task<T> {
+    items: Vec<T>,
+    bytes: usize,
+    seq: u64,
+    finished: Option<Instant>,
+}
+
+/// ORS tasks and their output, bounded in tasks and bytes, with a TTL on finished results.
+/// See the [module docs](self) for the protocol and the client-id decision.
+///
+/// Timers: [`poll_timeout`](Self::poll_timeout) is the next result expiry;
+/// [`handle_timeout`](Self::handle_timeout) drops what expired. [`open`](Self::open) also
+/// checks expiry itself, so a result is never served after its TTL even if the timer is late.
+///
+/// # Example
+/// ```
+/// use bytes::Bytes;
+/// use ssekit::server::{Open, TaskRegistry, TaskState};
+/// use ssekit::time::Instant;
+///
+/// let mut tasks: TaskRegistry<Bytes> = TaskRegistry::default();
+/// // POST /gsm8k/call without task_id
+/// let Open::Started(first) = tasks.open(None, Instant::ZERO) else { unreachable!() };
+/// let id = first.task_id_bytes().clone();
+/// tasks.push(&id, Bytes::from_static(b"event: chunk\ndata: {\"ok\":\n\n"))?;
+/// // ... the connection drops; the client posts again with task_id = id
+/// let Open::Resumed(mut again) = tasks.open(Some(&id), Instant::from_secs(1)) else { unreachable!() };
+/// tasks.push(&id, Bytes::from_static(b"event: end\ndata: true}\n\n"))?;
+/// tasks.finish(&id, Instant::from_secs(2))?;
+/// let progress = tasks.read(&mut again)?;
+/// assert_eq!(progress.items.len(), 2);           // what was produced before, then the rest
+/// assert_eq!(progress.state, TaskState::Finished);
+/// assert_eq!(tasks.poll_timeout(), Some(Instant::from_secs(62)));
+/// # Ok::<(), ssekit::server::TaskError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct TaskRegistry<T> {
+    config: TaskConfig,
+    /// Keyed by the id's bytes (`Bytes` borrows as `[u8]`, so `&str` ids look up directly).
+    tasks: BTreeMap<Bytes, Task<T>>,
+    bytes: usize,
+    rng: SplitMix64,
+    next_seq: u64,
+}
+
+impl<T> Default for TaskRegistry<T> {
+    fn default() -> Self {
+        TaskRegistry::new(TaskConfig::default())
+    }
+}
+
+impl<T> TaskRegistry<T> {
+    /// An empty registry.
+    ///
+    /// # Example
+    /// ```
+    /// let tasks: ssekit::server::TaskRegistry<ssekit::Event> =
+    ///     ssekit::server::TaskRegistry::new(Default::default());
+    /// assert!(tasks.is_empty());
+    /// ```
+    pub fn new(config: TaskConfig) -> Self {
+        TaskRegistry {
+            config,
+            tasks: BTreeMap::new(),
+            bytes: 0,
+            rng: SplitMix64::new(config.seed),
+            next_seq: 0,
+        }
+    }
+
+    /// The ORS answer to an unknown id: `event: error` / `data: unknown task_id`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, Encoder};
+    /// let ev = TaskRegistry::<bytes::Bytes>::unknown_task_event();
+    /// let mut out = Vec::new();
+    /// Encoder::new().encode(&ev, &mut out)?;
+    /// assert_eq!(out, b"event: error\ndata: unknown task_id\n\n");
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn unknown_task_event() -> Event {
+        Event::builder()
+            .event("error")
+            .map(|b| b.data("unknown task_id").build())
+            .unwrap_or_default()
+    }
+
+    /// The first event of an ORS call stream: `event: task_id` / `data: <id>`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let cursor = tasks.start(Instant::ZERO);
+    /// let ev = TaskRegistry::<bytes::Bytes>::task_id_event(&cursor)?;
+    /// assert_eq!((ev.event_type(), ev.data()), ("task_id", cursor.task_id()));
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn task_id_event(cursor: &Cursor) -> Result<Event, EncodeError> {
+        Ok(Event::builder()
+            .event("task_id")?
+            .data(cursor.id.clone())
+            .build())
+    }
+
+    /// Decides what a call does: no `task_id` starts a task under a generated id; a known
+    /// id (running, or finished within the TTL) resumes it from the start; an unknown one is
+    /// [`Open::Unknown`], or a new task under it with [`ClientIds::Adopt`].
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{Open, TaskRegistry};
+    /// use ssekit::time::Instant;
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let Open::Started(c) = tasks.open(None, Instant::ZERO) else { unreachable!() };
+    /// assert!(matches!(tasks.open(Some(c.task_id()), Instant::ZERO), Open::Resumed(_)));
+    /// ```
+    pub fn open(&mut self, task_id: Option<&str>, now: Instant) -> Open
+    where
+        T: ByteSize,
+    {
+        let Some(id) = task_id else {
+            return Open::Started(self.start(now));
+        };
+        self.expire(now);
+        if self.tasks.contains_key(id.as_bytes()) {
+            return Open::Resumed(Cursor {
+                id: Utf8Bytes::copy_from_str(id),
+                next: 0,
+            });
+        }
+        match self.config.client_ids {
+            ClientIds::Adopt => self
+                .start_with_id(id, now)
+                .map_or(Open::Unknown, Open::Started),
+            ClientIds::Refuse => Open::Unknown,
+        }
+    }
+
+    /// Starts a task under a new id: a UUID v4 from the seeded PRNG.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let id = tasks.start(Instant::ZERO).task_id().to_owned();
+    /// assert_eq!(id.as_bytes()[14], b'4'); // version 4
+    /// ```
+    pub fn start(&mut self, now: Instant) -> Cursor
+    where
+        T: ByteSize,
+    {
+        loop {
+            let id = self.generate_id();
+            if !self.tasks.contains_key(id.as_bytes().as_ref()) {
+                self.insert(id.clone(), now);
+                return Cursor { id, next: 0 };
+            }
+        }
+    }
+
+    /// Starts a task under an id the caller chose.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::{StartError, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// assert_eq!(tasks.start_with_id("a\nb", Instant::ZERO).unwrap_err(), StartError::InvalidId);
+    /// ```
+    pub fn start_with_id(&mut self, id: &str, now: Instant) -> Result<Cursor, StartError>
+    where
+        T: ByteSize,
+    {
+        if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
+            return Err(StartError::InvalidId);
+        }
+        self.expire(now);
+        if self.tasks.contains_key(id.as_bytes()) {
+            return Err(StartError::Exists);
+        }
+        let id = Utf8Bytes::copy_from_str(id);
+        self.insert(id.clone(), now);
+        Ok(Cursor { id, next: 0 })
+    }
+
+    /// Appends output to a running task. Evicts other tasks (oldest finished first, then oldest
+    /// running) when the byte bound is exceeded.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks = TaskRegistry::default();
+    /// let c = tasks.start(Instant::ZERO);
+    /// tasks.push(c.task_id(), ssekit::Event::message("x"))?;
+    /// assert_eq!(tasks.retained_bytes(), b"data: x\n\n".len());
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    pub fn push(&mut self, task_id: &str, item: T) -> Result<(), TaskError>
+    where
+        T: ByteSize,
+    {
+        let task = self
+            .tasks
+            .get_mut(task_id.as_bytes())
+            .ok_or(TaskError::Unknown)?;
+        if task.finished.is_some() {
+            return Err(TaskError::Finished);
+        }
+        let size = item.byte_size();
+        task.bytes += size;
+        task.items.push(item);
+        self.bytes += size;
+        self.enforce_bounds(Some(task_id));
+        if self.bytes > self.config.max_bytes {
+            self.remove(task_id);
+            return Err(TaskError::OverBudget);
+        }
+        Ok(())
+    }
+
+    /// Marks a task finished at `now`: its output stays readable until `now + ttl`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::{TaskError, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let c = tasks.start(Instant::ZERO);
+    /// tasks.finish(c.task_id(), Instant::ZERO)?;
+    /// assert_eq!(tasks.finish(c.task_id(), Instant::ZERO), Err(TaskError::Finished));
+    /// # Ok::<(), TaskError>(())
+    /// ```
+    pub fn finish(&mut self, task_id: &str, now: Instant) -> Result<(), TaskError> {
+        let task = self
+            .tasks
+            .get_mut(task_id.as_bytes())
+            .ok_or(TaskError::Unknown)?;
+        if task.finished.is_some() {
+            return Err(TaskError::Finished);
+        }
+        task.finished = Some(now);
+        Ok(())
+    }
+
+    /// The output produced since the cursor last read, and whether the task has finished.
+    /// Advances the cursor. `Err(Unknown)` once the task expired or was evicted.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks = TaskRegistry::default();
+    /// let mut c = tasks.start(Instant::ZERO);
+    /// tasks.push(c.task_id(), bytes::Bytes::from_static(b": one\n\n"))?;
+    /// assert_eq!(tasks.read(&mut c)?.items.len(), 1);
+    /// assert_eq!(tasks.read(&mut c)?.items.len(), 0); // nothing new
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    pub fn read<'a>(&'a self, cursor: &mut Cursor) -> Result<Progress<'a, T>, TaskError> {
+        let task = self
+            .tasks
+            .get(cursor.id.as_bytes().as_ref())
+            .ok_or(TaskError::Unknown)?;
+        let items = task.items.get(cursor.next..).unwrap_or_default();
+        cursor.next = task.items.len();
+        Ok(Progress {
+            items,
+            state: if task.finished.is_some() {
+                TaskState::Finished
+            } else {
+                TaskState::Running
+            },
+        })
+    }
+
+    /// The next result expiry, if any task has finished.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let c = tasks.start(Instant::ZERO);
+    /// assert_eq!(tasks.poll_timeout(), None);
+    /// tasks.finish(c.task_id(), Instant::from_secs(5))?;
+    /// assert_eq!(tasks.poll_timeout(), Some(Instant::from_secs(65)));
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.tasks
+            .values()
+            .filter_map(|t| t.finished?.checked_add(self.config.result_ttl))
+            .min()
+    }
+
+    /// Drops every finished task whose TTL has run out at `now` (exactly at `finish + ttl`).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::TaskRegistry, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let c = tasks.start(Instant::ZERO);
+    /// tasks.finish(c.task_id(), Instant::ZERO)?;
+    /// tasks.handle_timeout(Instant::from_secs(60));
+    /// assert!(tasks.is_empty());
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.expire(now);
+    }
+
+    /// Tasks held (running and finished).
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::server::TaskRegistry::<bytes::Bytes>::default().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether no task is held.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::server::TaskRegistry::<bytes::Bytes>::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Output bytes held over all tasks.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::server::TaskRegistry::<bytes::Bytes>::default().retained_bytes(), 0);
+    /// ```
+    pub fn retained_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The state of a task, `None` when unknown.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::{TaskRegistry, TaskState}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let c = tasks.start(Instant::ZERO);
+    /// assert_eq!(tasks.state(c.task_id()), Some(TaskState::Running));
+    /// assert_eq!(tasks.state("other"), None);
+    /// ```
+    pub fn state(&self, task_id: &str) -> Option<TaskState> {
+        self.tasks.get(task_id.as_bytes()).map(|t| {
+            if t.finished.is_some() {
+                TaskState::Finished
+            } else {
+                TaskState::Running
+            }
+        })
+    }
+
+    fn expire(&mut self, now: Instant) {
+        let ttl = self.config.result_ttl;
+        let mut freed = 0;
+        self.tasks.retain(|_, t| {
+            // An expiry past the end of time never comes.
+            let keep = t
+                .finished
+                .is_none_or(|f| f.checked_add(ttl).is_none_or(|expiry| now < expiry));
+            if !keep {
+                freed += t.bytes;
+            }
+            keep
+        });
+        self.bytes = self.bytes.saturating_sub(freed);
+    }
+
+    fn insert(&mut self, id: Utf8Bytes, now: Instant) {
+        self.expire(now);
+        while self.tasks.len() >= self.config.max_tasks {
+            if !self.evict_oldest(None) {
+                break;
+            }
+        }
+        self.tasks.insert(
+            id.into_bytes(),
+            Task {
+                items: Vec::new(),
+                bytes: 0,
+                seq: self.next_seq,
+                finished: None,
+            },
+        );
+        self.next_seq += 1;
+    }
+
+    fn enforce_bounds(&mut self, keep: Option<&str>) {
+        while self.bytes > self.config.max_bytes || self.tasks.len() > self.config.max_tasks {
+            if !self.evict_oldest(keep) {
+                break;
+            }
+        }
+    }
+
+    /// Evicts the task finished longest ago, else the running task started first; never
+    /// `keep`. `false` when there is nothing to evict.
+    fn evict_oldest(&mut self, keep: Option<&str>) -> bool {
+        let victim = self
+            .tasks
+            .iter()
+            .filter(|(id, _)| keep.is_none_or(|k| k.as_bytes() != id.as_ref()))
+            .min_by_key(|(_, t)| (t.finished.is_none(), t.finished, t.seq))
+            .map(|(id, _)| id.clone());
+        match victim {
+            Some(id) => {
+                if let Some(task) = self.tasks.remove(&id) {
+                    self.bytes = self.bytes.saturating_sub(task.bytes);
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove(&mut self, id: &str) {
+        if let Some(task) = self.tasks.remove(id.as_bytes()) {
+            self.bytes = self.bytes.saturating_sub(task.bytes);
+        }
+    }
+
+    fn generate_id(&mut self) -> Utf8Bytes {
+        let mut v = (u128::from(self.rng.next_u64()) << 64) | u128::from(self.rng.next_u64());
+        v = (v & !(0xF << 76)) | (0x4 << 76); // version 4
+        v = (v & !(0x3 << 62)) | (0x2 << 62); // RFC 4122 variant
+        let text = match self.config.id_format {
+            IdFormat::Simple => alloc::format!("{v:032x}"),
+            IdFormat::Hyphenated => alloc::format!(
+                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+                v >> 96,
+                (v >> 80) & 0xFFFF,
+                (v >> 64) & 0xFFFF,
+                (v >> 48) & 0xFFFF,
+                v & 0xFFFF_FFFF_FFFF
+            ),
+        };
+        Utf8Bytes::from(text)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::borrow::ToOwned;
+
+    fn b(s: &'static str) -> Bytes {
+        Bytes::from_static(s.as_bytes())
+    }
+
+    #[test]
+    fn generated_ids_are_uuid_v4_text_and_deterministic_per_seed() {
+        let mut a: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().seed(1));
+        let mut b2: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().seed(1));
+        let id = a.start(Instant::ZERO).task_id().to_owned();
+        assert_eq!(id, b2.start(Instant::ZERO).task_id());
+        assert_eq!(id.len(), 36);
+        let bytes = id.as_bytes();
+        for dash in [8, 13, 18, 23] {
+            assert_eq!(bytes[dash], b'-');
+        }
+        assert_eq!(bytes[14], b'4');
+        assert!(matches!(bytes[19], b'8' | b'9' | b'a' | b'b'));
+        assert!(id
+            .bytes()
+            .all(|c| c == b'-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        let mut simple: TaskRegistry<Bytes> =
+            TaskRegistry::new(TaskConfig::default().id_format(IdFormat::Simple));
+        let id = simple.start(Instant::ZERO).task_id().to_owned();
+        assert_eq!(id.len(), 32);
+        assert_eq!(id.as_bytes()[12], b'4');
+    }
+
+    #[test]
+    fn bounded_in_tasks_evicting_finished_before_running() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_tasks(2));
+        let old_running = t.start(Instant::ZERO);
+        let finished = t.start(Instant::ZERO);
+        t.finish(finished.task_id(), Instant::ZERO).unwrap();
+        let _new = t.start(Instant::ZERO);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.state(finished.task_id()), None);
+        assert_eq!(t.state(old_running.task_id()), Some(TaskState::Running));
+        let _newer = t.start(Instant::ZERO);
+        assert_eq!(t.state(old_running.task_id()), None); // then the oldest running
+    }
+
+    #[test]
+    fn bounded_in_bytes_by_age_and_a_task_too_large_alone_is_refused() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_bytes(10));
+        let a = t.start(Instant::ZERO);
+        t.push(a.task_id(), b("123456")).unwrap();
+        let c = t.start(Instant::ZERO);
+        t.push(c.task_id(), b("123456")).unwrap();
+        assert_eq!(t.state(a.task_id()), None);
+        assert_eq!(t.retained_bytes(), 6);
+        assert_eq!(t.push(c.task_id(), b("123456")), Err(TaskError::OverBudget));
+        assert!(t.is_empty());
+        assert_eq!(t.retained_bytes(), 0);
+    }
+
+    #[test]
+    fn expiry_frees_bytes() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::default();
+        let a = t.start(Instant::ZERO);
+        t.push(a.task_id(), b("xyz")).unwrap();
+        t.finish(a.task_id(), Instant::ZERO).unwrap();
+        t.handle_timeout(Instant::from_secs(60));
+        assert_eq!(t.retained_bytes(), 0);
+    }
+
+    #[test]
+    fn adopt_policy_starts_unknown_ids_but_refuses_invalid_ones() {
+        let mut t: TaskRegistry<Bytes> =
+            TaskRegistry::new(TaskConfig::default().client_ids(ClientIds::Adopt));
+        assert!(matches!(
+            t.open(Some("trace"), Instant::ZERO),
+            Open::Started(_)
+        ));
+        assert!(matches!(
+            t.open(Some("trace"), Instant::ZERO),
+            Open::Resumed(_)
+        ));
+        assert_eq!(t.open(Some("bad\nid"), Instant::ZERO), Open::Unknown);
+    }
+}
