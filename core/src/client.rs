@@ -47,22 +47,28 @@
 //! ```
 //!
 //! # Where this differs from a browser's `EventSource`
-//! Each difference is deliberate; the crate's closing notes give the reasons in full.
+//! Each difference is deliberate, and each can be turned off or tuned in [`ReconnectConfig`].
 //! - 5xx, 408 and 429 responses and network errors are retried ([`ResponseError`]); a browser
-//!   fails the connection for good on any status other than 200.
+//!   fails the connection for good on any status other than 200. Load balancers answer 502/503
+//!   during deploys, and the ORS and OpenAI clients retry these too; 204 still stops for good.
 //! - Consecutive failures back off exponentially from the reconnection time, with a cap and
-//!   upward jitter; a browser waits the reconnection time (backoff is optional there).
-//! - `retry:` values below [`ReconnectConfig::min_delay`] are raised to it (`retry: 0` would
-//!   otherwise reconnect in a tight loop).
+//!   upward jitter; a browser waits the reconnection time (the specification allows longer
+//!   waits). Without this, every client of a restarting server reconnects in lockstep.
+//! - `retry:` values below [`ReconnectConfig::min_delay`] are raised to it: `retry: 0` would
+//!   otherwise reconnect in a tight loop.
 //! - Optional attempt limit, idle timeout and `reconnect(false)`; a browser retries forever and
-//!   has no idle timeout.
-//! - Events whose id was seen recently are reported as [`Delivery::Duplicate`].
+//!   has no idle timeout, so a half-open TCP connection hangs it until the OS notices.
+//! - Events whose id was seen recently are reported as [`Delivery::Duplicate`]; a browser
+//!   delivers a server's replayed events twice.
+//! - The default reconnection time is UTCP's 30 s; browsers use about 3 s (Chromium) to 5 s
+//!   (Firefox).
 
 use alloc::collections::{BTreeSet, VecDeque};
 use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
+use crate::decode::Frame;
 use crate::event::Event;
 use crate::rng::SplitMix64;
 use crate::text::Utf8Bytes;
@@ -247,7 +253,8 @@ impl ReconnectConfig {
 
     /// Reconnect when an open stream delivers no bytes at all (not even a keep-alive comment)
     /// for this long. `None` (the default) waits forever, as a browser does. Values below
-    /// 1 ms are raised to 1 ms.
+    /// 1 ms are raised to 1 ms. The clock starts when the response is accepted; bounding the
+    /// time to connect and to receive the response head is the transport's job.
     ///
     /// # Example
     /// ```
@@ -881,7 +888,8 @@ impl Reconnect {
     /// Checks a response to the connection the machine asked for. `Ok` means: read the body.
     /// 200 with `text/event-stream` proceeds; 204 stops for good; 5xx, 408 and 429 are
     /// retried by policy; every other status, and a 200 of another content type, gives up
-    /// (as a browser's `EventSource` fails the connection).
+    /// (as a browser's `EventSource` fails the connection). Follow redirects in the transport,
+    /// as a browser does; a 3xx reaching this check fails.
     ///
     /// # Example
     /// ```
@@ -981,6 +989,44 @@ impl Reconnect {
             Delivery::Filtered
         } else {
             Delivery::Deliver
+        }
+    }
+
+    /// Any decoded frame: events go through [`handle_event`](Self::handle_event) (its answer is
+    /// returned), `retry:` through [`handle_retry`](Self::handle_retry), a raw-mode data-less
+    /// block updates the last event ID; comments need nothing beyond
+    /// [`handle_bytes`](Self::handle_bytes). `None` for frames that are not events.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Delivery, Reconnect};
+    /// use ssekit::{Decoder, Frame};
+    /// let mut rc = Reconnect::new(Default::default());
+    /// let mut dec = Decoder::new();
+    /// dec.feed_slice(b": hi\n\nretry: 5000\nid: 3\ndata: x\n\n")?;
+    /// let mut delivered = 0;
+    /// while let Some(frame) = dec.next_frame()? {
+    ///     if rc.handle_frame(&frame) == Some(Delivery::Deliver) {
+    ///         delivered += 1;
+    ///     }
+    /// }
+    /// assert_eq!((delivered, rc.last_event_id()), (1, "3"));
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn handle_frame(&mut self, frame: &Frame) -> Option<Delivery> {
+        match frame {
+            Frame::Event(event) => Some(self.handle_event(event)),
+            Frame::Dataless(event) => {
+                if let Some(id) = event.id_field() {
+                    self.last_event_id = id.clone();
+                }
+                None
+            }
+            Frame::Retry(millis) => {
+                self.handle_retry(*millis);
+                None
+            }
+            Frame::Comment(_) => None,
         }
     }
 

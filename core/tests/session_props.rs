@@ -4,7 +4,7 @@
 use core::time::Duration;
 
 use proptest::prelude::*;
-use ssekit::client::{Action, Disconnect, Reconnect, ReconnectConfig};
+use ssekit::client::{Action, Delivery, Disconnect, Reconnect, ReconnectConfig};
 use ssekit::server::{KeepAlive, Open, ReplayBuffer, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
 use ssekit::{Decoder, Event, Frame, Utf8Bytes};
@@ -24,6 +24,8 @@ enum Step {
     Tick(u64),
     /// On its next accept the server replays everything it retains (an at-least-once server).
     Overlap,
+    /// The server sends a `retry:` line (0 included: the client must not spin).
+    RetryHint(u64),
 }
 
 fn step() -> impl Strategy<Value = Step> {
@@ -34,6 +36,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::End),
         2 => (0u64..12_000).prop_map(Step::Tick),
         1 => Just(Step::Overlap),
+        1 => prop_oneof![Just(0u64), 0u64..3_000].prop_map(Step::RetryHint),
     ]
 }
 
@@ -126,12 +129,10 @@ impl World {
         self.rc.handle_bytes(self.now);
         self.dec.feed_slice(&piece).unwrap();
         while let Some(frame) = self.dec.next_frame().unwrap() {
-            match frame {
-                Frame::Event(e) if self.rc.handle_event(&e).is_delivered() => {
+            if self.rc.handle_frame(&frame) == Some(Delivery::Deliver) {
+                if let Frame::Event(e) = &frame {
                     self.delivered.push(e.data().parse().unwrap());
                 }
-                Frame::Retry(ms) => self.rc.handle_retry(ms),
-                _ => {}
             }
         }
     }
@@ -163,6 +164,11 @@ impl World {
             Step::End => self.disconnect(Disconnect::Eof, true),
             Step::Tick(ms) => self.tick(*ms),
             Step::Overlap => self.overlap = true,
+            Step::RetryHint(ms) => {
+                if let Some(pipe) = self.pipe.as_mut() {
+                    pipe.extend_from_slice(format!("retry: {ms}\n").as_bytes());
+                }
+            }
         }
         self.drive();
     }

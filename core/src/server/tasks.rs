@@ -1,26 +1,4 @@
 //! [`TaskRegistry`]: ORS tool calls that outlive their connection.
-//!
-//! An ORS `POST /{env}/call` starts a tool as a task; the stream's first event names it
-//! (`event: task_id`). If the connection drops, the client posts the same call again with
-//! that `task_id`, and the server streams the task from its current state: everything it
-//! produced so far, then the rest. A finished task's output is kept for a while (60 s in
-//! ORS) and sent at once; an unknown id gets `event: error` / `data: unknown task_id`.
-//!
-//! The registry holds what each task produced (any `T`: encoded [`Bytes`], [`Event`]s, …)
-//! and lets any number of connections follow a task with a [`Cursor`]. It runs nothing:
-//! the caller executes the tool and reports its output with [`TaskRegistry::push`] and
-//! [`TaskRegistry::finish`], and wakes its subscribers by whatever means its runtime has.
-//!
-//! # Client-chosen ids
-//! The issue reads "start a task under an id (the client's `task_id` or a generated UUID)";
-//! the official ORS server refuses a client-chosen id for a *new* task, and the
-//! specification says an unknown id yields `unknown task_id`. Both cannot hold for one
-//! request: a `task_id` the server does not know is either a fresh trace id or the id of a
-//! task that expired. The default, [`ClientIds::Refuse`], follows the SDK server and the
-//! specification, because adopting the id would silently *re-run* a tool whose result
-//! merely expired (a second `submit`, a second bash command), and because a client that
-//! retries after the cache expired must learn that its result is gone. [`ClientIds::Adopt`]
-//! is there for servers that want client-chosen ids and know their tools are idempotent.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -80,7 +58,7 @@ impl ByteSize for Event {
 }
 
 /// What [`TaskRegistry::open`] does with a `task_id` it does not know. See the
-/// [module docs](self) for why [`Refuse`](ClientIds::Refuse) is the default.
+/// [`TaskRegistry`] docs for why [`Refuse`](ClientIds::Refuse) is the default.
 ///
 /// # Example
 /// ```
@@ -422,7 +400,28 @@ struct Task<T> {
 }
 
 /// ORS tasks and their output, bounded in tasks and bytes, with a TTL on finished results.
-/// See the [module docs](self) for the protocol and the client-id decision.
+///
+/// An ORS `POST /{env}/call` starts a tool as a task; the stream's first event names it
+/// (`event: task_id`). If the connection drops, the client posts the same call again with
+/// that `task_id`, and the server streams the task from its current state: everything it
+/// produced so far, then the rest. A finished task's output is kept for a while (60 s in
+/// ORS) and sent at once; an unknown id gets `event: error` / `data: unknown task_id`.
+///
+/// The registry holds what each task produced (any `T`: encoded [`Bytes`], [`Event`]s, …)
+/// and lets any number of connections follow a task with a [`Cursor`]. It runs nothing:
+/// the caller executes the tool and reports its output with [`TaskRegistry::push`] and
+/// [`TaskRegistry::finish`], and wakes its subscribers by whatever means its runtime has.
+///
+/// # Client-chosen ids
+/// The ORS documentation calls the request's `task_id` an "optional ID for
+/// reconnection/tracing", yet says an unknown id yields `unknown task_id`, and the official
+/// SDK server never starts a new task under a client's id. One request cannot be both: a
+/// `task_id` the server does not know is either a fresh trace id or the id of a task whose
+/// result expired. The default, [`ClientIds::Refuse`], follows the SDK server and the
+/// reconnection text, because adopting the id would silently *re-run* a tool whose result
+/// merely expired (a second `submit`, a second bash command), and a client retrying after
+/// the cache expired must learn that its result is gone. [`ClientIds::Adopt`]
+/// is there for servers that want client-chosen ids and know their tools are idempotent.
 ///
 /// Timers: [`poll_timeout`](Self::poll_timeout) is the next result expiry;
 /// [`handle_timeout`](Self::handle_timeout) drops what expired. [`open`](Self::open) also
