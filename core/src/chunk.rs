@@ -485,9 +485,7 @@ impl fmt::Display for ReassembleError {
                 "reassembled payload of {size} bytes exceeds the {limit}-byte limit"
             ),
             ReassembleError::AfterEnd => f.write_str("chunk or end event after the end event"),
-            ReassembleError::UnexpectedEvent => {
-                f.write_str("event is neither `chunk` nor `end`")
-            }
+            ReassembleError::UnexpectedEvent => f.write_str("event is neither `chunk` nor `end`"),
         }
     }
 }
@@ -732,7 +730,9 @@ mod tests {
         assert!(p[0].is_end());
         let p = pieces(Chunker::new(), &"a".repeat(4097));
         assert_eq!(
-            p.iter().map(|p| (p.event_type(), p.data().len())).collect::<Vec<_>>(),
+            p.iter()
+                .map(|p| (p.event_type(), p.data().len()))
+                .collect::<Vec<_>>(),
             [("chunk", 4096), ("end", 1)]
         );
     }

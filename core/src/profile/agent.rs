@@ -313,7 +313,7 @@ impl Profile for Run {
         if self.terminal {
             return Err(AFTER_TERMINAL);
         }
-        let wire: Wire<'_> = serde_json::from_str(event.data()).map_err(|_| JSON)?;
+        let wire: Wire<'_> = super::json::parse_object(event.data()).ok_or(JSON)?;
         let name = name_of(wire.event.as_ref(), event).ok_or(NAME)?;
         if !self.started {
             if name != "start" {
@@ -324,7 +324,12 @@ impl Profile for Run {
             return Ok(());
         }
         self.paused = false;
-        let tool = || wire.tool_name.as_ref().map(|Text(t)| t.as_ref()).ok_or(FIELDS);
+        let tool = || {
+            wire.tool_name
+                .as_ref()
+                .map(|Text(t)| t.as_ref())
+                .ok_or(FIELDS)
+        };
         match name {
             "start" => return Err(START_ONCE),
             "step_started" => {

@@ -61,6 +61,15 @@ pub(crate) mod json {
         name_field(event, field).unwrap_or_else(|| Utf8Bytes::copy_from_str(event.event_type()))
     }
 
+    /// Parses `data` as a JSON object into `T`. The first byte is checked because serde's
+    /// derived structs also accept a JSON array of the fields.
+    pub(crate) fn parse_object<'a, T: Deserialize<'a>>(data: &'a str) -> Option<T> {
+        if !data.trim_start().starts_with('{') {
+            return None;
+        }
+        serde_json::from_str(data).ok()
+    }
+
     /// Whether `data` is one JSON object (its contents are skipped, not stored).
     pub(crate) fn is_object(data: &str) -> bool {
         struct Object;
@@ -72,7 +81,10 @@ pub(crate) mod json {
                     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                         f.write_str("a JSON object")
                     }
-                    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Object, A::Error> {
+                    fn visit_map<A: de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<Object, A::Error> {
                         while map
                             .next_entry::<de::IgnoredAny, de::IgnoredAny>()?
                             .is_some()

@@ -1,0 +1,1143 @@
+//! Every rule of every built-in profile, each with a stream that keeps it and one that breaks
+//! it. Streams are SSE text run through the real decoder and a `Validator`; a violation is
+//! checked for its rule and the index of the offending event.
+
+use ssekit::chunk::Chunker;
+use ssekit::profile::{agent, chat, ors, responses, workflow};
+use ssekit::sequence::{Origin, Profile, Rule, SequenceError, Validator, UNTERMINATED};
+use ssekit::{Decoder, Encoder, Event, Frame};
+
+/// Decodes `sse`, validates every frame, then `finish`es.
+fn check<P: Profile>(profile: P, sse: &str) -> Result<P, SequenceError> {
+    let mut decoder = Decoder::new();
+    decoder.feed_slice(sse.as_bytes()).unwrap();
+    let mut v = Validator::new(profile);
+    while let Some(frame) = decoder.next_frame().unwrap() {
+        v.frame(&frame)?;
+    }
+    v.finish()?;
+    Ok(v.into_profile())
+}
+
+/// The rule `sse` breaks and the index of the event that broke it.
+#[track_caller]
+fn broken<P: Profile>(profile: P, sse: &str) -> (Rule, Option<u64>) {
+    match check(profile, sse) {
+        Ok(_) => panic!("stream was accepted:\n{sse}"),
+        Err(err) => (err.rule(), err.index()),
+    }
+}
+
+#[track_caller]
+fn valid<P: Profile>(profile: P, sse: &str) -> P {
+    match check(profile, sse) {
+        Ok(p) => p,
+        Err(err) => panic!("{err}\n{sse}"),
+    }
+}
+
+/// Named events: `[("task_id", "t"), ...]` → `event: task_id\ndata: t\n\n...`.
+fn named(events: &[(&str, &str)]) -> String {
+    let mut out = Vec::new();
+    for (name, data) in events {
+        let ev = Event::builder()
+            .event(name.to_string())
+            .unwrap()
+            .data(data.to_string())
+            .build();
+        Encoder::new().encode(&ev, &mut out).unwrap();
+    }
+    String::from_utf8(out).unwrap()
+}
+
+/// `data:`-only events, one per JSON text.
+fn data(events: &[&str]) -> String {
+    events.iter().map(|d| format!("data: {d}\n\n")).collect()
+}
+
+// ---------------------------------------------------------------------------------------
+// ors::ToolCall
+
+const OK_RESULT: &str = r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"Correct!","detail":null}],"metadata":null,"reward":1.0,"finished":true}}"#;
+
+#[test]
+fn ors_valid_streams() {
+    // The spec's complete example, with the SDK server's ping comment in the middle.
+    let sse = format!(
+        "event: task_id\ndata: task-xyz-789\n\n: ping - 2026-11-22 00:03:02\n\nevent: end\ndata: {OK_RESULT}\n\n"
+    );
+    let p = valid(ors::ToolCall::new(), &sse);
+    assert_eq!(p.task_id().unwrap(), "task-xyz-789");
+    let result = p.result().unwrap();
+    assert!(result.ok && !result.is_tool_error());
+    assert_eq!(result.output.as_ref().unwrap().reward, Some(1.0));
+    // The same result chunked by ssekit's Chunker at 16 bytes, with CRLF line endings.
+    let mut stream = named(&[("task_id", "t")]);
+    for piece in Chunker::new().max_chunk(16).chunk(OK_RESULT).unwrap() {
+        stream.push_str(&named(&[(piece.event_type(), piece.data())]));
+    }
+    let p = valid(ors::ToolCall::new(), &stream.replace('\n', "\r\n"));
+    assert_eq!(p.terminal(), Some(&ors::Terminal::End(OK_RESULT.into())));
+    // /create_session: task_id then an empty end.
+    valid(
+        ors::ToolCall::new(),
+        &named(&[("task_id", "sid"), ("end", "")]),
+    );
+}
+
+#[test]
+fn ors_tool_logic_error_is_not_an_http_error() {
+    let logic = valid(
+        ors::ToolCall::new(),
+        &named(&[
+            ("task_id", "t"),
+            ("end", r#"{"ok":false,"error":"Invalid answer format"}"#),
+        ]),
+    );
+    assert!(logic.result().unwrap().is_tool_error());
+    assert!(matches!(logic.terminal(), Some(ors::Terminal::End(_))));
+    let http = valid(
+        ors::ToolCall::new(),
+        &named(&[("task_id", "t"), ("error", "Session not found")]),
+    );
+    assert!(http.result().is_none());
+    assert_eq!(
+        http.terminal(),
+        Some(&ors::Terminal::Error("Session not found".into()))
+    );
+}
+
+#[test]
+fn ors_task_id_first() {
+    // A lone error is the reply to an unknown task_id on reconnect.
+    valid(
+        ors::ToolCall::new(),
+        &named(&[("error", "unknown task_id")]),
+    );
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("chunk", "{"), ("end", "}")])
+        ),
+        (ors::TASK_ID_FIRST, Some(0))
+    );
+    assert_eq!(
+        broken(ors::ToolCall::new(), &named(&[("end", OK_RESULT)])),
+        (ors::TASK_ID_FIRST, Some(0))
+    );
+}
+
+#[test]
+fn ors_task_id_once() {
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("task_id", "a"), ("task_id", "b"), ("end", OK_RESULT)])
+        ),
+        (ors::TASK_ID_ONCE, Some(1))
+    );
+}
+
+#[test]
+fn ors_task_id_nonempty() {
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("task_id", ""), ("end", OK_RESULT)])
+        ),
+        (ors::TASK_ID_NONEMPTY, Some(0))
+    );
+}
+
+#[test]
+fn ors_unknown_event() {
+    // An unnamed event: the official client would silently drop it.
+    let sse = format!("{}data: hello\n\n", named(&[("task_id", "t")]));
+    assert_eq!(
+        broken(ors::ToolCall::new(), &sse),
+        (ors::UNKNOWN_EVENT, Some(1))
+    );
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("task_id", "t"), ("done", "x")])
+        ),
+        (ors::UNKNOWN_EVENT, Some(1))
+    );
+}
+
+#[test]
+fn ors_after_terminal() {
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("task_id", "t"), ("end", OK_RESULT), ("chunk", "x")])
+        ),
+        (ors::AFTER_TERMINAL, Some(2))
+    );
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("task_id", "t"), ("error", "boom"), ("end", OK_RESULT)])
+        ),
+        (ors::AFTER_TERMINAL, Some(2))
+    );
+    assert_eq!(
+        broken(
+            ors::ToolCall::new(),
+            &named(&[("task_id", "t"), ("end", OK_RESULT), ("end", OK_RESULT)])
+        ),
+        (ors::AFTER_TERMINAL, Some(2))
+    );
+}
+
+#[test]
+fn ors_result_too_large() {
+    let sse = named(&[("task_id", "t"), ("chunk", "0123456789"), ("end", "{}")]);
+    valid(
+        ors::ToolCall::new().max_result(12).check_result(false),
+        &sse,
+    );
+    assert_eq!(
+        broken(ors::ToolCall::new().max_result(11), &sse),
+        (ors::RESULT_TOO_LARGE, Some(2))
+    );
+    assert_eq!(
+        broken(ors::ToolCall::new().max_result(9), &sse),
+        (ors::RESULT_TOO_LARGE, Some(1))
+    );
+}
+
+#[test]
+fn ors_result_shape() {
+    for bad in [
+        r#"{"ok":true}"#,
+        r#"{"ok":false}"#,
+        r#"{"ok":true,"output":{"blocks":[],"finished":true},"error":"x"}"#,
+        r#"{"ok":true,"output":{"blocks":[{"type":"video"}],"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[]}}"#,
+        "Correct!",
+        r#"[true,{"blocks":[],"metadata":null,"reward":null,"finished":true}]"#,
+        r#"{"ok":true,"output":{"blocks":[],"finished":true}"#,
+    ] {
+        assert_eq!(
+            broken(
+                ors::ToolCall::new(),
+                &named(&[("task_id", "t"), ("end", bad)])
+            ),
+            (ors::RESULT_SHAPE, Some(1)),
+            "{bad}"
+        );
+    }
+    // Truncated JSON split over chunks is caught once reassembled.
+    let sse = named(&[
+        ("task_id", "t"),
+        ("chunk", r#"{"ok":true,"#),
+        ("end", r#""output":"#),
+    ]);
+    assert_eq!(
+        broken(ors::ToolCall::new(), &sse),
+        (ors::RESULT_SHAPE, Some(2))
+    );
+    valid(ors::ToolCall::new().check_result(false), &sse);
+}
+
+#[test]
+fn ors_unterminated() {
+    let sse = named(&[("task_id", "t"), ("chunk", "{")]);
+    let err = check(ors::ToolCall::new(), &sse).unwrap_err();
+    assert_eq!(
+        err,
+        SequenceError::Unterminated {
+            events: 2,
+            origin: Origin::Remote
+        }
+    );
+    assert_eq!(err.rule(), UNTERMINATED);
+    // A stream cut inside the end event: the decoder drops the partial block.
+    let cut = format!("{}event: end\ndata: {{\"ok\"", named(&[("task_id", "t")]));
+    assert_eq!(broken(ors::ToolCall::new(), &cut), (UNTERMINATED, None));
+}
+
+// ---------------------------------------------------------------------------------------
+// responses::Stream
+
+const CREATED: &str = r#"{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress","output":[],"error":null}}"#;
+const IN_PROGRESS: &str = r#"{"type":"response.in_progress","response":{"id":"resp_1","status":"in_progress","output":[]}}"#;
+const COMPLETED: &str = r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","error":null,"output":[]}}"#;
+const FAILED: &str = r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","error":{"message":"upstream timeout"}}}"#;
+
+fn text_delta(index: u64, delta: &str) -> String {
+    format!(
+        r#"{{"type":"response.output_text.delta","item_id":"msg_1","output_index":{index},"delta":{}}}"#,
+        serde_json::to_string(delta).unwrap()
+    )
+}
+
+fn args_delta(index: u64, delta: &str) -> String {
+    format!(
+        r#"{{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":{index},"delta":{}}}"#,
+        serde_json::to_string(delta).unwrap()
+    )
+}
+
+fn args_done(index: u64, arguments: &str) -> String {
+    format!(
+        r#"{{"type":"response.function_call_arguments.done","id":"fc_1","output_index":{index},"arguments":{}}}"#,
+        serde_json::to_string(arguments).unwrap()
+    )
+}
+
+fn stream(events: &[&str]) -> String {
+    data(events)
+}
+
+#[test]
+fn responses_valid_scenarios() {
+    // 1: plain text.
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &text_delta(0, "Hel"),
+            &text_delta(0, "lo \"x\"\n"),
+            COMPLETED,
+        ]),
+    );
+    assert_eq!(p.text(0), Some("Hello \"x\"\n"));
+    // 2: modern tool calls, with the in_progress snapshot per tool call and an MCP result.
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            IN_PROGRESS,
+            &args_delta(0, "{\"city\":"),
+            &args_delta(0, "\"Paris\"}"),
+            IN_PROGRESS,
+            &args_delta(1, "{}"),
+            &args_done(0, "{\"city\":\"Paris\"}"),
+            &args_done(1, "{}"),
+            &text_delta(2, "[\"18C\"]"),
+            COMPLETED,
+        ]),
+    );
+    assert_eq!(p.arguments(0), Some("{\"city\":\"Paris\"}"));
+    assert_eq!(p.arguments(1), Some("{}"));
+    // 3: legacy function_call: tool_calls.created, deltas, no .done.
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            r#"{"type":"response.tool_calls.created","item_id":"fc_1","output_index":0,"tool_call":{"name":"f"}}"#,
+            &args_delta(0, "{}"),
+            COMPLETED,
+        ]),
+    );
+    // 5: an error before anything was sent, and one mid-stream.
+    assert!(valid(responses::Stream::new(), &stream(&[FAILED])).is_error());
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x"), FAILED]),
+    );
+    // OpenAI's own framing: `event:` lines agreeing with `type`, extra event types, pings.
+    let openai = format!(
+        "event: response.created\ndata: {CREATED}\n\n: keep-alive\n\nevent: response.in_progress\ndata: {IN_PROGRESS}\n\n\
+         event: response.output_item.added\ndata: {{\"type\":\"response.output_item.added\",\"output_index\":0}}\n\n\
+         event: response.completed\ndata: {COMPLETED}\n\n"
+    );
+    valid(responses::Stream::new(), &openai);
+}
+
+#[test]
+fn responses_json() {
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, "[DONE]"])
+        ),
+        (responses::JSON, Some(2))
+    );
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&["{\"type\":"])),
+        (responses::JSON, Some(0))
+    );
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[r#"["response.created"]"#])
+        ),
+        (responses::JSON, Some(0))
+    );
+}
+
+#[test]
+fn responses_type() {
+    valid(
+        responses::Stream::new(),
+        &format!(
+            "event: response.created\ndata: {{}}\n\n{}",
+            stream(&[COMPLETED])
+        ),
+    );
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, "{\"delta\":\"x\"}"])
+        ),
+        (responses::TYPE, Some(1))
+    );
+}
+
+#[test]
+fn responses_type_mismatch() {
+    let sse = format!("event: response.in_progress\ndata: {CREATED}\n\n");
+    assert_eq!(
+        broken(responses::Stream::new(), &sse),
+        (responses::TYPE_MISMATCH, Some(0))
+    );
+}
+
+#[test]
+fn responses_created_first() {
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&[IN_PROGRESS, COMPLETED])),
+        (responses::CREATED_FIRST, Some(0))
+    );
+    // A completion *without* error cannot come first.
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&[COMPLETED])),
+        (responses::CREATED_FIRST, Some(0))
+    );
+}
+
+#[test]
+fn responses_created_once() {
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, CREATED, COMPLETED])
+        ),
+        (responses::CREATED_ONCE, Some(2))
+    );
+}
+
+#[test]
+fn responses_in_progress_before_output() {
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, &text_delta(0, "x"), COMPLETED])
+        ),
+        (responses::IN_PROGRESS_BEFORE_OUTPUT, Some(1))
+    );
+}
+
+#[test]
+fn responses_fields() {
+    let no_index = r#"{"type":"response.output_text.delta","item_id":"m","delta":"x"}"#;
+    let numeric_delta =
+        r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":5}"#;
+    let no_arguments = r#"{"type":"response.function_call_arguments.done","output_index":0}"#;
+    for bad in [no_index, no_arguments] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[CREATED, IN_PROGRESS, bad, COMPLETED])
+            ),
+            (responses::FIELDS, Some(2))
+        );
+    }
+    // A delta of the wrong JSON type does not even parse as the event.
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, numeric_delta])
+        )
+        .0,
+        responses::JSON
+    );
+}
+
+#[test]
+fn responses_arguments_match() {
+    let sse = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        &args_delta(0, "{\"a\":"),
+        &args_delta(0, "1}"),
+        &args_done(0, "{\"a\":2}"),
+        COMPLETED,
+    ]);
+    assert_eq!(
+        broken(responses::Stream::new(), &sse),
+        (responses::ARGUMENTS_MATCH, Some(4))
+    );
+    // `.done` for an item that had no deltas: the concatenation is empty.
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, &args_done(3, "{}"), COMPLETED])
+        ),
+        (responses::ARGUMENTS_MATCH, Some(2))
+    );
+}
+
+#[test]
+fn responses_arguments_json() {
+    let sse = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        &args_delta(0, "{\"a\":"),
+        &args_done(0, "{\"a\":"),
+        COMPLETED,
+    ]);
+    assert_eq!(
+        broken(responses::Stream::new(), &sse),
+        (responses::ARGUMENTS_JSON, Some(3))
+    );
+}
+
+#[test]
+fn responses_done_once() {
+    let twice = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        &args_delta(0, "{}"),
+        &args_done(0, "{}"),
+        &args_done(0, "{}"),
+        COMPLETED,
+    ]);
+    assert_eq!(
+        broken(responses::Stream::new(), &twice),
+        (responses::DONE_ONCE, Some(4))
+    );
+    let late_delta = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        &args_delta(0, "{}"),
+        &args_done(0, "{}"),
+        &args_delta(0, " "),
+        COMPLETED,
+    ]);
+    assert_eq!(
+        broken(responses::Stream::new(), &late_delta),
+        (responses::DONE_ONCE, Some(4))
+    );
+}
+
+#[test]
+fn responses_after_terminal() {
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, COMPLETED, &text_delta(0, "late")])
+        ),
+        (responses::AFTER_TERMINAL, Some(3))
+    );
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, COMPLETED, COMPLETED])
+        ),
+        (responses::AFTER_TERMINAL, Some(2))
+    );
+}
+
+#[test]
+fn responses_too_large() {
+    let sse = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        &text_delta(0, "abc"),
+        &text_delta(1, "de"),
+        COMPLETED,
+    ]);
+    valid(responses::Stream::new().max_accumulated(5), &sse);
+    assert_eq!(
+        broken(responses::Stream::new().max_accumulated(4), &sse),
+        (responses::TOO_LARGE, Some(3))
+    );
+}
+
+#[test]
+fn responses_unterminated_and_reported_name() {
+    let sse = stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x")]);
+    assert_eq!(broken(responses::Stream::new(), &sse), (UNTERMINATED, None));
+    // The violation names the event by its JSON type, not `message`.
+    let err = check(
+        responses::Stream::new(),
+        &stream(&[CREATED, &text_delta(0, "x")]),
+    )
+    .unwrap_err();
+    let SequenceError::Violation(v) = err else {
+        panic!("{err}")
+    };
+    assert_eq!(v.event_type, "response.output_text.delta");
+}
+
+// ---------------------------------------------------------------------------------------
+// agent::Run
+
+const START: &str = r#"{"event":"start","run_id":"r1","session_id":"s1"}"#;
+const COMPLETE: &str = r#"{"event":"complete","run_id":"r1","content":"Hi","usage":{"tokens":3}}"#;
+
+#[test]
+fn agent_valid_run() {
+    let p = valid(
+        agent::Run::new(),
+        &stream(&[
+            START,
+            r#"{"event":"step_started","step":1}"#,
+            r#"{"event":"reasoning_delta","delta":"think"}"#,
+            r#"{"event":"tool_call","tool_name":"search","arguments":{"q":"x"}}"#,
+            r#"{"event":"context_handler_created","context_handler_id":"c"}"#,
+            r#"{"event":"tool_result","tool_name":"search","result":"r"}"#,
+            r#"{"event":"content_delta","delta":"H"}"#,
+            r#"{"event":"content_delta","delta":"i"}"#,
+            r#"{"event":"step_completed","step":1}"#,
+            r#"{"event":"step_started","step":"2"}"#,
+            r#"{"event":"step_completed","step":2}"#,
+            r#"{"event":"chunk","content":"Hi"}"#,
+            COMPLETE,
+        ]),
+    );
+    assert_eq!(
+        (p.content(), p.reasoning(), p.session_id()),
+        ("Hi", "think", Some("s1"))
+    );
+    // An error ends a run whatever is open.
+    valid(
+        agent::Run::new(),
+        &stream(&[
+            START,
+            r#"{"event":"step_started","step":1}"#,
+            r#"{"event":"error","message":"boom"}"#,
+        ]),
+    );
+}
+
+#[test]
+fn agent_json() {
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, "hello"])),
+        (agent::JSON, Some(1))
+    );
+    // serde would read an array as the struct's fields in order: refused.
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, r#"["complete"]"#])),
+        (agent::JSON, Some(1))
+    );
+}
+
+#[test]
+fn agent_name() {
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, r#"{"delta":"x"}"#])),
+        (agent::NAME, Some(1))
+    );
+    let mismatch = format!("event: start\ndata: {COMPLETE}\n\n");
+    assert_eq!(broken(agent::Run::new(), &mismatch), (agent::NAME, Some(0)));
+}
+
+#[test]
+fn agent_start_first() {
+    assert_eq!(
+        broken(
+            agent::Run::new(),
+            &stream(&[r#"{"event":"step_started","step":1}"#, COMPLETE])
+        ),
+        (agent::START_FIRST, Some(0))
+    );
+}
+
+#[test]
+fn agent_start_once() {
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, START, COMPLETE])),
+        (agent::START_ONCE, Some(1))
+    );
+}
+
+#[test]
+fn agent_fields() {
+    for bad in [
+        r#"{"event":"step_started"}"#,
+        r#"{"event":"tool_call","arguments":{}}"#,
+        r#"{"event":"content_delta"}"#,
+        r#"{"event":"approval_requested","tool_input":{}}"#,
+    ] {
+        assert_eq!(
+            broken(agent::Run::new(), &stream(&[START, bad, COMPLETE])),
+            (agent::FIELDS, Some(1)),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn agent_step_paired() {
+    let s1 = r#"{"event":"step_started","step":1}"#;
+    let c1 = r#"{"event":"step_completed","step":1}"#;
+    let c2 = r#"{"event":"step_completed","step":2}"#;
+    valid(
+        agent::Run::new(),
+        &stream(&[START, s1, c1, s1, c1, COMPLETE]),
+    );
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, s1, c2, COMPLETE])),
+        (agent::STEP_PAIRED, Some(2))
+    );
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, c1, COMPLETE])),
+        (agent::STEP_PAIRED, Some(1))
+    );
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, s1, s1, COMPLETE])),
+        (agent::STEP_PAIRED, Some(2))
+    );
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, s1, COMPLETE])),
+        (agent::STEP_PAIRED, Some(2))
+    );
+}
+
+#[test]
+fn agent_tool_result_follows_call() {
+    let call = r#"{"event":"tool_call","tool_name":"a","arguments":{}}"#;
+    let result_a = r#"{"event":"tool_result","tool_name":"a","result":1}"#;
+    let result_b = r#"{"event":"tool_result","tool_name":"b","result":1}"#;
+    valid(
+        agent::Run::new(),
+        &stream(&[START, call, call, result_a, result_a, COMPLETE]),
+    );
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, result_a, COMPLETE])),
+        (agent::TOOL_RESULT_FOLLOWS_CALL, Some(1))
+    );
+    assert_eq!(
+        broken(
+            agent::Run::new(),
+            &stream(&[START, call, result_b, COMPLETE])
+        ),
+        (agent::TOOL_RESULT_FOLLOWS_CALL, Some(2))
+    );
+    assert_eq!(
+        broken(
+            agent::Run::new(),
+            &stream(&[START, call, result_a, result_a, COMPLETE])
+        ),
+        (agent::TOOL_RESULT_FOLLOWS_CALL, Some(3))
+    );
+}
+
+#[test]
+fn agent_tool_call_answered() {
+    let call = r#"{"event":"tool_call","tool_name":"a","arguments":{}}"#;
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, call, COMPLETE])),
+        (agent::TOOL_CALL_ANSWERED, Some(2))
+    );
+}
+
+#[test]
+fn agent_approval_requested_pauses_the_run() {
+    let approval = r#"{"event":"approval_requested","tool_name":"rm","tool_input":{"path":"/"}}"#;
+    let p = valid(agent::Run::new(), &stream(&[START, approval]));
+    assert!(p.is_paused());
+    // ... or the run goes on after the approval and answers it.
+    let result = r#"{"event":"tool_result","tool_name":"rm","result":"ok"}"#;
+    let p = valid(
+        agent::Run::new(),
+        &stream(&[START, approval, result, COMPLETE]),
+    );
+    assert!(!p.is_paused());
+    // Pausing is only a valid end right after the request.
+    let delta = r#"{"event":"content_delta","delta":"x"}"#;
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, approval, delta])),
+        (UNTERMINATED, None)
+    );
+}
+
+#[test]
+fn agent_after_terminal() {
+    assert_eq!(
+        broken(
+            agent::Run::new(),
+            &stream(&[START, COMPLETE, r#"{"event":"content_delta","delta":"x"}"#])
+        ),
+        (agent::AFTER_TERMINAL, Some(2))
+    );
+    assert_eq!(
+        broken(
+            agent::Run::new(),
+            &stream(&[START, r#"{"event":"error","message":"x"}"#, COMPLETE])
+        ),
+        (agent::AFTER_TERMINAL, Some(2))
+    );
+}
+
+#[test]
+fn agent_too_large() {
+    let d = r#"{"event":"content_delta","delta":"abcd"}"#;
+    let r = r#"{"event":"reasoning_delta","delta":"abcd"}"#;
+    valid(
+        agent::Run::new().max_accumulated(8),
+        &stream(&[START, d, r, COMPLETE]),
+    );
+    assert_eq!(
+        broken(
+            agent::Run::new().max_accumulated(7),
+            &stream(&[START, d, r, COMPLETE])
+        ),
+        (agent::TOO_LARGE, Some(2))
+    );
+}
+
+#[test]
+fn agent_unterminated() {
+    assert_eq!(
+        broken(
+            agent::Run::new(),
+            &stream(&[START, r#"{"event":"content_delta","delta":"x"}"#])
+        ),
+        (UNTERMINATED, None)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// agent::Workflow
+
+const WF_START: &str = r#"{"event":"workflow_start","execution_id":"e1"}"#;
+const WF_COMPLETE: &str = r#"{"event":"workflow_complete","execution_id":"e1","result":{}}"#;
+
+fn block(event: &str, id: &str) -> String {
+    format!(
+        r#"{{"event":"{event}","block_id":"{id}","delta":"x","output":"o","error":"e","block_type":"agent"}}"#
+    )
+}
+
+#[test]
+fn workflow_valid_interleaved_blocks() {
+    let p = valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_started", "b"),
+            &block("block_chunk", "a"),
+            &block("content_delta", "b"),
+            &block("reasoning_delta", "a"),
+            &block("block_output", "a"),
+            &block("block_error", "b"),
+            &block("block_completed", "a"),
+            &block("block_started", "handler"),
+            &block("block_output", "handler"),
+            &block("block_completed", "handler"),
+            WF_COMPLETE,
+        ]),
+    );
+    assert!(!p.is_error());
+    let p = valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            r#"{"event":"workflow_error","error":"x"}"#,
+        ]),
+    );
+    assert!(p.is_error());
+    // Integer block ids work and match across events.
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            r#"{"event":"block_started","block_id":7}"#,
+            r#"{"event":"block_output","block_id":7,"output":1}"#,
+            r#"{"event":"block_completed","block_id":7}"#,
+            WF_COMPLETE,
+        ]),
+    );
+}
+
+#[test]
+fn workflow_json() {
+    assert_eq!(
+        broken(agent::Workflow::new(), &stream(&[WF_START, "[]"])),
+        (workflow::JSON, Some(1))
+    );
+}
+
+#[test]
+fn workflow_name() {
+    assert_eq!(
+        broken(agent::Workflow::new(), &stream(&[WF_START, "{}"])),
+        (workflow::NAME, Some(1))
+    );
+}
+
+#[test]
+fn workflow_start_first() {
+    assert_eq!(
+        broken(
+            agent::Workflow::new(),
+            &stream(&[&block("block_started", "a")])
+        ),
+        (workflow::START_FIRST, Some(0))
+    );
+}
+
+#[test]
+fn workflow_start_once() {
+    assert_eq!(
+        broken(
+            agent::Workflow::new(),
+            &stream(&[WF_START, WF_START, WF_COMPLETE])
+        ),
+        (workflow::START_ONCE, Some(1))
+    );
+}
+
+#[test]
+fn workflow_fields() {
+    assert_eq!(
+        broken(
+            agent::Workflow::new(),
+            &stream(&[WF_START, r#"{"event":"block_started"}"#])
+        ),
+        (workflow::FIELDS, Some(1))
+    );
+}
+
+#[test]
+fn workflow_block_started_once() {
+    let started = block("block_started", "a");
+    assert_eq!(
+        broken(
+            agent::Workflow::new(),
+            &stream(&[WF_START, &started, &started])
+        ),
+        (workflow::BLOCK_STARTED_ONCE, Some(2))
+    );
+    // Also once finished: a block id names one execution.
+    assert_eq!(
+        broken(
+            agent::Workflow::new(),
+            &stream(&[WF_START, &started, &block("block_error", "a"), &started])
+        ),
+        (workflow::BLOCK_STARTED_ONCE, Some(3))
+    );
+}
+
+#[test]
+fn workflow_block_running() {
+    for event in [
+        "block_chunk",
+        "content_delta",
+        "block_output",
+        "block_completed",
+        "block_error",
+    ] {
+        assert_eq!(
+            broken(
+                agent::Workflow::new(),
+                &stream(&[WF_START, &block(event, "a")])
+            ),
+            (workflow::BLOCK_RUNNING, Some(1)),
+            "{event}"
+        );
+    }
+    let finished = [
+        WF_START,
+        &block("block_started", "a"),
+        &block("block_output", "a"),
+        &block("block_completed", "a"),
+        &block("block_chunk", "a"),
+    ]
+    .map(String::from);
+    let refs: Vec<&str> = finished.iter().map(String::as_str).collect();
+    assert_eq!(
+        broken(agent::Workflow::new(), &stream(&refs)),
+        (workflow::BLOCK_RUNNING, Some(4))
+    );
+}
+
+#[test]
+fn workflow_output_last() {
+    let sse = stream(&[
+        WF_START,
+        &block("block_started", "a"),
+        &block("block_output", "a"),
+        &block("block_chunk", "a"),
+    ]);
+    assert_eq!(
+        broken(agent::Workflow::new(), &sse),
+        (workflow::OUTPUT_LAST, Some(3))
+    );
+    let twice = stream(&[
+        WF_START,
+        &block("block_started", "a"),
+        &block("block_output", "a"),
+        &block("block_output", "a"),
+    ]);
+    assert_eq!(
+        broken(agent::Workflow::new(), &twice),
+        (workflow::OUTPUT_LAST, Some(3))
+    );
+}
+
+#[test]
+fn workflow_output_before_completed() {
+    let sse = stream(&[
+        WF_START,
+        &block("block_started", "a"),
+        &block("block_completed", "a"),
+    ]);
+    assert_eq!(
+        broken(agent::Workflow::new(), &sse),
+        (workflow::OUTPUT_BEFORE_COMPLETED, Some(2))
+    );
+}
+
+#[test]
+fn workflow_blocks_finished() {
+    let sse = stream(&[WF_START, &block("block_started", "a"), WF_COMPLETE]);
+    assert_eq!(
+        broken(agent::Workflow::new(), &sse),
+        (workflow::BLOCKS_FINISHED, Some(2))
+    );
+}
+
+#[test]
+fn workflow_after_terminal() {
+    let sse = stream(&[WF_START, WF_COMPLETE, &block("block_started", "a")]);
+    assert_eq!(
+        broken(agent::Workflow::new(), &sse),
+        (workflow::AFTER_TERMINAL, Some(2))
+    );
+}
+
+#[test]
+fn workflow_too_many_blocks() {
+    let ev: Vec<String> = (0..3)
+        .flat_map(|i| {
+            let id = i.to_string();
+            [block("block_started", &id), block("block_error", &id)]
+        })
+        .collect();
+    let mut events = vec![WF_START.to_string()];
+    events.extend(ev);
+    events.push(WF_COMPLETE.to_string());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    valid(agent::Workflow::new().max_blocks(3), &stream(&refs));
+    assert_eq!(
+        broken(agent::Workflow::new().max_blocks(2), &stream(&refs)),
+        (workflow::TOO_MANY_BLOCKS, Some(5))
+    );
+}
+
+#[test]
+fn workflow_unterminated() {
+    assert_eq!(
+        broken(
+            agent::Workflow::new(),
+            &stream(&[WF_START, &block("block_started", "a")])
+        ),
+        (UNTERMINATED, None)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// chat::Completions
+
+const CHAT_CHUNK: &str = r#"{"id":"c1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"Hi"}}]}"#;
+
+#[test]
+fn chat_valid_stream() {
+    valid(
+        chat::Completions::new(),
+        &stream(&[CHAT_CHUNK, CHAT_CHUNK, "[DONE]"]),
+    );
+    valid(chat::Completions::new(), &stream(&["[DONE]"]));
+}
+
+#[test]
+fn chat_after_done() {
+    assert_eq!(
+        broken(
+            chat::Completions::new(),
+            &stream(&[CHAT_CHUNK, "[DONE]", CHAT_CHUNK])
+        ),
+        (chat::AFTER_DONE, Some(2))
+    );
+    assert_eq!(
+        broken(chat::Completions::new(), &stream(&["[DONE]", "[DONE]"])),
+        (chat::AFTER_DONE, Some(1))
+    );
+}
+
+#[test]
+fn chat_chunk_json() {
+    for bad in ["[1]", "\"x\"", "{\"a\":", "DONE", "[DONE] "] {
+        assert_eq!(
+            broken(
+                chat::Completions::new(),
+                &stream(&[CHAT_CHUNK, bad, "[DONE]"])
+            ),
+            (chat::CHUNK_JSON, Some(1)),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn chat_unterminated() {
+    assert_eq!(
+        broken(chat::Completions::new(), &stream(&[CHAT_CHUNK])),
+        (UNTERMINATED, None)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Validator
+
+#[test]
+fn validator_failure_is_sticky_and_carries_origin() {
+    let mut v = Validator::new(chat::Completions::new()).origin(Origin::Local);
+    v.event(&Event::message("[DONE]")).unwrap();
+    let err = v.event(&Event::message("{}")).unwrap_err();
+    let SequenceError::Violation(violation) = &err else {
+        panic!()
+    };
+    assert_eq!((violation.index, violation.origin), (1, Origin::Local));
+    assert_eq!(
+        err.to_string(),
+        "local event 1 (`message`) breaks chat.after-done: nothing follows `data: [DONE]`"
+    );
+    // Everything afterwards returns the same error, even valid input and finish.
+    assert_eq!(v.comment("ping"), Err(err.clone()));
+    assert_eq!(v.frame(&Frame::Retry(5)), Err(err.clone()));
+    assert_eq!(v.finish(), Err(err.clone()));
+    assert_eq!(v.error(), Some(&err));
+    assert!(!v.is_terminated());
+}
+
+#[test]
+fn comments_and_retry_are_not_counted_as_events() {
+    let sse = format!(
+        ": hi\n\nretry: 10\n\n{}: ping\n\n{}",
+        named(&[("task_id", "t")]),
+        named(&[("end", "")])
+    );
+    let mut decoder = Decoder::new();
+    decoder.feed_slice(sse.as_bytes()).unwrap();
+    let mut v = Validator::new(ors::ToolCall::new());
+    while let Some(frame) = decoder.next_frame().unwrap() {
+        v.frame(&frame).unwrap();
+    }
+    assert_eq!(v.events(), 2);
+    assert!(v.finish().is_ok() && v.is_terminated());
+}
