@@ -58,8 +58,9 @@
 //!   otherwise reconnect in a tight loop.
 //! - Optional attempt limit, idle timeout and `reconnect(false)`; a browser retries forever and
 //!   has no idle timeout, so a half-open TCP connection hangs it until the OS notices.
-//! - Events whose id was seen recently are reported as [`Delivery::Duplicate`]; a browser
-//!   delivers a server's replayed events twice.
+//! - Events a server replays after a reconnect, with ids already seen, are reported as
+//!   [`Delivery::Duplicate`]; a browser delivers them twice. Only the start of a stream is
+//!   checked, so a server that repeats an id on purpose loses nothing.
 //! - The default reconnection time is UTCP's 30 s; browsers use about 3 s (Chromium) to 5 s
 //!   (Firefox).
 
@@ -313,8 +314,9 @@ impl ReconnectConfig {
         self
     }
 
-    /// Duplicate suppression: remember the last `ids` event ids, using at most `bytes` bytes
-    /// for them (defaults 256 and 16 KiB); `0` ids turns suppression off.
+    /// Duplicate suppression after a reconnect (see [`Reconnect::handle_event`]): remember the
+    /// last `ids` event ids, using at most `bytes` bytes for them (defaults 256 and 16 KiB);
+    /// `0` ids turns suppression off. Make it at least as large as the server's replay.
     ///
     /// # Example
     /// ```
@@ -651,20 +653,28 @@ pub enum Disconnect {
 ///
 /// # Example
 /// ```
-/// use ssekit::client::{Delivery, Reconnect, ReconnectConfig};
-/// use ssekit::Event;
+/// use ssekit::client::{Delivery, Disconnect, Reconnect, ReconnectConfig};
+/// use ssekit::{time::Instant, Event};
 /// let mut rc = Reconnect::new(ReconnectConfig::default());
-/// let ev = Event::builder().id("1")?.data("x").build();
-/// assert_eq!(rc.handle_event(&ev), Delivery::Deliver);
-/// assert_eq!(rc.handle_event(&ev), Delivery::Duplicate);
-/// # Ok::<(), ssekit::EncodeError>(())
+/// let (one, two) = (Event::builder().id("1")?.data("a").build(), Event::builder().id("2")?.data("b").build());
+/// let _ = rc.poll_action();
+/// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+/// assert_eq!(rc.handle_event(&one), Delivery::Deliver);
+/// rc.handle_closed(Instant::ZERO, Disconnect::Error);
+/// rc.handle_timeout(rc.poll_timeout().unwrap());
+/// let _ = rc.poll_action();
+/// rc.handle_response(Instant::from_secs(40), 200, Some("text/event-stream"))?;
+/// assert_eq!(rc.handle_event(&one), Delivery::Duplicate); // replayed by the server
+/// assert_eq!(rc.handle_event(&two), Delivery::Deliver);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Delivery {
     /// Hand the event to the application.
     Deliver,
-    /// Its id was seen recently: a replay after reconnect. Drop it.
+    /// A replay after reconnect: the stream has sent no new id since it was accepted, and
+    /// this event's id was seen before. Drop it.
     Duplicate,
     /// Its type does not match [`ReconnectConfig::event_type`]. Drop it.
     Filtered,
@@ -770,6 +780,8 @@ pub struct Reconnect {
     reconnection_time: Duration,
     last_event_id: Utf8Bytes,
     seen: RecentIds,
+    /// The current stream has sent no new id yet: seen ids are replays.
+    replaying: bool,
     rng: SplitMix64,
     pending_close: Option<CloseReason>,
 }
@@ -790,6 +802,7 @@ impl Reconnect {
             reconnection_time: config.retry_timeout,
             last_event_id: Utf8Bytes::new(),
             seen: RecentIds::new(config.dedupe_ids, config.dedupe_bytes),
+            replaying: false,
             rng: SplitMix64::new(config.jitter_seed),
             pending_close: None,
             config,
@@ -922,7 +935,8 @@ impl Reconnect {
                 self.state = State::Open {
                     since: now,
                     last_rx: now,
-                }
+                };
+                self.replaying = true;
             }
             Err(ResponseError::Status(s)) if is_retryable_status(s) => {
                 self.fail(now, Failure::Status(s))
@@ -957,8 +971,13 @@ impl Reconnect {
     }
 
     /// A decoded event: records its id (for `Last-Event-ID` and duplicate suppression) and
-    /// says whether to deliver it. Events without an id are always delivered (if they pass
-    /// the type filter); an empty id clears the last event ID, as in a browser.
+    /// says whether to deliver it. An empty id clears the last event ID, as in a browser.
+    ///
+    /// Duplicates are looked for only at the start of each accepted stream, where a server
+    /// replays: from acceptance until the first event whose id was never seen, an event with a
+    /// recently seen id is [`Delivery::Duplicate`]. After that, and on streams that repeat an
+    /// id on purpose (one id for all deltas of a message), nothing is suppressed. Events without
+    /// an id are always delivered (if they pass the type filter): they cannot be told apart.
     ///
     /// # Example
     /// ```
@@ -971,14 +990,18 @@ impl Reconnect {
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn handle_event(&mut self, event: &Event) -> Delivery {
-        let mut fresh = true;
+        let mut replayed = false;
         if let Some(id) = event.id_field() {
             self.last_event_id = id.clone();
             if !id.is_empty() {
-                fresh = self.seen.insert(id);
+                if self.seen.insert(id) {
+                    self.replaying = false;
+                } else {
+                    replayed = self.replaying;
+                }
             }
         }
-        if !fresh {
+        if replayed {
             Delivery::Duplicate
         } else if self
             .config

@@ -502,3 +502,24 @@ fn unknown_task_id_yields_the_error_event_and_no_task() {
         .unwrap();
     assert_eq!(out, b"event: error\ndata: unknown task_id\n\n");
 }
+
+#[test]
+fn repeated_ids_within_one_stream_are_not_suppressed() {
+    // Some servers put one id on every delta of a message; without a reconnect nothing is a
+    // replay, and after one only the replayed prefix is.
+    let mut rc = Reconnect::new(ReconnectConfig::default());
+    expect_connect(&mut rc);
+    rc.handle_response(ms(0), 200, SSE).unwrap();
+    for _ in 0..3 {
+        assert_eq!(rc.handle_event(&ev("msg_1")), Delivery::Deliver);
+    }
+    rc.handle_closed(ms(0), Disconnect::Error);
+    let wake = rc.poll_timeout().unwrap();
+    rc.handle_timeout(wake);
+    expect_connect(&mut rc);
+    rc.handle_response(wake, 200, SSE).unwrap();
+    assert_eq!(rc.handle_event(&ev("msg_1")), Delivery::Duplicate);
+    assert_eq!(rc.handle_event(&ev("msg_2")), Delivery::Deliver);
+    assert_eq!(rc.handle_event(&ev("msg_2")), Delivery::Deliver);
+    assert_eq!(rc.handle_event(&ev("msg_1")), Delivery::Deliver);
+}
