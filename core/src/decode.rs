@@ -243,6 +243,38 @@ impl Config {
         self.on_limit = on_limit;
         self
     }
+
+    /// The limits in force.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit::Config::default().get_limits(), ssekit::Limits::default());
+    /// ```
+    pub const fn get_limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The dispatch mode.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::decode::Mode;
+    /// assert_eq!(ssekit::Config::default().get_mode(), Mode::Browser);
+    /// ```
+    pub const fn get_mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The limit policy.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::decode::OnLimit;
+    /// assert_eq!(ssekit::Config::default().get_on_limit(), OnLimit::FailStop);
+    /// ```
+    pub const fn get_on_limit(&self) -> OnLimit {
+        self.on_limit
+    }
 }
 
 /// A [`Limits`] violation. `offset` is the stream offset (bytes since the start of the stream,

@@ -20,24 +20,10 @@ fn drain(dec: &mut Decoder, out: &mut Vec<Result<Frame, DecodeError>>) {
             Ok(None) => return,
             Err(err) => {
                 out.push(Err(err));
-                if dec.config().on_limit_policy() == OnLimit::FailStop {
+                if dec.config().get_on_limit() == OnLimit::FailStop {
                     return;
                 }
             }
-        }
-    }
-}
-
-trait Policy {
-    fn on_limit_policy(&self) -> OnLimit;
-}
-impl Policy for Config {
-    fn on_limit_policy(&self) -> OnLimit {
-        // Config has no getter for the policy on purpose; tests infer it from Debug output.
-        if format!("{self:?}").contains("Resync") {
-            OnLimit::Resync
-        } else {
-            OnLimit::FailStop
         }
     }
 }
@@ -47,7 +33,13 @@ fn a_line_longer_than_max_line_within_one_feed_is_an_error_with_its_offset() {
     let mut dec = Decoder::with_config(config(Limits::default().max_line(8)));
     dec.feed_slice(b"data: 1\n\ndata: 123456789\n\n").unwrap();
     assert!(matches!(dec.next_frame(), Ok(Some(Frame::Event(_)))));
-    assert_eq!(dec.next_frame(), Err(DecodeError::LineTooLong { offset: 9, limit: 8 }));
+    assert_eq!(
+        dec.next_frame(),
+        Err(DecodeError::LineTooLong {
+            offset: 9,
+            limit: 8
+        })
+    );
 }
 
 #[test]
@@ -57,7 +49,13 @@ fn a_line_longer_than_max_line_across_feeds_is_detected_before_it_is_buffered() 
     assert!(matches!(dec.next_frame(), Ok(Some(_))));
     assert_eq!(dec.next_frame(), Ok(None));
     dec.feed_slice(b"123456").unwrap();
-    assert_eq!(dec.next_frame(), Err(DecodeError::LineTooLong { offset: 9, limit: 10 }));
+    assert_eq!(
+        dec.next_frame(),
+        Err(DecodeError::LineTooLong {
+            offset: 9,
+            limit: 10
+        })
+    );
 }
 
 #[test]
@@ -74,7 +72,13 @@ fn event_data_over_max_event_is_an_error_at_the_offending_data_line() {
     let mut dec = Decoder::with_config(config(Limits::default().max_event(5)));
     dec.feed_slice(b"data: ab\ndata: cd\ndata: e\n\n").unwrap();
     // "ab\ncd" is 5 bytes: fits. "+\ne" would be 7.
-    assert_eq!(dec.next_frame(), Err(DecodeError::EventTooLarge { offset: 18, limit: 5 }));
+    assert_eq!(
+        dec.next_frame(),
+        Err(DecodeError::EventTooLarge {
+            offset: 18,
+            limit: 5
+        })
+    );
 }
 
 #[test]
@@ -95,12 +99,19 @@ fn fail_stop_repeats_the_error_until_reset() {
 fn resync_reports_once_drops_the_event_and_resumes_after_the_next_blank_line() {
     let cfg = config(Limits::default().max_line(12)).on_limit(OnLimit::Resync);
     let mut dec = Decoder::with_config(cfg);
-    dec.feed_slice(b"id: 1\ndata: a\n\nid: 2\ndata: far too long\ndata: rest\n\ndata: b\n\n").unwrap();
+    dec.feed_slice(b"id: 1\ndata: a\n\nid: 2\ndata: far too long\ndata: rest\n\ndata: b\n\n")
+        .unwrap();
     let mut out = Vec::new();
     drain(&mut dec, &mut out);
     assert_eq!(out.len(), 3);
     assert!(matches!(&out[0], Ok(Frame::Event(e)) if e.data() == "a"));
-    assert_eq!(out[1], Err(DecodeError::LineTooLong { offset: 21, limit: 12 }));
+    assert_eq!(
+        out[1],
+        Err(DecodeError::LineTooLong {
+            offset: 21,
+            limit: 12
+        })
+    );
     assert!(matches!(&out[2], Ok(Frame::Event(e)) if e.data() == "b"));
     // The dropped event's id is not committed: it was never delivered.
     assert_eq!(dec.last_event_id(), "1");
@@ -120,7 +131,13 @@ fn resync_discards_an_endless_line_without_buffering_it() {
     dec.feed_slice(b"\n\ndata: after\n\n").unwrap();
     drain(&mut dec, &mut out);
     assert_eq!(out.len(), 2, "{out:?}");
-    assert_eq!(out[0], Err(DecodeError::LineTooLong { offset: 0, limit: 16 }));
+    assert_eq!(
+        out[0],
+        Err(DecodeError::LineTooLong {
+            offset: 0,
+            limit: 16
+        })
+    );
     assert!(matches!(&out[1], Ok(Frame::Event(e)) if e.data() == "after"));
 }
 
@@ -128,10 +145,17 @@ fn resync_discards_an_endless_line_without_buffering_it() {
 fn resync_after_event_too_large_skips_the_rest_of_the_event() {
     let cfg = config(Limits::default().max_event(4)).on_limit(OnLimit::Resync);
     let mut dec = Decoder::with_config(cfg);
-    dec.feed_slice(b"data: abc\ndata: def\ndata: ghi\n\ndata: ok\n\n").unwrap();
+    dec.feed_slice(b"data: abc\ndata: def\ndata: ghi\n\ndata: ok\n\n")
+        .unwrap();
     let mut out = Vec::new();
     drain(&mut dec, &mut out);
-    assert_eq!(out[0], Err(DecodeError::EventTooLarge { offset: 10, limit: 4 }));
+    assert_eq!(
+        out[0],
+        Err(DecodeError::EventTooLarge {
+            offset: 10,
+            limit: 4
+        })
+    );
     assert!(matches!(&out[1], Ok(Frame::Event(e)) if e.data() == "ok"));
     assert_eq!(out.len(), 2);
 }
@@ -140,10 +164,14 @@ fn resync_after_event_too_large_skips_the_rest_of_the_event() {
 fn feeding_past_max_buffered_without_draining_is_refused() {
     let mut dec = Decoder::with_config(config(Limits::default().max_buffered(10)));
     // One piece into a drained decoder is accepted whatever its size.
-    dec.feed(Bytes::from_static(b"data: 0123456789\n\n")).unwrap();
+    dec.feed(Bytes::from_static(b"data: 0123456789\n\n"))
+        .unwrap();
     assert_eq!(
         dec.feed_slice(b"x"),
-        Err(DecodeError::BufferFull { offset: 18, limit: 10 })
+        Err(DecodeError::BufferFull {
+            offset: 18,
+            limit: 10
+        })
     );
     assert!(dec.next_frame().unwrap().is_some());
     dec.feed_slice(b"data: y\n\n").unwrap();
@@ -167,7 +195,13 @@ fn hostile_endless_line_stops_at_the_limit_with_bounded_memory() {
             }
         }
     }
-    assert_eq!(err, Some(DecodeError::LineTooLong { offset: 0, limit: 16 << 20 }));
+    assert_eq!(
+        err,
+        Some(DecodeError::LineTooLong {
+            offset: 0,
+            limit: 16 << 20
+        })
+    );
 }
 
 #[test]
@@ -184,7 +218,9 @@ fn hostile_endless_data_stops_at_the_event_limit() {
         }
         assert!(fed < 4 << 20, "no error after {fed} bytes");
     };
-    let DecodeError::EventTooLarge { offset, limit: l } = err else { panic!("{err:?}") };
+    let DecodeError::EventTooLarge { offset, limit: l } = err else {
+        panic!("{err:?}")
+    };
     assert_eq!(l, limit);
     // The line that went over starts at a multiple of the line length.
     assert_eq!(offset % line.len() as u64, 0);
@@ -228,10 +264,12 @@ fn hostile_random_bytes_never_panic_in_either_mode_or_policy() {
             (Mode::Browser, OnLimit::FailStop),
             (Mode::Raw, OnLimit::Resync),
         ] {
-            let cfg = Config::default()
-                .mode(mode)
-                .on_limit(policy)
-                .limits(Limits::default().max_line(16).max_event(24).max_buffered(64));
+            let cfg = Config::default().mode(mode).on_limit(policy).limits(
+                Limits::default()
+                    .max_line(16)
+                    .max_event(24)
+                    .max_buffered(64),
+            );
             let mut dec = Decoder::with_config(cfg);
             for piece in stream.chunks(1 + round % 13) {
                 let _ = dec.feed_slice(piece);
@@ -269,7 +307,11 @@ fn one_byte_feeds_scan_each_byte_at_most_twice() {
     }
     assert_eq!(frames, 1 + 2000 + 1);
     let n = stream.len() as u64;
-    assert!(dec.bytes_scanned() <= 2 * n, "scanned {} for {n} bytes", dec.bytes_scanned());
+    assert!(
+        dec.bytes_scanned() <= 2 * n,
+        "scanned {} for {n} bytes",
+        dec.bytes_scanned()
+    );
     assert_eq!(dec.finish(), StreamEnd::Clean);
 }
 
@@ -283,17 +325,33 @@ fn every_feed_pattern_scans_at_most_twice_the_input() {
             while dec.next_frame().unwrap().is_some() {}
         }
         let n = stream.len() as u64;
-        assert!(dec.bytes_scanned() <= 2 * n, "piece {piece}: {} > 2 * {n}", dec.bytes_scanned());
+        assert!(
+            dec.bytes_scanned() <= 2 * n,
+            "piece {piece}: {} > 2 * {n}",
+            dec.bytes_scanned()
+        );
     }
 }
 
 #[test]
 fn the_error_display_names_the_offset_and_the_limit() {
-    let e = DecodeError::LineTooLong { offset: 42, limit: 8 };
-    assert_eq!(e.to_string(), "line at byte 42 is longer than the 8-byte limit");
-    let e = DecodeError::EventTooLarge { offset: 1, limit: 2 };
+    let e = DecodeError::LineTooLong {
+        offset: 42,
+        limit: 8,
+    };
+    assert_eq!(
+        e.to_string(),
+        "line at byte 42 is longer than the 8-byte limit"
+    );
+    let e = DecodeError::EventTooLarge {
+        offset: 1,
+        limit: 2,
+    };
     assert!(e.to_string().contains("byte 1") && e.to_string().contains("2-byte"));
-    let e = DecodeError::BufferFull { offset: 3, limit: 4 };
+    let e = DecodeError::BufferFull {
+        offset: 3,
+        limit: 4,
+    };
     assert!(e.to_string().contains("byte 3") && e.to_string().contains("4 bytes"));
 }
 
@@ -301,7 +359,8 @@ fn the_error_display_names_the_offset_and_the_limit() {
 fn data_after_errors_in_resync_mode_is_never_silently_lost() {
     // Every dropped event is matched by an Err the caller saw.
     let cfg = config(Limits::default().max_line(10)).on_limit(OnLimit::Resync);
-    let stream = b"data: 1\n\ndata: xxxxxxxxxxxxxxxx\n\ndata: 2\n\ndata: yyyyyyyyyyyyyy\n\ndata: 3\n\n";
+    let stream =
+        b"data: 1\n\ndata: xxxxxxxxxxxxxxxx\n\ndata: 2\n\ndata: yyyyyyyyyyyyyy\n\ndata: 3\n\n";
     let mut dec = Decoder::with_config(cfg);
     dec.feed_slice(stream).unwrap();
     let mut out = Vec::new();

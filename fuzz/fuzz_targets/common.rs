@@ -1,0 +1,85 @@
+//! Helpers shared by the fuzz targets.
+#![allow(dead_code)]
+
+use arbitrary::Unstructured;
+use bytes::Bytes;
+use ssekit::decode::{Mode, OnLimit};
+use ssekit::{Config, Decoder, Frame, Limits, StreamEnd};
+
+/// A configuration drawn from the input: either mode, either policy, small limits so they
+/// are actually hit.
+pub fn config(u: &mut Unstructured) -> Config {
+    let mode = if u.arbitrary().unwrap_or(false) {
+        Mode::Raw
+    } else {
+        Mode::Browser
+    };
+    let on_limit = if u.arbitrary().unwrap_or(false) {
+        OnLimit::Resync
+    } else {
+        OnLimit::FailStop
+    };
+    let max_line = u.int_in_range(1..=512usize).unwrap_or(512);
+    let max_event = u.int_in_range(1..=1024usize).unwrap_or(1024);
+    Config::default()
+        .mode(mode)
+        .on_limit(on_limit)
+        .limits(Limits::default().max_line(max_line).max_event(max_event))
+}
+
+/// What one stream decoded to: frames and errors in order, how it ended, the last event ID.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Outcome {
+    pub items: Vec<Result<Frame, ssekit::DecodeError>>,
+    pub end: StreamEnd,
+    pub last_event_id: String,
+}
+
+/// Feeds `pieces` in order, draining after each; errors are recorded (fail-stop: once).
+pub fn run(config: Config, pieces: &[&[u8]]) -> Outcome {
+    let mut decoder = Decoder::with_config(config);
+    let mut items = Vec::new();
+    let mut failed = false;
+    for piece in pieces {
+        decoder
+            .feed(Bytes::copy_from_slice(piece))
+            .expect("drained decoders accept any piece");
+        while !failed {
+            match decoder.next_frame() {
+                Ok(Some(frame)) => items.push(Ok(frame)),
+                Ok(None) => break,
+                Err(err) => {
+                    items.push(Err(err));
+                    // Fail-stop repeats the same error until reset; Resync goes on.
+                    if config.get_on_limit() == OnLimit::FailStop {
+                        assert_eq!(decoder.next_frame(), Err(err), "fail-stop must be sticky");
+                        failed = true;
+                    }
+                }
+            }
+        }
+    }
+    Outcome {
+        items,
+        end: decoder.finish(),
+        last_event_id: decoder.last_event_id().to_string(),
+    }
+}
+
+/// Splits `data` at cut points drawn from the input.
+pub fn split<'a>(data: &'a [u8], cuts: &[u16]) -> Vec<&'a [u8]> {
+    let mut cuts: Vec<usize> = cuts
+        .iter()
+        .map(|&c| usize::from(c) % (data.len() + 1))
+        .collect();
+    cuts.sort_unstable();
+    cuts.dedup();
+    let mut pieces = Vec::with_capacity(cuts.len() + 1);
+    let mut start = 0;
+    for cut in cuts {
+        pieces.push(&data[start..cut]);
+        start = cut;
+    }
+    pieces.push(&data[start..]);
+    pieces
+}

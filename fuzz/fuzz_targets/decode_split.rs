@@ -1,0 +1,30 @@
+//! Arbitrary bytes cut at arbitrary points: the frames, errors, end and last event ID are
+//! identical to feeding the same bytes at once.
+#![no_main]
+
+mod common;
+
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|input: &[u8]| {
+    let mut u = Unstructured::new(input);
+    let config = common::config(&mut u);
+    let cuts: Vec<u16> = u.arbitrary().unwrap_or_default();
+    let stream = u.take_rest();
+    if std::env::var_os("SSEKIT_FUZZ_DEBUG").is_some() {
+        eprintln!(
+            "config {config:?}\ncuts {:?}\nstream {:?}",
+            common::split(stream, &cuts)
+                .iter()
+                .map(|p| p.len())
+                .collect::<Vec<_>>(),
+            String::from_utf8_lossy(stream)
+        );
+    }
+    let whole = common::run(config, &[stream]);
+    let split = common::run(config, &common::split(stream, &cuts));
+    assert_eq!(whole, split);
+    let bytewise: Vec<&[u8]> = stream.chunks(1).collect();
+    assert_eq!(whole, common::run(config, &bytewise));
+});
