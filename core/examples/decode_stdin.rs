@@ -45,7 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let end = match decoder.finish() {
         StreamEnd::Clean => "clean".to_string(),
-        StreamEnd::Truncated { unterminated_line, open_event } => {
+        StreamEnd::Truncated {
+            unterminated_line,
+            open_event,
+        } => {
             format!("truncated (unterminated line: {unterminated_line} bytes, open event: {open_event})")
         }
         other => format!("{other:?}"),
@@ -63,7 +66,11 @@ fn frame_json(frame: &Frame) -> String {
     match frame {
         Frame::Event(ev) | Frame::Dataless(ev) => format!(
             "{{\"frame\":\"{}\",\"event\":{},\"id\":{},\"data\":{}}}",
-            if matches!(frame, Frame::Event(_)) { "event" } else { "dataless" },
+            if matches!(frame, Frame::Event(_)) {
+                "event"
+            } else {
+                "dataless"
+            },
             json_string(ev.event_type()),
             ev.id().map_or("null".to_string(), json_string),
             json_string(ev.data())

@@ -101,3 +101,8 @@ pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
 pub use encode::{EncodeError, Encoder};
 pub use event::{Event, EventBuilder};
 pub use text::Utf8Bytes;
+
+/// The README's examples, compiled and run as doctests so they cannot drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

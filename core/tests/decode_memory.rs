@@ -46,16 +46,23 @@ fn measure(f: impl FnOnce()) -> (usize, usize) {
     PEAK.store(base, Relaxed);
     let before = ALLOCATIONS.load(Relaxed);
     f();
-    (PEAK.load(Relaxed) - base, ALLOCATIONS.load(Relaxed) - before)
+    (
+        PEAK.load(Relaxed) - base,
+        ALLOCATIONS.load(Relaxed) - before,
+    )
 }
 
 #[test]
 fn an_endless_line_in_small_pieces_never_holds_more_than_the_line_limit() {
-    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let limit = 1 << 20;
     let piece = Bytes::from(vec![b'x'; 4096]);
     let (peak, _) = measure(|| {
-        let cfg = Config::default().limits(Limits::default().max_line(limit)).on_limit(OnLimit::Resync);
+        let cfg = Config::default()
+            .limits(Limits::default().max_line(limit))
+            .on_limit(OnLimit::Resync);
         let mut dec = Decoder::with_config(cfg);
         let mut errors = 0;
         for _ in 0..4096 {
@@ -70,16 +77,23 @@ fn an_endless_line_in_small_pieces_never_holds_more_than_the_line_limit() {
         assert_eq!(errors, 1);
     });
     // The line buffer grows by doubling: at most 2x the limit, plus the queue's small nodes.
-    assert!(peak <= 2 * limit + 64 * 1024, "peak {peak} for a {limit}-byte limit");
+    assert!(
+        peak <= 2 * limit + 64 * 1024,
+        "peak {peak} for a {limit}-byte limit"
+    );
 }
 
 #[test]
 fn endless_multiline_data_never_holds_more_than_the_event_limit() {
-    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let limit = 1 << 20;
     let line = Bytes::from([&b"data: "[..], &[b'y'; 100], b"\n"].concat());
     let (peak, _) = measure(|| {
-        let cfg = Config::default().limits(Limits::default().max_event(limit)).on_limit(OnLimit::Resync);
+        let cfg = Config::default()
+            .limits(Limits::default().max_event(limit))
+            .on_limit(OnLimit::Resync);
         let mut dec = Decoder::with_config(cfg);
         let mut errors = 0;
         for _ in 0..100_000 {
@@ -94,13 +108,19 @@ fn endless_multiline_data_never_holds_more_than_the_event_limit() {
         }
         assert_eq!(errors, 1, "resync then skips the rest of the event");
     });
-    assert!(peak <= 2 * limit + 64 * 1024, "peak {peak} for a {limit}-byte limit");
+    assert!(
+        peak <= 2 * limit + 64 * 1024,
+        "peak {peak} for a {limit}-byte limit"
+    );
 }
 
 #[test]
 fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
-    let _serial = SERIAL.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-    let block = b"event: response.output_text.delta\nid: 12\ndata: {\"delta\":\"token\"}\n\n: ping\n\n";
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let block =
+        b"event: response.output_text.delta\nid: 12\ndata: {\"delta\":\"token\"}\n\n: ping\n\n";
     let run = |events: usize| {
         let stream = Bytes::from(block.repeat(events));
         let mut seen = 0;
@@ -119,6 +139,9 @@ fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
     run(10); // warm-up: one-time process-wide allocations (memchr's CPU feature detection, ...)
     let (small, large) = (run(1_000), run(100_000));
     // A fixed handful (decoder queue, Bytes' one-time promotion to shared storage), none per event.
-    assert_eq!(small, large, "allocations grew with the event count: {small} vs {large}");
+    assert_eq!(
+        small, large,
+        "allocations grew with the event count: {small} vs {large}"
+    );
     assert!(small <= 8, "{small} allocations");
 }

@@ -79,7 +79,10 @@ fn frame(mode: Mode) -> BoxedStrategy<Frame> {
         return common.boxed();
     }
     // Raw mode also has data-less blocks: a non-empty type, an id, or both.
-    let dataless = (prop::option::of("[^\r\n]{1,8}"), prop::option::of("[^\r\n\0]{0,8}"))
+    let dataless = (
+        prop::option::of("[^\r\n]{1,8}"),
+        prop::option::of("[^\r\n\0]{0,8}"),
+    )
         .prop_filter("a type or an id", |(t, i)| t.is_some() || i.is_some())
         .prop_map(|(event_type, id)| {
             let mut builder = Event::builder();

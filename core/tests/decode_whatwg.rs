@@ -16,13 +16,20 @@ fn lf_cr_and_crlf_each_end_a_line() {
     assert_eq!(data(&decode(b"data: a\n\n")), ["a"]);
     assert_eq!(data(&decode(b"data: a\r\r")), ["a"]);
     assert_eq!(data(&decode(b"data: a\r\n\r\n")), ["a"]);
-    assert_eq!(data(&decode(b"data: a\rdata: b\ndata: c\r\n\n")), ["a\nb\nc"]);
+    assert_eq!(
+        data(&decode(b"data: a\rdata: b\ndata: c\r\n\n")),
+        ["a\nb\nc"]
+    );
 }
 
 #[test]
 fn cr_at_end_of_one_chunk_and_lf_at_start_of_next_are_one_line_ending() {
     // Taken as two line endings, "data: a\r" + "\n" would be a blank line and dispatch early.
-    let out = decode_pieces(Config::default(), [&b"data: a\r"[..], b"\ndata: b\r", b"\n\r", b"\n"]).unwrap();
+    let out = decode_pieces(
+        Config::default(),
+        [&b"data: a\r"[..], b"\ndata: b\r", b"\n\r", b"\n"],
+    )
+    .unwrap();
     assert_eq!(data(&out.frames), ["a\nb"]);
     assert_eq!(out.end, StreamEnd::Clean);
 }
@@ -56,7 +63,10 @@ fn bom_is_stripped_at_the_very_start_of_the_stream() {
 #[test]
 fn bom_split_across_feeds_is_still_stripped() {
     let pieces = [&b"\xEF"[..], b"\xBB", b"\xBF", b"data: a\n\n"];
-    assert_eq!(data(&decode_pieces(Config::default(), pieces).unwrap().frames), ["a"]);
+    assert_eq!(
+        data(&decode_pieces(Config::default(), pieces).unwrap().frames),
+        ["a"]
+    );
 }
 
 #[test]
@@ -74,7 +84,10 @@ fn partial_bom_followed_by_other_bytes_is_content_decoded_as_u_fffd() {
     assert!(decode(b"\xEF\xBB: x\n\ndata: b\n\n").len() == 1);
     let pieces = [&b"\xEF"[..], b"\xBBdata: a\n\n"];
     let out = decode_pieces(Config::default(), pieces).unwrap();
-    assert!(out.frames.is_empty(), "field name is U+FFFD + data: unknown");
+    assert!(
+        out.frames.is_empty(),
+        "field name is U+FFFD + data: unknown"
+    );
     assert_eq!(out.end, StreamEnd::Clean);
 }
 
@@ -112,7 +125,10 @@ fn a_line_without_a_colon_is_a_field_with_an_empty_value() {
     assert_eq!(data(&decode(b"data\n\n")), [""]);
     assert_eq!(data(&decode(b"data\ndata\n\n")), ["\n"]);
     // "event" alone sets an empty type, which dispatches as "message".
-    assert_eq!(events(&decode(b"event: x\nevent\ndata: d\n\n")), [ev("message", None, "d")]);
+    assert_eq!(
+        events(&decode(b"event: x\nevent\ndata: d\n\n")),
+        [ev("message", None, "d")]
+    );
 }
 
 #[test]
@@ -139,7 +155,11 @@ fn the_event_type_resets_to_message_after_each_dispatch() {
     let frames = decode(b"event: a\ndata: 1\n\ndata: 2\n\nevent: b\n\ndata: 3\n\n");
     assert_eq!(
         events(&frames),
-        [ev("a", None, "1"), ev("message", None, "2"), ev("message", None, "3")]
+        [
+            ev("a", None, "1"),
+            ev("message", None, "2"),
+            ev("message", None, "3")
+        ]
     );
 }
 
@@ -151,14 +171,23 @@ fn the_last_value_of_a_repeated_field_wins() {
 
 #[test]
 fn an_id_containing_nul_is_ignored() {
-    let out = decode_with(Config::default(), b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n");
-    assert_eq!(events(&out.frames), [ev("message", Some("1"), "a"), ev("message", None, "b")]);
+    let out = decode_with(
+        Config::default(),
+        b"id: 1\ndata: a\n\nid: 2\x003\ndata: b\n\n",
+    );
+    assert_eq!(
+        events(&out.frames),
+        [ev("message", Some("1"), "a"), ev("message", None, "b")]
+    );
     assert_eq!(out.last_event_id, "1");
 }
 
 #[test]
 fn nul_in_data_and_event_type_is_kept() {
-    assert_eq!(events(&decode(b"event: a\x00b\ndata: c\x00d\n\n")), [ev("a\0b", None, "c\0d")]);
+    assert_eq!(
+        events(&decode(b"event: a\x00b\ndata: c\x00d\n\n")),
+        [ev("a\0b", None, "c\0d")]
+    );
 }
 
 #[test]
@@ -172,9 +201,13 @@ fn an_empty_id_resets_the_last_event_id() {
 fn the_last_event_id_persists_across_events_without_an_id() {
     let mut dec = Decoder::new();
     dec.feed_slice(b"id: 1\ndata: a\n\ndata: b\n\n").unwrap();
-    let Some(Frame::Event(a)) = dec.next_frame().unwrap() else { panic!() };
+    let Some(Frame::Event(a)) = dec.next_frame().unwrap() else {
+        panic!()
+    };
     assert_eq!((a.id(), dec.last_event_id()), (Some("1"), "1"));
-    let Some(Frame::Event(b)) = dec.next_frame().unwrap() else { panic!() };
+    let Some(Frame::Event(b)) = dec.next_frame().unwrap() else {
+        panic!()
+    };
     assert_eq!((b.id(), dec.last_event_id()), (None, "1"));
 }
 
@@ -191,7 +224,8 @@ fn the_last_event_id_is_committed_at_the_blank_line_not_at_the_id_line() {
 
 #[test]
 fn retry_applies_only_when_the_value_is_ascii_digits() {
-    let frames = decode(b"retry: 3000\nretry: 1.5\nretry: -1\nretry:  7\nretry: 12a\nretry:\nretry:0\n\n");
+    let frames =
+        decode(b"retry: 3000\nretry: 1.5\nretry: -1\nretry:  7\nretry: 12a\nretry:\nretry:0\n\n");
     assert_eq!(frames, [Frame::Retry(3000), Frame::Retry(0)]);
 }
 
@@ -203,7 +237,10 @@ fn retry_with_one_leading_space_is_accepted() {
 
 #[test]
 fn retry_beyond_u64_saturates() {
-    assert_eq!(decode(b"retry: 123456789012345678901234567890\n"), [Frame::Retry(u64::MAX)]);
+    assert_eq!(
+        decode(b"retry: 123456789012345678901234567890\n"),
+        [Frame::Retry(u64::MAX)]
+    );
 }
 
 #[test]
@@ -216,9 +253,21 @@ fn a_retry_only_block_is_surfaced() {
 fn an_incomplete_event_at_end_of_stream_is_discarded() {
     let out = decode_with(Config::default(), b"data: a\n\ndata: b\n");
     assert_eq!(data(&out.frames), ["a"]);
-    assert_eq!(out.end, StreamEnd::Truncated { unterminated_line: 0, open_event: true });
+    assert_eq!(
+        out.end,
+        StreamEnd::Truncated {
+            unterminated_line: 0,
+            open_event: true
+        }
+    );
     let out = decode_with(Config::default(), b"data: a\n\ndata: b");
-    assert_eq!(out.end, StreamEnd::Truncated { unterminated_line: 7, open_event: false });
+    assert_eq!(
+        out.end,
+        StreamEnd::Truncated {
+            unterminated_line: 7,
+            open_event: false
+        }
+    );
 }
 
 #[test]
@@ -229,7 +278,10 @@ fn an_id_in_an_incomplete_final_event_does_not_update_the_last_event_id() {
 
 #[test]
 fn a_stream_ending_after_comments_only_ends_cleanly() {
-    assert_eq!(decode_with(Config::default(), b": a\n: b\n").end, StreamEnd::Clean);
+    assert_eq!(
+        decode_with(Config::default(), b": a\n: b\n").end,
+        StreamEnd::Clean
+    );
     assert_eq!(decode_with(Config::default(), b"").end, StreamEnd::Clean);
 }
 
@@ -260,7 +312,10 @@ fn a_multibyte_character_split_across_feeds_is_reassembled() {
 fn raw_mode_surfaces_dataless_blocks_and_browser_mode_drops_them() {
     let stream = b"event: ping\n\nid: 3\n\nretry: 5\n\n: c\n\n\n\n";
     let browser = decode_with(Config::default(), stream);
-    assert_eq!(browser.frames, [Frame::Retry(5), Frame::Comment("c".into())]);
+    assert_eq!(
+        browser.frames,
+        [Frame::Retry(5), Frame::Comment("c".into())]
+    );
     let raw = decode_with(Config::default().mode(Mode::Raw), stream);
     let kinds: Vec<_> = raw
         .frames
@@ -272,14 +327,22 @@ fn raw_mode_surfaces_dataless_blocks_and_browser_mode_drops_them() {
         .collect();
     assert_eq!(
         kinds,
-        ["dataless ping None", "dataless message Some(\"3\")", "Retry(5)", "Comment(\"c\")"]
+        [
+            "dataless ping None",
+            "dataless message Some(\"3\")",
+            "Retry(5)",
+            "Comment(\"c\")"
+        ]
     );
     assert_eq!(raw.last_event_id, "3");
 }
 
 #[test]
 fn whatwg_example_stock_ticker_multiline_data() {
-    assert_eq!(data(&decode(b"data: YHOO\ndata: +2\ndata: 10\n\n")), ["YHOO\n+2\n10"]);
+    assert_eq!(
+        data(&decode(b"data: YHOO\ndata: +2\ndata: 10\n\n")),
+        ["YHOO\n+2\n10"]
+    );
 }
 
 #[test]
@@ -288,10 +351,19 @@ fn whatwg_example_comments_ids_and_spaces() {
     let out = decode_with(Config::default(), stream);
     assert_eq!(
         events(&out.frames),
-        [ev("message", Some("1"), "first event"), ev("message", Some(""), "second event")]
+        [
+            ev("message", Some("1"), "first event"),
+            ev("message", Some(""), "second event")
+        ]
     );
     // The third event has no blank line after it: discarded at end of stream.
-    assert_eq!(out.end, StreamEnd::Truncated { unterminated_line: 0, open_event: true });
+    assert_eq!(
+        out.end,
+        StreamEnd::Truncated {
+            unterminated_line: 0,
+            open_event: true
+        }
+    );
     let out = decode_with(Config::default(), &[&stream[..], b"\n"].concat());
     assert_eq!(data(&out.frames)[2], " third event");
     assert_eq!(out.last_event_id, "");
@@ -305,15 +377,23 @@ fn whatwg_example_empty_data_lines() {
 
 #[test]
 fn whatwg_example_space_after_colon_is_optional() {
-    assert_eq!(data(&decode(b"data:test\n\ndata: test\n\n")), ["test", "test"]);
+    assert_eq!(
+        data(&decode(b"data:test\n\ndata: test\n\n")),
+        ["test", "test"]
+    );
 }
 
 #[test]
 fn whatwg_example_event_types() {
-    let stream = b"event: add\ndata: 73857293\n\nevent: remove\ndata: 2153\n\nevent: add\ndata: 113411\n\n";
+    let stream =
+        b"event: add\ndata: 73857293\n\nevent: remove\ndata: 2153\n\nevent: add\ndata: 113411\n\n";
     assert_eq!(
         events(&decode(stream)),
-        [ev("add", None, "73857293"), ev("remove", None, "2153"), ev("add", None, "113411")]
+        [
+            ev("add", None, "73857293"),
+            ev("remove", None, "2153"),
+            ev("add", None, "113411")
+        ]
     );
 }
 
@@ -325,7 +405,9 @@ fn reset_starts_a_new_stream_and_keeps_the_last_event_id() {
     dec.reset();
     // A new stream may start with a BOM again; the partial line is gone.
     dec.feed_slice(b"\xEF\xBB\xBFdata: b\n\n").unwrap();
-    let Some(Frame::Event(b)) = dec.next_frame().unwrap() else { panic!() };
+    let Some(Frame::Event(b)) = dec.next_frame().unwrap() else {
+        panic!()
+    };
     assert_eq!((b.data(), dec.last_event_id()), ("b", "7"));
     assert_eq!(dec.finish(), StreamEnd::Clean);
 }
@@ -334,7 +416,13 @@ fn reset_starts_a_new_stream_and_keeps_the_last_event_id() {
 fn finish_reports_undrained_input_as_truncation_never_silently() {
     let mut dec = Decoder::new();
     dec.feed_slice(b"data: a\n\n").unwrap();
-    assert_eq!(dec.finish(), StreamEnd::Truncated { unterminated_line: 9, open_event: false });
+    assert_eq!(
+        dec.finish(),
+        StreamEnd::Truncated {
+            unterminated_line: 9,
+            open_event: false
+        }
+    );
 }
 
 #[test]
@@ -342,8 +430,16 @@ fn single_line_data_fed_as_bytes_is_a_slice_of_the_input() {
     let input = bytes::Bytes::from_static(b"event: t\ndata: payload\n\n");
     let mut dec = Decoder::new();
     dec.feed(input.clone()).unwrap();
-    let Some(Frame::Event(ev)) = dec.next_frame().unwrap() else { panic!() };
+    let Some(Frame::Event(ev)) = dec.next_frame().unwrap() else {
+        panic!()
+    };
     let range = input.as_ptr_range();
-    assert!(range.contains(&ev.data_bytes().as_bytes().as_ptr()), "data was copied");
-    assert!(range.contains(&ev.event_field().unwrap().as_bytes().as_ptr()), "type was copied");
+    assert!(
+        range.contains(&ev.data_bytes().as_bytes().as_ptr()),
+        "data was copied"
+    );
+    assert!(
+        range.contains(&ev.event_field().unwrap().as_bytes().as_ptr()),
+        "type was copied"
+    );
 }

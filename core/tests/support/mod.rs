@@ -37,7 +37,9 @@ pub fn decode_pieces<'a>(
 
 /// Decodes a whole stream fed at once with the default configuration.
 pub fn decode(stream: &[u8]) -> Vec<Frame> {
-    decode_pieces(Config::default(), [stream]).expect("within limits").frames
+    decode_pieces(Config::default(), [stream])
+        .expect("within limits")
+        .frames
 }
 
 /// Decodes with the given configuration, fed at once.
