@@ -523,3 +523,25 @@ fn repeated_ids_within_one_stream_are_not_suppressed() {
     assert_eq!(rc.handle_event(&ev("msg_2")), Delivery::Deliver);
     assert_eq!(rc.handle_event(&ev("msg_1")), Delivery::Deliver);
 }
+
+#[test]
+fn time_going_backwards_is_treated_as_the_latest_time_seen() {
+    let config = ReconnectConfig::default()
+        .idle_timeout(Some(Duration::from_secs(30)))
+        .retry_timeout(Duration::from_secs(1))
+        .jitter(0);
+    let mut rc = Reconnect::new(config);
+    expect_connect(&mut rc);
+    rc.handle_response(ms(100_000), 200, SSE).unwrap();
+    rc.handle_bytes(ms(5)); // an earlier clock reading: ignored, the deadline stays put
+    assert_eq!(rc.poll_timeout(), Some(ms(130_000)));
+    rc.handle_timeout(ms(0));
+    assert_eq!(rc.poll_action(), None);
+    rc.handle_closed(ms(0), Disconnect::Eof);
+    // The retry is scheduled from the latest time seen, not from the stale reading.
+    assert_eq!(rc.poll_timeout(), Some(ms(101_000)));
+    rc.handle_timeout(ms(100_999));
+    assert_eq!(rc.poll_action(), None);
+    rc.handle_timeout(ms(101_000));
+    assert!(matches!(rc.poll_action(), Some(Action::Connect { .. })));
+}

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use proptest::prelude::*;
 use ssekit::client::{Action, Delivery, Disconnect, Reconnect, ReconnectConfig};
-use ssekit::server::{KeepAlive, Open, ReplayBuffer, TaskConfig, TaskRegistry};
+use ssekit::server::{Gap, KeepAlive, Open, ReplayBuffer, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
 use ssekit::{Decoder, Event, Frame, Utf8Bytes};
 
@@ -345,6 +345,58 @@ proptest! {
                     check_fired(before, now, tasks.poll_timeout()).map_err(TestCaseError::fail)?;
                 }
             }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The ring against a model: it retains exactly the longest suffix of the pushes (since the
+    /// last one too large to keep) within both bounds, and `since` answers from that.
+    #[test]
+    fn replay_buffer_matches_its_model(
+        max_events in 0usize..8,
+        max_bytes in 0usize..120,
+        sizes in proptest::collection::vec(0usize..40, 0..40),
+        probe in 0usize..45,
+    ) {
+        let mut ring = ReplayBuffer::new(max_events, max_bytes);
+        let mut wires: Vec<Vec<u8>> = Vec::new();
+        let mut start = 0; // first push after the last oversized one
+        for (i, size) in sizes.iter().enumerate() {
+            let event = Event::builder()
+                .id(Utf8Bytes::from(i.to_string()))
+                .unwrap()
+                .data(Utf8Bytes::from("x".repeat(*size)))
+                .build();
+            let wire = ring.push(&event).unwrap();
+            if wire.len() > max_bytes || max_events == 0 {
+                start = i + 1;
+            }
+            wires.push(wire.to_vec());
+        }
+        let mut kept = 0;
+        let mut bytes = 0;
+        for wire in wires[start..].iter().rev() {
+            if kept + 1 > max_events || bytes + wire.len() > max_bytes {
+                break;
+            }
+            kept += 1;
+            bytes += wire.len();
+        }
+        prop_assert_eq!(ring.len(), kept);
+        prop_assert_eq!(ring.retained_bytes(), bytes);
+        prop_assert!(ring.retained_bytes() <= max_bytes && ring.len() <= max_events);
+        let first_kept = wires.len() - kept;
+        let answer = ring.since(&probe.to_string());
+        if probe >= first_kept && probe < wires.len() {
+            let replayed: Vec<u8> = answer.unwrap().flat_map(|b| b.to_vec()).collect();
+            prop_assert_eq!(replayed, wires[probe + 1..].concat());
+        } else if first_kept > 0 {
+            prop_assert_eq!(answer.unwrap_err(), Gap::Evicted);
+        } else {
+            prop_assert_eq!(answer.unwrap_err(), Gap::Unknown);
         }
     }
 }
