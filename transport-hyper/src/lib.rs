@@ -1,0 +1,44 @@
+//! # ssekit-hyper — Server-Sent Events over hyper 1
+//!
+//! IO for the sans-IO [`ssekit`] core: every SSE decision (encoding, decoding, keep-alive
+//! timing, reconnect policy, chunking, validation, task resumption) is the core's; this
+//! crate moves bytes and runs timers.
+//!
+//! ```text
+//!  server:  Stream<Event> ─▶ SseBody (Encoder + KeepAlive + Timer) ─▶ hyper ─▶ socket
+//!  client:  socket ─▶ hyper ─▶ EventSource (Decoder + Reconnect + Timer) ─▶ Stream<Item>
+//!  ORS:     POST /{env}/call ─▶ TaskRegistry + Chunker ─▶ SseBody;  ors::Client ─▶ Validator<ToolCall>
+//! ```
+//!
+//! The drive loop of every part is the core's: feed it what happened, drain what it wants
+//! done, then wait on IO or on the one deadline it names.
+//!
+//! ## Crate features
+//! - `rustls` (default): HTTPS for the client through `hyper-rustls` (ring, Mozilla roots).
+//!
+//! ## Example: a server
+//! ```no_run
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+//! use std::time::Duration;
+//! use hyper::service::service_fn;
+//! use ssekit::Event;
+//! use ssekit_hyper::server::{response, serve, SseBody};
+//!
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+//! serve(listener, service_fn(|_req| async {
+//!     let ticks = futures_util::stream::iter((0..3).map(|i| Event::message(i.to_string())));
+//!     Ok::<_, std::convert::Infallible>(response(SseBody::new(ticks).keep_alive(Duration::from_secs(15))))
+//! }))
+//! .await
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod client;
+mod error;
+pub mod server;
+mod time;
+
+pub use error::{BoxError, Error};

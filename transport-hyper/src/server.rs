@@ -1,0 +1,509 @@
+//! The server side: [`SseBody`], a streaming response body with keep-alive comments,
+//! [`channel`] for a bounded per-stream queue, and [`response`] for the headers.
+//!
+//! ```text
+//!  app ──Sender::send──▶ bounded queue ──▶ SseBody::poll_frame ──▶ hyper ──▶ socket
+//!                                              ▲       │ one frame per event, flushed
+//!                                   KeepAlive ─┘       └ ": ping" after `interval` of silence
+//! ```
+//!
+//! # Slow and vanished clients
+//! Nothing grows without bound. hyper polls the body only when its write buffer has room
+//! (hyper's own cap, 400 KiB by default, plus the kernel's socket buffer), so a client that
+//! stops reading stops the body being polled. Behind it, a [`channel`] queue holds at most
+//! `capacity` events; then [`Sender::send`] waits (backpressure onto the producer) and
+//! [`Sender::try_send`] answers [`TrySendError::Full`] at once, so a broadcaster can drop
+//! that one subscriber instead of waiting on it (the client reconnects with `Last-Event-ID`
+//! and is served from a [`ReplayBuffer`](ssekit::server::ReplayBuffer), or learns of the gap).
+//! When the client goes away hyper drops the body, and every later send answers
+//! [`TrySendError::Closed`]; keep-alive pings make a dead peer visible within one interval
+//! even when the application has nothing to send.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures_core::Stream;
+use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use http_body::{Body, Frame, SizeHint};
+use hyper::rt::{Sleep, Timer};
+use ssekit::server::KeepAlive;
+use ssekit::{Encoder, Event};
+use tokio::sync::mpsc;
+
+use crate::time::Clock;
+use crate::Error;
+
+type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
+
+/// A streaming `text/event-stream` response body: each item of the source becomes one
+/// HTTP body frame (written and flushed on its own), and when the source is silent for the
+/// keep-alive interval a `: ping` comment is sent. Runs on any runtime whose timer implements
+/// [`hyper::rt::Timer`] (tokio's by default).
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use ssekit::Event;
+/// use ssekit_hyper::server::{response, SseBody};
+///
+/// let events = futures_util::stream::iter(vec![Event::message("hello"), Event::message("world")]);
+/// let body = SseBody::new(events).keep_alive(Duration::from_secs(15));
+/// let resp = response(body);
+/// assert_eq!(resp.headers()["content-type"], "text/event-stream");
+/// assert_eq!(resp.headers()["x-accel-buffering"], "no");
+/// ```
+pub struct SseBody {
+    source: Source,
+    keep_alive: Option<KeepAlive>,
+    clock: Clock,
+    sleep: Option<(ssekit::time::Instant, Pin<Box<dyn Sleep>>)>,
+    done: bool,
+}
+
+impl std::fmt::Debug for SseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseBody")
+            .field("keep_alive", &self.keep_alive)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SseBody {
+    /// A body that encodes each event of `events`; it ends when the stream ends. Keep-alive
+    /// is off until [`keep_alive`](Self::keep_alive) is set.
+    ///
+    /// # Example
+    /// ```
+    /// let body = ssekit_hyper::server::SseBody::new(futures_util::stream::empty());
+    /// # let _ = body;
+    /// ```
+    pub fn new<S>(events: S) -> Self
+    where
+        S: Stream<Item = Event> + Send + 'static,
+    {
+        use futures_util::StreamExt;
+        let encoder = Encoder::new();
+        Self::from_source(Box::pin(events.map(move |event| {
+            let mut out = BytesMut::with_capacity(encoder.encoded_len(&event));
+            encoder.encode(&event, &mut out)?;
+            Ok(out.freeze())
+        })))
+    }
+
+    /// A body of already encoded frames (from a [`ReplayBuffer`](ssekit::server::ReplayBuffer),
+    /// a [`TaskRegistry`](ssekit::server::TaskRegistry), or an [`Encoder`] of your own). Each
+    /// item must be whole SSE blocks.
+    ///
+    /// # Example
+    /// ```
+    /// use bytes::Bytes;
+    /// let wire = futures_util::stream::iter(vec![Bytes::from_static(b"data: x\n\n")]);
+    /// let body = ssekit_hyper::server::SseBody::from_bytes(wire);
+    /// # let _ = body;
+    /// ```
+    pub fn from_bytes<S>(frames: S) -> Self
+    where
+        S: Stream<Item = Bytes> + Send + 'static,
+    {
+        use futures_util::StreamExt;
+        Self::from_source(Box::pin(frames.map(Ok)))
+    }
+
+    fn from_source(source: Source) -> Self {
+        SseBody {
+            source,
+            keep_alive: None,
+            clock: Clock::tokio(),
+            sleep: None,
+            done: false,
+        }
+    }
+
+    /// Sends `: ping` whenever nothing was written for `interval` (core [`KeepAlive`]).
+    /// ORS asks for 10 s ([`KeepAlive::ORS`]); the official ORS client gives up after 30 s.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::KeepAlive;
+    /// let body = ssekit_hyper::server::SseBody::new(futures_util::stream::empty())
+    ///     .keep_alive(KeepAlive::ORS);
+    /// # let _ = body;
+    /// ```
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = Some(KeepAlive::new(interval, self.clock.now()));
+        self
+    }
+
+    /// Uses a configured [`KeepAlive`] (a different comment text, say). Its clock must start
+    /// at [`ssekit::time::Instant::ZERO`], which is when the body was created.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::KeepAlive, time::Instant};
+    /// let ka = KeepAlive::new(KeepAlive::ORS, Instant::ZERO).with_comment("keep-alive")?;
+    /// let body = ssekit_hyper::server::SseBody::new(futures_util::stream::empty()).keep_alive_with(ka);
+    /// # let _ = body;
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn keep_alive_with(mut self, keep_alive: KeepAlive) -> Self {
+        self.keep_alive = Some(keep_alive);
+        self
+    }
+
+    /// Uses another runtime's timer for the keep-alive (tokio's is the default). Set it
+    /// before [`keep_alive`](Self::keep_alive).
+    ///
+    /// # Example
+    /// ```
+    /// let body = ssekit_hyper::server::SseBody::new(futures_util::stream::empty())
+    ///     .timer(hyper_util::rt::TokioTimer::new());
+    /// # let _ = body;
+    /// ```
+    pub fn timer<T: Timer + Send + Sync + 'static>(mut self, timer: T) -> Self {
+        self.clock = Clock::new(Arc::new(timer));
+        self
+    }
+
+    fn poll_keep_alive(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
+        let Some(ka) = self.keep_alive.as_mut() else {
+            return Poll::Pending;
+        };
+        loop {
+            ka.handle_timeout(self.clock.now());
+            if let Some(ping) = ka.poll_transmit() {
+                return Poll::Ready(ping);
+            }
+            let Some(deadline) = ka.poll_timeout() else {
+                return Poll::Pending;
+            };
+            let sleep = match &mut self.sleep {
+                Some((armed, sleep)) if *armed == deadline => sleep,
+                slot => &mut slot.insert((deadline, self.clock.sleep_until(deadline))).1,
+            };
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            self.sleep = None;
+        }
+    }
+}
+
+impl Body for SseBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match this.source.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(bytes))) => {
+                if let Some(ka) = this.keep_alive.as_mut() {
+                    ka.handle_write(this.clock.now());
+                }
+                return Poll::Ready(Some(Ok(Frame::data(bytes))));
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.done = true;
+                return Poll::Ready(Some(Err(e)));
+            }
+            Poll::Ready(None) => {
+                this.done = true;
+                return Poll::Ready(None);
+            }
+            Poll::Pending => {}
+        }
+        this.poll_keep_alive(cx)
+            .map(|ping| Some(Ok(Frame::data(ping))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+/// Wraps a body in a `200` response with the headers that keep every hop from buffering:
+/// `Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`
+/// (nginx). No `Content-Encoding` is set: compress an event stream and a proxy will hold it.
+///
+/// # Example
+/// ```
+/// let resp = ssekit_hyper::server::response(ssekit_hyper::server::SseBody::new(futures_util::stream::empty()));
+/// assert_eq!(resp.status(), 200);
+/// assert_eq!(resp.headers()["cache-control"], "no-cache");
+/// ```
+pub fn response<B>(body: B) -> http::Response<B> {
+    let mut resp = http::Response::new(body);
+    let headers = resp.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp
+}
+
+/// The `Last-Event-ID` a reconnecting client sent, if any (empty and non-UTF-8 values count
+/// as none).
+///
+/// # Example
+/// ```
+/// let mut headers = http::HeaderMap::new();
+/// headers.insert("last-event-id", "41".parse()?);
+/// assert_eq!(ssekit_hyper::server::last_event_id(&headers), Some("41"));
+/// # Ok::<(), http::header::InvalidHeaderValue>(())
+/// ```
+pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// A bounded per-stream queue: the [`Sender`] half for the application, the [`SseBody`] half
+/// for the response. `capacity` events at most wait in the queue (at least 1).
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::server::TrySendError> {
+/// use ssekit::Event;
+/// let (tx, body) = ssekit_hyper::server::channel(16);
+/// tx.send(&Event::message("first")).await?;
+/// let resp = ssekit_hyper::server::response(body);  // return this from the handler
+/// # let _ = resp; Ok(()) }
+/// ```
+pub fn channel(capacity: usize) -> (Sender, SseBody) {
+    let (tx, rx) = mpsc::channel::<Bytes>(capacity.max(1));
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|bytes| (bytes, rx))
+    });
+    (
+        Sender {
+            tx,
+            encoder: Encoder::new(),
+        },
+        SseBody::from_bytes(stream),
+    )
+}
+
+/// The application's half of [`channel`]. Cloning it gives another producer on the same
+/// stream; the stream ends when every clone is dropped.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use ssekit_hyper::server::{channel, TrySendError};
+/// let (tx, body) = channel(1);
+/// assert!(tx.try_send(&ssekit::Event::message("a")).is_ok());
+/// assert!(matches!(tx.try_send(&ssekit::Event::message("b")), Err(TrySendError::Full)));
+/// drop(body); // the client went away
+/// assert!(matches!(tx.try_send(&ssekit::Event::message("c")), Err(TrySendError::Closed)));
+/// # }
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sender {
+    tx: mpsc::Sender<Bytes>,
+    encoder: Encoder,
+}
+
+/// Why an event was not queued.
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::server::TrySendError;
+/// assert_eq!(TrySendError::Full.to_string(), "the client is not keeping up: its queue is full");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TrySendError {
+    /// The queue is full: the client is not reading fast enough.
+    Full,
+    /// The response body was dropped: the client went away.
+    Closed,
+    /// The event could not be encoded.
+    Encode(ssekit::EncodeError),
+}
+
+impl std::fmt::Display for TrySendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrySendError::Full => f.write_str("the client is not keeping up: its queue is full"),
+            TrySendError::Closed => f.write_str("the client went away"),
+            TrySendError::Encode(e) => write!(f, "cannot encode event: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TrySendError {}
+
+impl Sender {
+    fn encode(&self, event: &Event) -> Result<Bytes, TrySendError> {
+        let mut out = BytesMut::with_capacity(self.encoder.encoded_len(event));
+        self.encoder
+            .encode(event, &mut out)
+            .map_err(TrySendError::Encode)?;
+        Ok(out.freeze())
+    }
+
+    /// Queues an event, waiting while the queue is full (backpressure). Fails only when the
+    /// client went away (or the event cannot be encoded).
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::server::TrySendError> {
+    /// let (tx, _body) = ssekit_hyper::server::channel(4);
+    /// tx.send(&ssekit::Event::message("x")).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send(&self, event: &Event) -> Result<(), TrySendError> {
+        let bytes = self.encode(event)?;
+        self.send_bytes(bytes).await
+    }
+
+    /// Queues already encoded SSE blocks, waiting while the queue is full.
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::server::TrySendError> {
+    /// let (tx, _body) = ssekit_hyper::server::channel(4);
+    /// tx.send_bytes(bytes::Bytes::from_static(b": hello\n\n")).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send_bytes(&self, bytes: Bytes) -> Result<(), TrySendError> {
+        self.tx.send(bytes).await.map_err(|_| TrySendError::Closed)
+    }
+
+    /// Queues an event without waiting: [`TrySendError::Full`] when the client is behind by
+    /// `capacity` events. The usual policy for a broadcaster is to drop that subscriber.
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let (tx, _body) = ssekit_hyper::server::channel(1);
+    /// assert!(tx.try_send(&ssekit::Event::message("x")).is_ok());
+    /// # }
+    /// ```
+    pub fn try_send(&self, event: &Event) -> Result<(), TrySendError> {
+        let bytes = self.encode(event)?;
+        self.try_send_bytes(bytes)
+    }
+
+    /// [`try_send`](Self::try_send) for already encoded blocks.
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let (tx, _body) = ssekit_hyper::server::channel(1);
+    /// assert!(tx.try_send_bytes(bytes::Bytes::from_static(b"data: x\n\n")).is_ok());
+    /// # }
+    /// ```
+    pub fn try_send_bytes(&self, bytes: Bytes) -> Result<(), TrySendError> {
+        self.tx.try_send(bytes).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => TrySendError::Full,
+            mpsc::error::TrySendError::Closed(_) => TrySendError::Closed,
+        })
+    }
+
+    /// Resolves when the client went away (the body was dropped).
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let (tx, body) = ssekit_hyper::server::channel(1);
+    /// drop(body);
+    /// tx.closed().await;
+    /// assert!(tx.is_closed());
+    /// # }
+    /// ```
+    pub async fn closed(&self) {
+        self.tx.closed().await
+    }
+
+    /// Whether the client went away.
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// let (tx, _body) = ssekit_hyper::server::channel(1);
+    /// assert!(!tx.is_closed());
+    /// # }
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on its
+/// own tokio task. A small convenience for examples, tests and the CLI; use hyper-util's
+/// builders directly for anything more (graceful shutdown, HTTP/2).
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// use hyper::service::service_fn;
+/// use ssekit_hyper::server::{response, serve, SseBody};
+///
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// serve(listener, service_fn(|_req| async {
+///     let events = futures_util::stream::iter(vec![ssekit::Event::message("hi")]);
+///     Ok::<_, std::convert::Infallible>(response(SseBody::new(events)))
+/// }))
+/// .await
+/// # }
+/// ```
+pub async fn serve<S, B>(listener: tokio::net::TcpListener, service: S) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<crate::error::BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<crate::error::BoxError>,
+{
+    loop {
+        let (stream, _) = match listener.accept().await {
+            Ok(conn) => conn,
+            // Out of file descriptors and the like: back off briefly instead of spinning.
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        tokio::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+/// An empty body of the type [`serve`] handlers often need beside [`SseBody`] (for JSON or
+/// error answers, use [`full`]).
+///
+/// # Example
+/// ```
+/// let body = ssekit_hyper::server::full("{\"status\":\"ok\"}");
+/// assert_eq!(http_body::Body::size_hint(&body).exact(), Some(15));
+/// ```
+pub fn full(bytes: impl Into<Bytes>) -> http_body_util::Full<Bytes> {
+    http_body_util::Full::new(bytes.into())
+}
+
+/// `Infallible` is what [`full`] bodies fail with; re-exported for handler signatures.
+pub type Never = Infallible;
