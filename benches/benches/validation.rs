@@ -1,0 +1,93 @@
+//! Validation overhead: events/s decoding a Responses API `tokens` workload with and without
+//! the `responses::Stream` validator (which parses every event's JSON and accumulates text).
+//!
+//! `cargo bench -p ssekit-benches --bench validation -- --warm-up-time 1 --measurement-time 3`
+
+// `criterion_group!` generates an undocumented `pub fn`.
+#![allow(missing_docs)]
+
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use ssekit::profile::responses;
+use ssekit::sequence::Validator;
+use ssekit::{Decoder, Event, Frame};
+
+const DELTAS: usize = 10_000;
+/// A TCP segment's worth: how a socket usually hands bytes over.
+const FEED: usize = 1460;
+
+fn decode(pieces: &[Bytes]) -> usize {
+    let mut decoder = Decoder::new();
+    let mut events = 0;
+    for piece in pieces {
+        decoder.feed(piece.clone()).unwrap();
+        while let Some(frame) = decoder.next_frame().unwrap() {
+            if let Frame::Event(ev) = frame {
+                std::hint::black_box(&ev);
+                events += 1;
+            }
+        }
+    }
+    events
+}
+
+fn decode_and_validate(pieces: &[Bytes]) -> usize {
+    let mut decoder = Decoder::new();
+    let mut validator = Validator::new(responses::Stream::new());
+    for piece in pieces {
+        decoder.feed(piece.clone()).unwrap();
+        while let Some(frame) = decoder.next_frame().unwrap() {
+            validator.frame(&frame).unwrap();
+        }
+    }
+    validator.finish().unwrap();
+    validator.events() as usize
+}
+
+fn validate_only(events: &[Event]) -> usize {
+    let mut validator = Validator::new(responses::Stream::new());
+    for ev in events {
+        validator.event(ev).unwrap();
+    }
+    validator.finish().unwrap();
+    validator.profile().text(0).map_or(0, str::len)
+}
+
+fn bench(c: &mut Criterion) {
+    let (bytes, events) = ssekit_benches::responses_tokens(DELTAS);
+    let whole = Bytes::from(bytes);
+    let feeds: Vec<Bytes> = whole
+        .chunks(FEED)
+        .map(|c| whole.slice_ref(c))
+        .collect();
+    let decoded: Vec<Event> = {
+        let mut d = Decoder::new();
+        d.feed(whole.clone()).unwrap();
+        std::iter::from_fn(|| d.next_frame().unwrap())
+            .filter_map(|f| match f {
+                Frame::Event(ev) => Some(ev),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(decode(&feeds), events);
+    assert_eq!(decode_and_validate(&feeds), events);
+
+    let mut group = c.benchmark_group("validation/responses_tokens");
+    group.throughput(Throughput::Elements(events as u64));
+    for (name, pieces) in [("whole", vec![whole.clone()]), ("1460", feeds)] {
+        group.bench_with_input(BenchmarkId::new("decode", name), &pieces, |b, p| {
+            b.iter(|| decode(p))
+        });
+        group.bench_with_input(
+            BenchmarkId::new("decode+validate", name),
+            &pieces,
+            |b, p| b.iter(|| decode_and_validate(p)),
+        );
+    }
+    group.bench_function("validate_only", |b| b.iter(|| validate_only(&decoded)));
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
