@@ -75,7 +75,14 @@ use crate::rng::SplitMix64;
 use crate::text::Utf8Bytes;
 use crate::time::{millis_ceil, Instant};
 
-/// A request header: name and value.
+/// A request header: name and value, as [`Action::Connect`] lists them.
+///
+/// # Example
+/// ```
+/// use ssekit::{client::Header, Utf8Bytes};
+/// let header: Header = (Utf8Bytes::from_static("Accept"), Utf8Bytes::from_static("text/event-stream"));
+/// assert_eq!(header.0, "Accept");
+/// ```
 pub type Header = (Utf8Bytes, Utf8Bytes);
 
 /// Reconnect policy. The fields mirror UTCP's SSE provider (`reconnect`, `retry_timeout`,
