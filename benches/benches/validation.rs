@@ -56,10 +56,7 @@ fn validate_only(events: &[Event]) -> usize {
 fn bench(c: &mut Criterion) {
     let (bytes, events) = ssekit_benches::responses_tokens(DELTAS);
     let whole = Bytes::from(bytes);
-    let feeds: Vec<Bytes> = whole
-        .chunks(FEED)
-        .map(|c| whole.slice_ref(c))
-        .collect();
+    let feeds: Vec<Bytes> = whole.chunks(FEED).map(|c| whole.slice_ref(c)).collect();
     let decoded: Vec<Event> = {
         let mut d = Decoder::new();
         d.feed(whole.clone()).unwrap();

@@ -17,8 +17,8 @@ impl Lcg {
 }
 
 const WORDS: [&str; 16] = [
-    " the", " stream", " of", " tokens", " arrives", " as", " server", "-sent", " events",
-    ",", " one", " small", " JSON", " object", " each", ".",
+    " the", " stream", " of", " tokens", " arrives", " as", " server", "-sent", " events", ",",
+    " one", " small", " JSON", " object", " each", ".",
 ];
 
 /// An OpenAI Responses API stream as Open Responses Server sends it (`data:` lines only):
@@ -56,7 +56,10 @@ pub fn responses_tokens(deltas: usize) -> (Vec<u8>, usize) {
     for n in 0..deltas {
         let mut token = String::new();
         for _ in 0..1 + rng.next() % 3 {
-            let word = WORDS.get((rng.next() % 16) as usize).copied().unwrap_or(" x");
+            let word = WORDS
+                .get((rng.next() % 16) as usize)
+                .copied()
+                .unwrap_or(" x");
             token.push_str(word);
         }
         push(&format!(
