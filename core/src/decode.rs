@@ -342,7 +342,7 @@ impl core::error::Error for DecodeError {}
 /// let mut dec = Decoder::new();
 /// dec.feed_slice(b"data: complete\n\ndata: cut")?;
 /// while dec.next_frame()?.is_some() {}
-/// assert_eq!(dec.finish(), StreamEnd::Truncated { unterminated_line: 8, open_event: false });
+/// assert_eq!(dec.finish(), StreamEnd::Truncated { unterminated_line: 9, open_event: false });
 /// # Ok::<(), ssekit::DecodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -421,7 +421,7 @@ struct FieldState {
     last_event_id: Utf8Bytes,
     /// Skipping lines up to the next blank line after a limit (Resync).
     skip_block: bool,
-    /// Bytes examined by the field-name scan.
+    /// Bytes examined by the NUL check of ids.
     scanned: u64,
 }
 
@@ -763,9 +763,10 @@ impl Decoder {
         &self.fields.last_event_id
     }
 
-    /// Bytes examined so far by the line-ending scan and the field-name scan together
-    /// (UTF-8 validation of exposed fields is not counted). At most twice the input,
-    /// whatever the sizes of the pieces fed: the linear-time guarantee, made checkable.
+    /// Bytes examined so far by the line-ending scan and the NUL check of ids together
+    /// (field names are matched by their first bytes, not scanned; UTF-8 validation of
+    /// exposed fields is not counted). At most twice the input, whatever the sizes of the
+    /// pieces fed: the linear-time guarantee, made checkable.
     ///
     /// # Example
     /// ```
@@ -819,28 +820,23 @@ impl FieldState {
         if line.is_empty() {
             return Ok(self.dispatch(config.mode));
         }
-        let colon = memchr::memchr(b':', line);
-        self.scanned += colon.map_or(end, |c| c + 1) as u64;
-        let (name, value_start) = match colon {
-            Some(c) => {
-                let after = c + 1;
-                let skip_space = usize::from(line.get(after) == Some(&b' '));
-                (line.get(..c).unwrap_or_default(), after + skip_space)
-            }
-            None => (line, end),
+        // Only `data`, `event`, `id`, `retry` and comments mean anything: a line is classified
+        // by its first bytes, and any other field name is ignored without a search for its colon.
+        let Some((name, value_start)) = classify(line) else {
+            return Ok(None);
         };
         let value = || src.slice(value_start.min(end)..end);
         match name {
-            b"" => Ok(Some(Frame::Comment(Utf8Bytes::from_utf8_lossy(value())))),
-            b"data" => {
+            FieldName::Comment => Ok(Some(Frame::Comment(Utf8Bytes::from_utf8_lossy(value())))),
+            FieldName::Data => {
                 self.append_data(config, value(), line_offset)?;
                 Ok(None)
             }
-            b"event" => {
+            FieldName::Event => {
                 self.event_type = Some(value());
                 Ok(None)
             }
-            b"id" => {
+            FieldName::Id => {
                 let id = value();
                 self.scanned += id.len() as u64;
                 if memchr::memchr(0, &id).is_none() {
@@ -849,10 +845,9 @@ impl FieldState {
                 }
                 Ok(None)
             }
-            b"retry" => {
+            FieldName::Retry => {
                 Ok(parse_retry(line.get(value_start..).unwrap_or_default()).map(Frame::Retry))
             }
-            _ => Ok(None),
         }
     }
 
@@ -920,6 +915,39 @@ impl FieldState {
             id,
             Utf8Bytes::from_utf8_lossy(data),
         )))
+    }
+}
+
+/// The field names WHATWG gives a meaning to, and comments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FieldName {
+    Comment,
+    Data,
+    Event,
+    Id,
+    Retry,
+}
+
+/// Classifies a non-empty line: its field name and where its value starts (after the colon
+/// and one optional space), or `None` for a field WHATWG ignores. The name is everything up to
+/// the first colon, or the whole line without one, so a known name must be followed by `:` or
+/// the end of the line (`datax: 1` and `dat` are unknown fields).
+fn classify(line: &[u8]) -> Option<(FieldName, usize)> {
+    let (name, len): (FieldName, usize) = match line.first()? {
+        b':' => (FieldName::Comment, 0),
+        b'd' if line.starts_with(b"data") => (FieldName::Data, 4),
+        b'e' if line.starts_with(b"event") => (FieldName::Event, 5),
+        b'i' if line.starts_with(b"id") => (FieldName::Id, 2),
+        b'r' if line.starts_with(b"retry") => (FieldName::Retry, 5),
+        _ => return None,
+    };
+    match line.get(len) {
+        None => Some((name, len)),
+        Some(b':') => Some((
+            name,
+            len + 1 + usize::from(line.get(len + 1) == Some(&b' ')),
+        )),
+        Some(_) => None,
     }
 }
 

@@ -400,7 +400,7 @@ mod tests {
             }
         );
         assert_eq!(
-            Event::builder().id("1\02").unwrap_err(),
+            Event::builder().id("1\u{0}2").unwrap_err(),
             EncodeError::Nul {
                 field: Field::Id,
                 position: 1

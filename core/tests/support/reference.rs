@@ -121,19 +121,19 @@ pub fn decode(stream: &[u8], mode: Mode) -> RefOutput {
                 data_buffer.push_str(value);
                 data_buffer.push('\n');
             }
-            "id" => {
-                if !value.contains('\0') {
-                    last_event_id_buffer = value.to_string();
-                    block_id_set = true;
-                }
+            // "If the field value does not contain U+0000 NULL, then set the last event ID
+            // buffer to the field value. Otherwise, ignore the field."
+            "id" if !value.contains('\0') => {
+                last_event_id_buffer = value.to_string();
+                block_id_set = true;
             }
-            "retry" => {
-                if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-                    let n = value.bytes().fold(0u64, |n, d| {
-                        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-                    });
-                    frames.push(RefFrame::Retry(n));
-                }
+            // "If the field value consists of only ASCII digits, then interpret the field value
+            // as an integer in base ten" (an empty value is ignored, as browsers do).
+            "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+                let n = value.bytes().fold(0u64, |n, d| {
+                    n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+                });
+                frames.push(RefFrame::Retry(n));
             }
             _ => {}
         }
