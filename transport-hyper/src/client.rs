@@ -192,6 +192,7 @@ pub struct EventSource {
     uri: Uri,
     body: Bytes,
     config: ReconnectConfig,
+    headers: Vec<(Utf8Bytes, Utf8Bytes)>,
     decoder: Config,
     client: Option<HttpClient>,
     hook: Option<Hook>,
@@ -234,6 +235,7 @@ impl EventSource {
             uri,
             body: body.into(),
             config: ReconnectConfig::default(),
+            headers: Vec::new(),
             decoder: Config::default(),
             client: None,
             hook: None,
@@ -261,8 +263,8 @@ impl EventSource {
         EventSource::new(Method::POST, url, body)
     }
 
-    /// Sets the reconnect policy (keeping headers added before with [`header`](Self::header)
-    /// only if the new config has them: set the config first).
+    /// Sets the reconnect policy. Headers added with [`header`](Self::header) are kept, in
+    /// either order, and win over headers of the same name in `config`.
     ///
     /// # Example
     /// ```
@@ -285,13 +287,16 @@ impl EventSource {
     /// # let _ = source; Ok::<(), ssekit_hyper::Error>(())
     /// ```
     pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
-        self.config = self
-            .config
-            .header(
-                Utf8Bytes::copy_from_str(name),
-                Utf8Bytes::copy_from_str(value),
-            )
+        let (name, value) = (
+            Utf8Bytes::copy_from_str(name),
+            Utf8Bytes::copy_from_str(value),
+        );
+        // Validated now (the core refuses non-token names and CR/LF/NUL in values), applied
+        // to the policy when the stream starts.
+        let _checked = ReconnectConfig::default()
+            .header(name.clone(), value.clone())
             .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+        self.headers.push((name, value));
         Ok(self)
     }
 
@@ -359,8 +364,16 @@ impl EventSource {
     /// # Ok(()) }
     /// ```
     pub fn stream(self) -> Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>> {
+        let mut config = self.config;
+        for (name, value) in self.headers {
+            // Checked in `header`, so this cannot fail; a refused header is left out.
+            config = match config.clone().header(name, value) {
+                Ok(with) => with,
+                Err(_) => config,
+            };
+        }
         let driver = Driver {
-            rc: Reconnect::new(self.config),
+            rc: Reconnect::new(config),
             decoder: Decoder::with_config(self.decoder),
             clock: Clock::tokio(),
             client: self.client,

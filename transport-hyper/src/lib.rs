@@ -38,6 +38,7 @@
 
 pub mod client;
 mod error;
+pub mod ors;
 pub mod server;
 mod time;
 

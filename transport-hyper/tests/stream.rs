@@ -269,6 +269,7 @@ async fn post_bodies_and_headers_are_sent_again_on_reconnect() {
                 .headers()
                 .get("authorization")
                 .map(|v| v.to_str().unwrap().to_owned());
+            assert_eq!(req.headers()["x-order"], "header before reconnect is kept");
             let body = req.into_body().collect().await.unwrap().to_bytes();
             seen.lock().unwrap().push((method, auth, body.clone()));
             let ev = Event::builder()
@@ -282,6 +283,8 @@ async fn post_bodies_and_headers_are_sent_again_on_reconnect() {
     .await;
     let mut n = 0;
     let mut events = EventSource::post(&format!("http://{addr}/call"), r#"{"q":1}"#)
+        .unwrap()
+        .header("x-order", "header before reconnect is kept")
         .unwrap()
         .reconnect(fast())
         .on_connect(move |req| {

@@ -1,0 +1,692 @@
+//! The ORS HTTP API over [`Environment`]s: [`Server`].
+
+use std::collections::{HashMap, VecDeque};
+use std::convert::Infallible;
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures_core::Stream;
+use http::{Method, Request, Response, StatusCode};
+use http_body::Body;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::{BodyExt, Full, Limited};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use ssekit::chunk::Chunker;
+use ssekit::server::{Cursor, IdFormat, TaskConfig, TaskRegistry, TaskState};
+use ssekit::time::Instant;
+use ssekit::{Encoder, Event};
+use tokio::sync::watch;
+
+use super::Environment;
+use crate::server::{response, SseBody};
+use crate::time::Clock;
+use crate::Error;
+
+/// The response body of every ORS route: JSON or an event stream.
+pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
+
+/// Server policy. Defaults are the specification's: pings after 10 s of silence, sessions
+/// expire after 15 minutes without a call or `/ping`, finished results are kept 60 s,
+/// request bodies up to 1 MiB, chunks of at most 4096 bytes.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// let config = ssekit_hyper::ors::ServerConfig::default()
+///     .keep_alive(Duration::from_millis(200))
+///     .session_timeout(Duration::from_secs(60));
+/// # let _ = config;
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ServerConfig {
+    keep_alive: Duration,
+    session_timeout: Duration,
+    result_ttl: Duration,
+    max_body: usize,
+    max_chunk: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            keep_alive: ssekit::server::KeepAlive::ORS,
+            session_timeout: Duration::from_secs(15 * 60),
+            result_ttl: Duration::from_secs(60),
+            max_body: 1 << 20,
+            max_chunk: ssekit::chunk::DEFAULT_MAX_CHUNK,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The keep-alive interval on `/call` streams (default 10 s).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().keep_alive(std::time::Duration::from_secs(5));
+    /// ```
+    pub fn keep_alive(mut self, interval: Duration) -> Self {
+        self.keep_alive = interval;
+        self
+    }
+
+    /// How long a session lives without a call or `/ping` (default 15 min).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().session_timeout(std::time::Duration::from_secs(60));
+    /// ```
+    pub fn session_timeout(mut self, timeout: Duration) -> Self {
+        self.session_timeout = timeout;
+        self
+    }
+
+    /// How long a finished result stays available for resumption (default 60 s).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().result_ttl(std::time::Duration::from_secs(120));
+    /// ```
+    pub fn result_ttl(mut self, ttl: Duration) -> Self {
+        self.result_ttl = ttl;
+        self
+    }
+
+    /// The largest request body accepted (default 1 MiB; larger is 413).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_body(64 << 10);
+    /// ```
+    pub fn max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// The most data bytes per `chunk`/`end` event (default 4096).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_chunk(1024);
+    /// ```
+    pub fn max_chunk(mut self, bytes: usize) -> Self {
+        self.max_chunk = bytes;
+        self
+    }
+}
+
+struct Session {
+    env: usize,
+    task: Value,
+    last_seen: Instant,
+}
+
+struct Inner {
+    envs: Vec<Arc<dyn Environment>>,
+    config: ServerConfig,
+    clock: Clock,
+    sessions: Mutex<HashMap<String, Session>>,
+    tasks: Mutex<TaskRegistry<Bytes>>,
+    changed: watch::Sender<u64>,
+}
+
+/// An ORS server: every route of the HTTP API the official `ors-sdk` client uses, over the
+/// environments it is given. It is a hyper [`Service`](hyper::service::Service); or call
+/// [`handle`](Self::handle) from your own router. No background task: expired sessions and
+/// results are dropped on the next request.
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// use std::sync::Arc;
+/// use ssekit_hyper::ors::{gsm8k::Gsm8k, Server};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// ssekit_hyper::server::serve(listener, Server::new(vec![Arc::new(Gsm8k)])).await
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field(
+                "environments",
+                &self
+                    .inner
+                    .envs
+                    .iter()
+                    .map(|e| e.name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+fn random_u64() -> u64 {
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn encode(event: &Event) -> Bytes {
+    let mut out = BytesMut::with_capacity(Encoder::new().encoded_len(event));
+    // Events built here have validated names, so encoding cannot fail; an empty frame is
+    // harmless if it ever did.
+    let _ = Encoder::new().encode(event, &mut out);
+    out.freeze()
+}
+
+fn named(name: &'static str, data: impl Into<ssekit::Utf8Bytes>) -> Event {
+    match Event::builder().event(name) {
+        Ok(b) => b.data(data).build(),
+        Err(_) => Event::message(data),
+    }
+}
+
+fn json_response(status: StatusCode, value: &Value) -> Response<OrsBody> {
+    let mut resp = Response::new(
+        Full::new(Bytes::from(value.to_string()))
+            .map_err(|never: Infallible| match never {})
+            .boxed_unsync(),
+    );
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
+
+fn detail(status: StatusCode, message: &str) -> Response<OrsBody> {
+    json_response(status, &json!({ "detail": message }))
+}
+
+fn unprocessable(message: &str) -> Response<OrsBody> {
+    json_response(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        &json!({"detail": [{"type": "value_error", "loc": ["body"], "msg": message}]}),
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CallBody {
+    name: String,
+    input: serde_json::Map<String, Value>,
+    #[serde(default)]
+    task_id: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateBody {
+    #[serde(default)]
+    env_name: Option<String>,
+    #[serde(default)]
+    task_spec: Option<Value>,
+    #[serde(default)]
+    split: Option<String>,
+    #[serde(default)]
+    index: Option<i64>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    secrets: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct SplitBody {
+    split: String,
+    #[serde(default)]
+    index: Option<i64>,
+    #[serde(default)]
+    start: Option<i64>,
+    #[serde(default)]
+    stop: Option<i64>,
+}
+
+/// Python's index rule: negative counts from the end.
+fn py_index(index: i64, len: usize) -> Option<usize> {
+    let len = i64::try_from(len).ok()?;
+    let i = if index < 0 { index + len } else { index };
+    (0..len)
+        .contains(&i)
+        .then(|| usize::try_from(i).ok())
+        .flatten()
+}
+
+/// Python's slice bounds rule (step 1): clamp, negatives count from the end.
+fn py_bound(bound: Option<i64>, len: usize, default: usize) -> usize {
+    let Some(b) = bound else { return default };
+    let n = i64::try_from(len).unwrap_or(i64::MAX);
+    let b = if b < 0 { (b + n).max(0) } else { b.min(n) };
+    usize::try_from(b).unwrap_or(default)
+}
+
+impl Server {
+    /// A server over `environments` (the first is the default for `/create`), with the
+    /// default [`ServerConfig`].
+    ///
+    /// # Example
+    /// ```
+    /// let server = ssekit_hyper::ors::Server::new(vec![std::sync::Arc::new(ssekit_hyper::ors::gsm8k::Gsm8k)]);
+    /// # let _ = server;
+    /// ```
+    pub fn new(environments: Vec<Arc<dyn Environment>>) -> Self {
+        Server::with_config(environments, ServerConfig::default())
+    }
+
+    /// A server with a custom policy.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Server, ServerConfig};
+    /// let server = Server::with_config(vec![std::sync::Arc::new(Gsm8k)], ServerConfig::default());
+    /// # let _ = server;
+    /// ```
+    pub fn with_config(environments: Vec<Arc<dyn Environment>>, config: ServerConfig) -> Self {
+        let tasks = TaskRegistry::new(
+            TaskConfig::default()
+                .result_ttl(config.result_ttl)
+                .id_format(IdFormat::Simple)
+                .seed(random_u64()),
+        );
+        Server {
+            inner: Arc::new(Inner {
+                envs: environments,
+                config,
+                clock: Clock::tokio(),
+                sessions: Mutex::new(HashMap::new()),
+                tasks: Mutex::new(tasks),
+                changed: watch::channel(0).0,
+            }),
+        }
+    }
+
+    /// Answers one request. Use this to mount the API inside another router.
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Server};
+    /// let server = Server::new(vec![std::sync::Arc::new(Gsm8k)]);
+    /// let req = http::Request::get("/health").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
+    /// assert_eq!(server.handle(req).await.status(), 200);
+    /// # }
+    /// ```
+    pub async fn handle<B>(&self, req: Request<B>) -> Response<OrsBody>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<crate::BoxError>,
+    {
+        let (parts, body) = req.into_parts();
+        let path = parts.uri.path().trim_matches('/').to_owned();
+        let segments: Vec<&str> = path.split('/').collect();
+        let sid = parts
+            .headers
+            .get("x-session-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
+        let body = match Limited::new(body, self.inner.config.max_body)
+            .collect()
+            .await
+        {
+            Ok(collected) => collected.to_bytes(),
+            Err(_) => return detail(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+        };
+        let m = &parts.method;
+        match segments.as_slice() {
+            ["health"] if m == Method::GET => {
+                json_response(StatusCode::OK, &json!({"status": "ok"}))
+            }
+            ["list_environments"] if m == Method::GET => {
+                let names: Vec<&str> = self.inner.envs.iter().map(|e| e.name()).collect();
+                json_response(StatusCode::OK, &json!(names))
+            }
+            ["create_session"] if m == Method::POST => self.create_session(),
+            ["create"] if m == Method::POST => match sid {
+                Some(sid) => self.create(&sid, &body),
+                None => missing_sid(),
+            },
+            ["ping"] if m == Method::POST => match sid {
+                Some(sid) if self.touch(&sid).is_some() => {
+                    json_response(StatusCode::OK, &json!({"status": "ok"}))
+                }
+                Some(_) => detail(StatusCode::NOT_FOUND, "Active environment not found"),
+                None => missing_sid(),
+            },
+            ["delete"] if m == Method::POST => match sid {
+                Some(sid) => {
+                    lock(&self.inner.sessions).remove(&sid);
+                    json_response(StatusCode::OK, &json!({ "sid": sid }))
+                }
+                None => missing_sid(),
+            },
+            ["delete_session"] if m == Method::POST => match sid {
+                Some(sid) => json_response(StatusCode::OK, &json!({ "sid": sid })),
+                None => missing_sid(),
+            },
+            [env, route] => {
+                let Some(index) = self.env_index(env) else {
+                    return detail(
+                        StatusCode::NOT_FOUND,
+                        &format!("unknown environment '{env}'"),
+                    );
+                };
+                self.env_route(index, m, route, sid, &body)
+            }
+            _ => detail(StatusCode::NOT_FOUND, "Not Found"),
+        }
+    }
+
+    fn env_index(&self, name: &str) -> Option<usize> {
+        self.inner
+            .envs
+            .iter()
+            .position(|e| e.name().eq_ignore_ascii_case(name))
+    }
+
+    fn env_route(
+        &self,
+        index: usize,
+        m: &Method,
+        route: &str,
+        sid: Option<String>,
+        body: &Bytes,
+    ) -> Response<OrsBody> {
+        let env = &self.inner.envs[index.min(self.inner.envs.len().saturating_sub(1))];
+        let split_body = || serde_json::from_slice::<SplitBody>(body);
+        match (route, m) {
+            ("tools", &Method::GET) => {
+                json_response(StatusCode::OK, &json!({"tools": env.tools()}))
+            }
+            ("splits", &Method::GET) => json_response(StatusCode::OK, &json!(env.splits())),
+            ("tasks" | "num_tasks" | "task" | "task_range", &Method::POST) => {
+                let Ok(req) = split_body() else {
+                    return unprocessable("expected {\"split\": ...}");
+                };
+                let Some(tasks) = env.tasks(&req.split) else {
+                    return detail(StatusCode::BAD_REQUEST, "Invalid split");
+                };
+                match route {
+                    "tasks" => json_response(
+                        StatusCode::OK,
+                        &json!({"tasks": tasks, "env_name": env.name()}),
+                    ),
+                    "num_tasks" => {
+                        json_response(StatusCode::OK, &json!({"num_tasks": tasks.len()}))
+                    }
+                    "task" => match req.index.and_then(|i| py_index(i, tasks.len())) {
+                        Some(i) => json_response(StatusCode::OK, &json!({"task": tasks[i]})),
+                        None => detail(StatusCode::BAD_REQUEST, "Invalid index"),
+                    },
+                    _ => {
+                        let start = py_bound(req.start, tasks.len(), 0);
+                        let stop = py_bound(req.stop, tasks.len(), tasks.len());
+                        let range = tasks.get(start..stop.max(start)).unwrap_or_default();
+                        json_response(StatusCode::OK, &json!({ "tasks": range }))
+                    }
+                }
+            }
+            ("prompt" | "task_tools", &Method::GET) => {
+                let Some(sid) = sid else { return missing_sid() };
+                let Some((_, task)) = self.touch(&sid) else {
+                    return detail(StatusCode::NOT_FOUND, "Active environment not found");
+                };
+                if route == "prompt" {
+                    json_response(
+                        StatusCode::OK,
+                        &json!([{"text": env.prompt(&task), "detail": null, "type": "text"}]),
+                    )
+                } else {
+                    json_response(StatusCode::OK, &json!({"tools": env.tools()}))
+                }
+            }
+            ("call", &Method::POST) => {
+                let Some(sid) = sid else { return missing_sid() };
+                match serde_json::from_slice::<CallBody>(body) {
+                    Ok(call) => self.call(index, &sid, call),
+                    Err(e) => unprocessable(&e.to_string()),
+                }
+            }
+            _ => detail(StatusCode::NOT_FOUND, "Not Found"),
+        }
+    }
+
+    fn create_session(&self) -> Response<OrsBody> {
+        let sid = format!("{:016x}{:016x}", random_u64(), random_u64());
+        let frames = vec![encode(&named("task_id", sid)), encode(&named("end", ""))];
+        self.sse(futures_util::stream::iter(frames))
+    }
+
+    fn create(&self, sid: &str, body: &Bytes) -> Response<OrsBody> {
+        let req: CreateBody = match serde_json::from_slice(body) {
+            Ok(req) => req,
+            Err(e) => return unprocessable(&e.to_string()),
+        };
+        let env = match &req.env_name {
+            Some(name) => match self.env_index(name) {
+                Some(i) => i,
+                None => {
+                    return detail(
+                        StatusCode::NOT_FOUND,
+                        &format!("unknown environment '{name}'"),
+                    )
+                }
+            },
+            None if self.inner.envs.is_empty() => {
+                return detail(StatusCode::NOT_FOUND, "no environment")
+            }
+            None => 0,
+        };
+        let task = match (req.task_spec, req.split, req.index) {
+            (Some(spec), None, None) => spec,
+            (None, Some(split), Some(index)) => {
+                let Some(tasks) = self.inner.envs.get(env).and_then(|e| e.tasks(&split)) else {
+                    return detail(StatusCode::BAD_REQUEST, "Invalid split");
+                };
+                match py_index(index, tasks.len()).and_then(|i| tasks.get(i)) {
+                    Some(task) => task.clone(),
+                    None => return detail(StatusCode::BAD_REQUEST, "Invalid index"),
+                }
+            }
+            _ => return unprocessable("give exactly one of task_spec or split and index"),
+        };
+        let now = self.inner.clock.now();
+        let mut sessions = lock(&self.inner.sessions);
+        self.sweep(&mut sessions, now);
+        if sessions.contains_key(sid) {
+            return detail(StatusCode::BAD_REQUEST, "Session already exists");
+        }
+        sessions.insert(
+            sid.to_owned(),
+            Session {
+                env,
+                task,
+                last_seen: now,
+            },
+        );
+        json_response(StatusCode::OK, &json!({ "sid": sid }))
+    }
+
+    fn sweep(&self, sessions: &mut HashMap<String, Session>, now: Instant) {
+        let timeout = self.inner.config.session_timeout;
+        sessions.retain(|_, s| now < s.last_seen + timeout);
+    }
+
+    /// Refreshes a live session and returns its environment index and task.
+    fn touch(&self, sid: &str) -> Option<(usize, Value)> {
+        let now = self.inner.clock.now();
+        let mut sessions = lock(&self.inner.sessions);
+        self.sweep(&mut sessions, now);
+        let session = sessions.get_mut(sid)?;
+        session.last_seen = now;
+        Some((session.env, session.task.clone()))
+    }
+
+    fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
+        let now = self.inner.clock.now();
+        let session = self.touch(sid).filter(|(e, _)| *e == env);
+        let mut tasks = lock(&self.inner.tasks);
+        tasks.handle_timeout(now);
+        let Some((_, task)) = session else {
+            let cursor = failed_task(&mut tasks, now, "Session not found");
+            drop(tasks);
+            return self.sse(self.follow(cursor));
+        };
+        if let Some(id) = &call.task_id {
+            return match tasks.open(Some(id), now) {
+                ssekit::server::Open::Resumed(cursor) | ssekit::server::Open::Started(cursor) => {
+                    drop(tasks);
+                    self.sse(self.follow(cursor))
+                }
+                _ => {
+                    let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
+                    drop(tasks);
+                    self.sse(futures_util::stream::iter([frame]))
+                }
+            };
+        }
+        let environment = Arc::clone(&self.inner.envs[env]);
+        if !environment.tools().iter().any(|t| t.name == call.name) {
+            let cursor = failed_task(
+                &mut tasks,
+                now,
+                &format!("'{}' is not a valid tool", call.name),
+            );
+            drop(tasks);
+            return self.sse(self.follow(cursor));
+        }
+        let cursor = tasks.start(now);
+        drop(tasks);
+        let id = cursor.task_id().to_owned();
+        let run = environment.call(&task, &call.name, Value::Object(call.input));
+        let inner = Arc::clone(&self.inner);
+        tokio::spawn(async move {
+            let frames = match run.await {
+                Ok(result) => result_frames(&result, inner.config.max_chunk),
+                Err(message) => vec![encode(&named("error", message))],
+            };
+            let now = inner.clock.now();
+            let mut tasks = lock(&inner.tasks);
+            for frame in frames {
+                if tasks.push(&id, frame).is_err() {
+                    break;
+                }
+            }
+            let _ = tasks.finish(&id, now);
+            drop(tasks);
+            inner.changed.send_modify(|n| *n = n.wrapping_add(1));
+        });
+        self.sse(self.follow(cursor))
+    }
+
+    fn sse(&self, frames: impl Stream<Item = Bytes> + Send + 'static) -> Response<OrsBody> {
+        let body = SseBody::from_bytes(frames).keep_alive(self.inner.config.keep_alive);
+        response(body.boxed_unsync())
+    }
+
+    /// `task_id`, then the task's output as it is produced, until it finishes.
+    fn follow(&self, cursor: Cursor) -> impl Stream<Item = Bytes> + Send + 'static {
+        let first = TaskRegistry::<Bytes>::task_id_event(&cursor).map(|e| encode(&e));
+        struct Follow {
+            inner: Arc<Inner>,
+            cursor: Cursor,
+            rx: watch::Receiver<u64>,
+            pending: VecDeque<Bytes>,
+            done: bool,
+        }
+        let state = Follow {
+            inner: Arc::clone(&self.inner),
+            rx: self.inner.changed.subscribe(),
+            cursor,
+            pending: first.into_iter().collect(),
+            done: false,
+        };
+        futures_util::stream::unfold(state, |mut st| async move {
+            loop {
+                if let Some(frame) = st.pending.pop_front() {
+                    return Some((frame, st));
+                }
+                if st.done {
+                    return None;
+                }
+                st.rx.borrow_and_update();
+                {
+                    let tasks = lock(&st.inner.tasks);
+                    match tasks.read(&mut st.cursor) {
+                        Ok(progress) => {
+                            st.pending.extend(progress.items.iter().cloned());
+                            st.done = progress.state == TaskState::Finished;
+                        }
+                        Err(_) => {
+                            st.pending
+                                .push_back(encode(&TaskRegistry::<Bytes>::unknown_task_event()));
+                            st.done = true;
+                        }
+                    }
+                }
+                if st.pending.is_empty() && !st.done && st.rx.changed().await.is_err() {
+                    st.done = true;
+                }
+            }
+        })
+    }
+}
+
+/// A task that failed before it ran: its only output is the `error` event, so a resume
+/// with its id gets the same answer.
+fn failed_task(tasks: &mut TaskRegistry<Bytes>, now: Instant, message: &str) -> Cursor {
+    let cursor = tasks.start(now);
+    let _ = tasks.push(
+        cursor.task_id(),
+        encode(&named("error", message.to_owned())),
+    );
+    let _ = tasks.finish(cursor.task_id(), now);
+    cursor
+}
+
+/// The result as `chunk`* + `end` frames, or an `error` frame if it cannot be sent intact.
+fn result_frames(result: &super::ToolResult, max_chunk: usize) -> Vec<Bytes> {
+    let chunks = serde_json::to_string(result)
+        .map_err(Error::from)
+        .and_then(|json| {
+            Chunker::new()
+                .max_chunk(max_chunk)
+                .chunk(json)
+                .map_err(Error::from)
+        });
+    match chunks {
+        Ok(pieces) => pieces.map(|p| encode(&p.into_event())).collect(),
+        Err(e) => vec![encode(&named("error", format!("internal error: {e}")))],
+    }
+}
+
+fn missing_sid() -> Response<OrsBody> {
+    detail(StatusCode::BAD_REQUEST, "X-Session-ID header is required")
+}
+
+impl hyper::service::Service<Request<hyper::body::Incoming>> for Server {
+    type Response = Response<OrsBody>;
+    type Error = Infallible;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn call(&self, req: Request<hyper::body::Incoming>) -> Self::Future {
+        let server = self.clone();
+        Box::pin(async move { Ok(server.handle(req).await) })
+    }
+}

@@ -1,0 +1,578 @@
+//! The ORS server and client over 127.0.0.1: the official client's sequence, chunking,
+//! drop and resume by task id, keep-alives, and every error path.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::within;
+use http_body_util::{BodyExt, Full};
+use serde_json::{json, Value};
+use ssekit::client::ReconnectConfig;
+use ssekit::profile::ors::ToolCall;
+use ssekit::sequence::Validator;
+use ssekit::{Decoder, Frame};
+use ssekit_hyper::ors::gsm8k::Gsm8k;
+use ssekit_hyper::ors::{CallOptions, Client, Server, ServerConfig, Trace};
+use ssekit_hyper::Error;
+
+async fn start(config: ServerConfig) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(ssekit_hyper::server::serve(
+        listener,
+        Server::with_config(vec![Arc::new(Gsm8k)], config),
+    ));
+    format!("http://{addr}")
+}
+
+fn client(base: &str) -> Client {
+    Client::new(base).unwrap().reconnect(
+        ReconnectConfig::ors()
+            .retry_timeout(Duration::from_millis(20))
+            .min_delay(Duration::from_millis(10))
+            .jitter(0),
+    )
+}
+
+fn task() -> Value {
+    Gsm8k.tasks_for_test()
+}
+
+trait TestTask {
+    fn tasks_for_test(&self) -> Value;
+}
+impl TestTask for Gsm8k {
+    fn tasks_for_test(&self) -> Value {
+        use ssekit_hyper::ors::Environment;
+        self.tasks("test").unwrap()[0].clone()
+    }
+}
+
+/// Sends a raw request and returns (status, content type, body).
+async fn raw(
+    base: &str,
+    method: &str,
+    path: &str,
+    sid: Option<&str>,
+    body: &str,
+) -> (u16, String, String) {
+    let client = ssekit_hyper::client::http_client().unwrap();
+    let mut req = http::Request::builder()
+        .method(method)
+        .uri(format!("{base}{path}"))
+        .header("content-type", "application/json");
+    if let Some(sid) = sid {
+        req = req.header("x-session-id", sid);
+    }
+    let resp = client
+        .request(req.body(Full::new(Bytes::from(body.to_owned()))).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let ct = resp
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default();
+    let body = resp.into_body().collect().await.unwrap().to_bytes();
+    (status, ct, String::from_utf8(body.to_vec()).unwrap())
+}
+
+fn events(wire: &str) -> Vec<(String, String)> {
+    let mut dec = Decoder::new();
+    dec.feed_slice(wire.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = dec.next_frame().unwrap() {
+        if let Frame::Event(e) = frame {
+            out.push((e.event_type().to_owned(), e.data().to_owned()));
+        }
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_official_clients_sequence_works() {
+    let base = start(ServerConfig::default()).await;
+    within(10, async {
+        let ors = client(&base);
+        // Discovery, as env.list_tasks() does it.
+        let tasks = ors
+            .request_json(
+                http::Method::POST,
+                "/gsm8k/tasks",
+                None,
+                Some(&json!({"split": "test"})),
+            )
+            .await
+            .unwrap();
+        assert_eq!(tasks["env_name"], "gsm8k");
+        let spec = tasks["tasks"][0].clone();
+        // create_session is SSE: task_id = sid, then an empty end.
+        let sid = ors.create_session().await.unwrap();
+        assert_eq!(sid.len(), 32);
+        ors.create(&sid, "GSM8K", &spec).await.unwrap();
+        ors.ping(&sid).await.unwrap();
+        let prompt = ors
+            .request_json(http::Method::GET, "/gsm8k/prompt", Some(&sid), None)
+            .await
+            .unwrap();
+        assert!(prompt[0]["text"].as_str().unwrap().contains("apples"));
+        assert_eq!(prompt[0]["type"], "text");
+        let result = ors
+            .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
+            .await
+            .unwrap();
+        assert!(result.ok);
+        let output = result.output.unwrap();
+        assert_eq!((output.reward, output.finished), (Some(1.0), true));
+        let wrong = ors
+            .call_tool("gsm8k", &sid, "submit", json!({"answer": "34"}))
+            .await
+            .unwrap();
+        assert_eq!(wrong.output.unwrap().reward, Some(0.0));
+        ors.delete(&sid).await.unwrap();
+        assert!(matches!(ors.ping(&sid).await, Err(Error::Status(404))));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn the_call_stream_on_the_wire() {
+    let base = start(ServerConfig::default()).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    let (status, ct, wire) = within(
+        5,
+        raw(
+            &base,
+            "POST",
+            "/gsm8k/call",
+            Some(&sid),
+            r#"{"name":"submit","input":{"answer":33}}"#,
+        ),
+    )
+    .await;
+    assert_eq!((status, ct.as_str()), (200, "text/event-stream"));
+    let evs = events(&wire);
+    assert_eq!(evs.len(), 2);
+    assert_eq!(evs[0].0, "task_id");
+    assert!(evs[0].1.len() == 32 && evs[0].1.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert_eq!(
+        wire,
+        format!(
+            "event: task_id\ndata: {}\n\nevent: end\ndata: {}\n\n",
+            evs[0].1,
+            r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"Correct!","detail":null}],"metadata":null,"reward":1.0,"finished":true}}"#
+        )
+    );
+    // create_session, as the official client reads it.
+    let (status, _, wire) = raw(&base, "POST", "/create_session", None, "{}").await;
+    assert_eq!(status, 200);
+    let evs = events(&wire);
+    assert_eq!(
+        evs.iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
+        ["task_id", "end"]
+    );
+    assert_eq!(evs[1].1, "");
+}
+
+#[tokio::test]
+async fn large_results_are_chunked_within_4096_bytes_and_reassemble_exactly() {
+    let base = start(ServerConfig::default()).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    let (_, _, wire) = within(
+        5,
+        raw(
+            &base,
+            "POST",
+            "/gsm8k/call",
+            Some(&sid),
+            r#"{"name":"work","input":{"steps":400}}"#,
+        ),
+    )
+    .await;
+    let evs = events(&wire);
+    let kinds: Vec<&str> = evs.iter().map(|e| e.0.as_str()).collect();
+    assert!(kinds.len() > 10, "{} events", kinds.len());
+    assert_eq!(kinds[0], "task_id");
+    assert!(kinds[1..kinds.len() - 1].iter().all(|k| *k == "chunk"));
+    assert_eq!(kinds.last(), Some(&"end"));
+    assert!(evs.iter().all(|(_, d)| d.len() <= 4096));
+    assert!(
+        evs.iter().all(|(_, d)| !d.starts_with(char::is_whitespace)),
+        "no chunk starts with whitespace"
+    );
+    // Validate with the core profile and compare with the client's result.
+    let mut dec = Decoder::new();
+    dec.feed_slice(wire.as_bytes()).unwrap();
+    let mut v = Validator::new(ToolCall::new());
+    while let Some(frame) = dec.next_frame().unwrap() {
+        v.frame(&frame).unwrap();
+    }
+    v.finish().unwrap();
+    let direct = v.profile().result().cloned().unwrap();
+    let via_client = ors
+        .call_tool("gsm8k", &sid, "work", json!({"steps": 400}))
+        .await
+        .unwrap();
+    assert_eq!(direct, via_client);
+    let ssekit_hyper::ors::Block::Text { text, .. } = &direct.output.unwrap().blocks[0] else {
+        panic!()
+    };
+    assert_eq!(text.lines().count(), 400);
+    assert!(text.contains("«"), "non-ASCII text survives chunking");
+}
+
+#[tokio::test]
+async fn a_dropped_call_resumes_by_task_id_without_loss_or_duplication() {
+    let base = start(ServerConfig::default()).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    let whole = ors
+        .call_tool("gsm8k", &sid, "work", json!({"steps": 300}))
+        .await
+        .unwrap();
+    let mut trace = Vec::new();
+    let resumed = within(
+        10,
+        ors.call_tool_traced(
+            "gsm8k",
+            &sid,
+            "work",
+            json!({"steps": 300}),
+            CallOptions::default().cut_after(Some(3)),
+            |t| trace.push(t),
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(resumed, whole);
+    let cut = trace
+        .iter()
+        .position(|t| matches!(t, Trace::Cut { after_events: 3 }))
+        .expect("cut");
+    let Trace::Event(first) = &trace[1] else {
+        panic!("{trace:?}")
+    };
+    assert_eq!(first.event_type(), "task_id");
+    let id = first.data().to_owned();
+    let reconnect = trace[cut..].iter().find_map(|t| match t {
+        Trace::Connected { resume, .. } => Some(resume.clone()),
+        _ => None,
+    });
+    assert_eq!(reconnect, Some(Some(id.clone())));
+    // The resumed connection replays the same task from its first chunk.
+    let replayed: Vec<&Trace> = trace[cut..]
+        .iter()
+        .filter(|t| matches!(t, Trace::Event(_)))
+        .collect();
+    assert!(
+        matches!(replayed[0], Trace::Event(e) if e.event_type() == "task_id" && e.data() == id)
+    );
+}
+
+#[tokio::test]
+async fn a_running_task_is_resumed_and_pings_keep_the_call_alive() {
+    let base = start(ServerConfig::default().keep_alive(Duration::from_millis(100))).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    let mut trace = Vec::new();
+    let result = within(
+        10,
+        ors.call_tool_traced(
+            "gsm8k",
+            &sid,
+            "work",
+            json!({"delay_ms": 700, "steps": 5}),
+            CallOptions::default().cut_after(Some(1)),
+            |t| trace.push(t),
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(result.ok);
+    let pings = trace
+        .iter()
+        .filter(|t| matches!(t, Trace::KeepAlive))
+        .count();
+    assert!((4..=8).contains(&pings), "{pings} pings in {trace:?}");
+    let connections = trace
+        .iter()
+        .filter(|t| matches!(t, Trace::Connected { .. }))
+        .count();
+    assert_eq!(connections, 2);
+}
+
+#[tokio::test]
+async fn http_level_failures_are_error_events() {
+    let base = start(ServerConfig::default()).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    // Unknown session: task_id, then error (the specification's text, not the SDK server's 404).
+    let err = ors
+        .call_tool("gsm8k", "no-such-session", "submit", json!({"answer": 1}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Tool(m) if m == "Session not found"),
+        "{err}"
+    );
+    let (status, _, wire) = raw(
+        &base,
+        "POST",
+        "/gsm8k/call",
+        Some("no-such-session"),
+        r#"{"name":"submit","input":{}}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        events(&wire)
+            .iter()
+            .map(|e| e.0.as_str())
+            .collect::<Vec<_>>(),
+        ["task_id", "error"]
+    );
+    // Unknown tool.
+    let err = ors
+        .call_tool("gsm8k", &sid, "nope", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Tool(m) if m == "'nope' is not a valid tool"),
+        "{err}"
+    );
+    // Unknown task id: a lone error, no task_id event.
+    let (_, _, wire) = raw(
+        &base,
+        "POST",
+        "/gsm8k/call",
+        Some(&sid),
+        r#"{"name":"submit","input":{},"task_id":"feedface"}"#,
+    )
+    .await;
+    assert_eq!(
+        events(&wire),
+        [("error".to_owned(), "unknown task_id".to_owned())]
+    );
+    // A tool that raises.
+    let sid2 = ors
+        .open_session("gsm8k", &json!({"question": "?"}))
+        .await
+        .unwrap();
+    let err = ors
+        .call_tool("gsm8k", &sid2, "submit", json!({"answer": 1}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Tool(m) if m == "the task has no answer"),
+        "{err}"
+    );
+    // A tool logic error is an `end` with ok: false.
+    let r = ors
+        .call_tool("gsm8k", &sid, "submit", json!({"answer": "many"}))
+        .await
+        .unwrap();
+    assert!(r.is_tool_error());
+    assert!(r.error.unwrap().contains("validation"));
+}
+
+#[tokio::test]
+async fn plain_http_errors_before_the_stream() {
+    let base = start(ServerConfig::default()).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    let call = |sid: Option<&'static str>, body: &'static str| {
+        let base = base.clone();
+        async move { raw(&base, "POST", "/gsm8k/call", sid, body).await }
+    };
+    let (s, _, b) = call(None, r#"{"name":"submit","input":{}}"#).await;
+    assert_eq!(
+        (s, b.as_str()),
+        (400, r#"{"detail":"X-Session-ID header is required"}"#)
+    );
+    let leaked: &'static str = Box::leak(sid.clone().into_boxed_str());
+    assert_eq!(
+        call(Some(leaked), r#"{"name":"submit","input":[1]}"#)
+            .await
+            .0,
+        422
+    );
+    assert_eq!(
+        call(Some(leaked), r#"{"name":"submit","input":{},"extra":1}"#)
+            .await
+            .0,
+        422
+    );
+    assert_eq!(call(Some(leaked), "not json").await.0, 422);
+    assert_eq!(raw(&base, "POST", "/ping", Some("nope"), "").await.0, 404);
+    assert_eq!(raw(&base, "POST", "/ping", None, "").await.0, 400);
+    assert_eq!(
+        raw(&base, "POST", "/create", Some(&sid), r#"{"task_spec":{}}"#).await,
+        (
+            400,
+            "application/json".into(),
+            r#"{"detail":"Session already exists"}"#.into()
+        )
+    );
+    assert_eq!(
+        raw(&base, "POST", "/create", Some("s2"), r#"{}"#).await.0,
+        422
+    );
+    assert_eq!(
+        raw(
+            &base,
+            "POST",
+            "/create",
+            Some("s2"),
+            r#"{"split":"nope","index":0}"#
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        raw(
+            &base,
+            "POST",
+            "/create",
+            Some("s2"),
+            r#"{"split":"test","index":7}"#
+        )
+        .await
+        .0,
+        400
+    );
+    assert_eq!(
+        raw(
+            &base,
+            "POST",
+            "/create",
+            Some("s2"),
+            r#"{"split":"test","index":-1,"env_name":"gsm8k"}"#
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(
+        raw(
+            &base,
+            "POST",
+            "/create",
+            Some("s3"),
+            r#"{"task_spec":{},"env_name":"chess"}"#
+        )
+        .await
+        .0,
+        404
+    );
+    assert_eq!(raw(&base, "GET", "/chess/tools", None, "").await.0, 404);
+    assert_eq!(
+        raw(&base, "GET", "/gsm8k/prompt", Some("nope"), "").await.0,
+        404
+    );
+    assert_eq!(
+        raw(&base, "POST", "/delete", Some("never-existed"), "")
+            .await
+            .0,
+        200
+    );
+}
+
+#[tokio::test]
+async fn discovery_routes() {
+    let base = start(ServerConfig::default()).await;
+    let ors = client(&base);
+    let get = |p: &'static str| ors.request_json(http::Method::GET, p, None, None);
+    assert_eq!(get("/health").await.unwrap(), json!({"status": "ok"}));
+    assert_eq!(get("/list_environments").await.unwrap(), json!(["gsm8k"]));
+    let tools = get("/gsm8k/tools").await.unwrap();
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["submit", "work"]);
+    assert_eq!(
+        get("/gsm8k/splits").await.unwrap(),
+        json!([{"name": "train", "type": "train"}, {"name": "test", "type": "test"}])
+    );
+    let post = |p: &'static str, b: Value| {
+        let ors = ors.clone();
+        async move {
+            ors.request_json(http::Method::POST, p, None, Some(&b))
+                .await
+        }
+    };
+    assert_eq!(
+        post("/gsm8k/num_tasks", json!({"split": "test"}))
+            .await
+            .unwrap(),
+        json!({"num_tasks": 2})
+    );
+    let last = post("/gsm8k/task", json!({"split": "test", "index": -1}))
+        .await
+        .unwrap();
+    assert_eq!(last["task"]["answer"], 150.0);
+    let range = post("/gsm8k/task_range", json!({"split": "test", "start": -1}))
+        .await
+        .unwrap();
+    assert_eq!(range["tasks"].as_array().unwrap().len(), 1);
+    let range = post("/gsm8k/task_range", json!({"split": "test", "stop": 100}))
+        .await
+        .unwrap();
+    assert_eq!(range["tasks"].as_array().unwrap().len(), 2);
+    assert!(matches!(
+        post("/gsm8k/tasks", json!({"split": "dev"})).await,
+        Err(Error::Status(400))
+    ));
+    assert!(matches!(
+        post("/gsm8k/task", json!({"split": "test", "index": 2})).await,
+        Err(Error::Status(400))
+    ));
+}
+
+#[tokio::test]
+async fn sessions_and_results_expire() {
+    let config = ServerConfig::default()
+        .session_timeout(Duration::from_millis(300))
+        .result_ttl(Duration::from_millis(300));
+    let base = start(config).await;
+    let ors = client(&base);
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    // A finished result can be resumed within its TTL, and not after.
+    let (_, _, wire) = raw(
+        &base,
+        "POST",
+        "/gsm8k/call",
+        Some(&sid),
+        r#"{"name":"submit","input":{"answer":33}}"#,
+    )
+    .await;
+    let id = events(&wire)[0].1.clone();
+    let resume = format!(r#"{{"name":"submit","input":{{"answer":33}},"task_id":"{id}"}}"#);
+    let (_, _, again) = raw(&base, "POST", "/gsm8k/call", Some(&sid), &resume).await;
+    assert_eq!(again, wire);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    ors.ping(&sid).await.unwrap(); // keeps the session alive past its first 300 ms
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let (_, _, gone) = raw(&base, "POST", "/gsm8k/call", Some(&sid), &resume).await;
+    assert_eq!(
+        events(&gone),
+        [("error".to_owned(), "unknown task_id".to_owned())]
+    );
+    // Idle past the timeout: the session is gone.
+    tokio::time::sleep(Duration::from_millis(350)).await;
+    assert!(matches!(ors.ping(&sid).await, Err(Error::Status(404))));
+    let err = ors
+        .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
+        .await
+        .unwrap_err();
+    assert!(matches!(&err, Error::Tool(m) if m == "Session not found"));
+}
