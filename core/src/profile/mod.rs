@@ -63,11 +63,18 @@ pub(crate) mod json {
 
     /// Parses `data` as a JSON object into `T`. The first byte is checked because serde's
     /// derived structs also accept a JSON array of the fields.
-    pub(crate) fn parse_object<'a, T: Deserialize<'a>>(data: &'a str) -> Option<T> {
-        if !data.trim_start().starts_with('{') {
+    ///
+    /// Takes bytes (`event.data_bytes()`): the data is already known to be UTF-8, and going
+    /// through `&str` would validate all of it again, where `from_slice` checks only the
+    /// strings it hands out.
+    pub(crate) fn parse_object<'a, T: Deserialize<'a>>(data: &'a [u8]) -> Option<T> {
+        let first = data
+            .iter()
+            .find(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'));
+        if first != Some(&b'{') {
             return None;
         }
-        serde_json::from_str(data).ok()
+        serde_json::from_slice(data).ok()
     }
 
     /// Whether `data` is one JSON object (its contents are skipped, not stored).

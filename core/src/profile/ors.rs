@@ -274,7 +274,8 @@ impl ToolCall {
             .map_err(reassemble_rule)?;
         #[cfg(feature = "json")]
         if self.check_result && !payload.is_empty() {
-            let result: ToolResult = super::json::parse_object(&payload).ok_or(RESULT_SHAPE)?;
+            let result: ToolResult =
+                super::json::parse_object(payload.as_bytes()).ok_or(RESULT_SHAPE)?;
             if result.ok != result.output.is_some() || result.ok == result.error.is_some() {
                 return Err(RESULT_SHAPE);
             }
