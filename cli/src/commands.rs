@@ -1,0 +1,263 @@
+//! `serve`, `tail`, `check`, `decode`.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use bytes::Bytes;
+use clap::Args;
+use futures_util::StreamExt;
+use serde_json::json;
+use ssekit::client::ReconnectConfig;
+use ssekit::{Decoder, Event, Frame, StreamEnd};
+use ssekit_hyper::client::{EventSource, Item};
+use tokio::io::AsyncReadExt;
+
+use crate::app::App;
+use crate::profiles::{validator, ProfileName};
+use crate::CliError;
+
+pub async fn serve(addr: &str, keep_alive_ms: u64) -> Result<ExitCode, CliError> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| CliError::Io(format!("cannot listen on {addr}"), e))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| CliError::Io("cannot read the local address".into(), e))?;
+    // The first line is for scripts (the port, when 0 was asked for). Printing must not stop
+    // the server when nobody reads stdout any more.
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "listening on http://{local}");
+    let _ = writeln!(
+        out,
+        "  ORS:       curl -N -X POST http://{local}/create_session"
+    );
+    let _ = writeln!(
+        out,
+        "  Responses: curl -N -X POST http://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
+    );
+    let _ = out.flush();
+    let app = App::new(
+        Duration::from_millis(keep_alive_ms),
+        Duration::from_millis(40),
+    );
+    ssekit_hyper::server::serve(listener, app)
+        .await
+        .map_err(|e| CliError::Io("server stopped".into(), e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ssekit tail` arguments.
+#[derive(Args, Debug)]
+pub struct TailArgs {
+    /// The stream's URL (http:// or https://).
+    url: String,
+    /// The method (default GET, or POST with -d).
+    #[arg(short = 'X', long = "request")]
+    method: Option<String>,
+    /// A request header, `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header")]
+    headers: Vec<String>,
+    /// The request body, sent again on every reconnect (`@file` reads a file).
+    #[arg(short = 'd', long = "data")]
+    data: Option<String>,
+    /// Validate the events against a protocol; stop at its terminal event.
+    #[arg(long, value_enum)]
+    profile: Option<ProfileName>,
+    /// Print JSON lines instead of the human view.
+    #[arg(long)]
+    json: bool,
+    /// Reconnect at most this many times in a row.
+    #[arg(long, default_value_t = 5)]
+    retries: u32,
+}
+
+fn print_item(item: &Item, json: bool) {
+    if json {
+        let line = match item {
+            Item::Event(e) => {
+                json!({"kind": "event", "event": e.event_type(), "id": e.id(), "data": e.data()})
+            }
+            Item::Comment(c) => json!({"kind": "comment", "text": c.as_str()}),
+            Item::Retry(ms) => json!({"kind": "retry", "ms": ms}),
+            Item::Connected { attempt } => json!({"kind": "connected", "attempt": attempt}),
+            Item::Disconnected(why) => json!({"kind": "disconnected", "why": why.to_string()}),
+            Item::Reconnecting { after } => {
+                json!({"kind": "reconnecting", "after_ms": after.as_millis()})
+            }
+            _ => return,
+        };
+        println!("{line}");
+        return;
+    }
+    match item {
+        Item::Event(e) => println!("{}", human_event(e)),
+        Item::Comment(c) => eprintln!(": {c}"),
+        Item::Retry(ms) => eprintln!("-- retry: {ms} ms"),
+        Item::Connected { attempt: 0 } => eprintln!("-- connected"),
+        Item::Connected { attempt } => eprintln!("-- connected (retry {attempt})"),
+        Item::Disconnected(why) => eprintln!("-- disconnected: {why}"),
+        Item::Reconnecting { after } => eprintln!("-- reconnecting in {:.1}s", after.as_secs_f64()),
+        _ => {}
+    }
+}
+
+fn human_event(e: &Event) -> String {
+    let id = e.id().map(|id| format!(" [{id}]")).unwrap_or_default();
+    format!(
+        "{}{id}: {}",
+        e.event_type(),
+        e.data().replace('\n', "\n    ")
+    )
+}
+
+pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
+    let body = match &args.data {
+        Some(d) if d.starts_with('@') => Bytes::from(
+            tokio::fs::read(&d[1..])
+                .await
+                .map_err(|e| CliError::Io(format!("cannot read {}", &d[1..]), e))?,
+        ),
+        Some(d) => Bytes::from(d.clone()),
+        None => Bytes::new(),
+    };
+    let method = match &args.method {
+        Some(m) => http::Method::from_bytes(m.to_ascii_uppercase().as_bytes())
+            .map_err(|_| CliError::Usage(format!("bad method {m:?}")))?,
+        None if args.data.is_some() => http::Method::POST,
+        None => http::Method::GET,
+    };
+    let mut source = EventSource::new(method, &args.url, body)?.reconnect(
+        ReconnectConfig::default()
+            .retry_timeout(Duration::from_secs(1))
+            .max_delay(Duration::from_secs(30))
+            .max_attempts(Some(args.retries)),
+    );
+    for h in &args.headers {
+        let Some((name, value)) = h.split_once(':') else {
+            return Err(CliError::Usage(format!(
+                "bad header {h:?}: expected `Name: value`"
+            )));
+        };
+        source = source.header(name.trim(), value.trim())?;
+    }
+    let mut validator = args.profile.map(validator);
+    let mut items = source.stream();
+    let mut connected = false;
+    loop {
+        let item = tokio::select! {
+            item = items.next() => item,
+            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::from(130)),
+        };
+        let Some(item) = item else { break };
+        let item = item?;
+        print_item(&item, args.json);
+        match &item {
+            Item::Connected { .. } => connected = true,
+            Item::Disconnected(ssekit_hyper::client::Ended::Failed(why)) if !connected => {
+                return Err(CliError::Invalid(format!(
+                    "cannot connect to {}: {why}",
+                    args.url
+                )));
+            }
+            Item::Event(e) => {
+                if let Some(v) = validator.as_mut() {
+                    v.event(e)
+                        .map_err(|err| CliError::Invalid(err.to_string()))?;
+                    if v.is_terminated() {
+                        return Ok(ExitCode::SUCCESS);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn check(file: &str, profile: ProfileName) -> Result<ExitCode, CliError> {
+    let bytes = if file == "-" {
+        let mut buf = Vec::new();
+        tokio::io::stdin()
+            .read_to_end(&mut buf)
+            .await
+            .map_err(|e| CliError::Io("cannot read stdin".into(), e))?;
+        buf
+    } else {
+        tokio::fs::read(file)
+            .await
+            .map_err(|e| CliError::Io(format!("cannot read {file}"), e))?
+    };
+    let mut decoder = Decoder::new();
+    let mut v = validator(profile);
+    let fail = |msg: String| CliError::Invalid(format!("{file}: {msg}"));
+    decoder
+        .feed(Bytes::from(bytes))
+        .map_err(|e| fail(e.to_string()))?;
+    while let Some(frame) = decoder.next_frame().map_err(|e| fail(e.to_string()))? {
+        v.frame(&frame).map_err(|e| fail(e.to_string()))?;
+    }
+    if let StreamEnd::Truncated {
+        unterminated_line, ..
+    } = decoder.finish()
+    {
+        return Err(fail(format!(
+            "the stream ends inside an event ({unterminated_line} bytes after the last line ending)"
+        )));
+    }
+    v.finish().map_err(|e| fail(e.to_string()))?;
+    println!(
+        "{file}: ok, {} events, ends with its terminal event ({profile:?} profile)",
+        v.events()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn frame_json(frame: &Frame) -> Option<serde_json::Value> {
+    Some(match frame {
+        Frame::Event(e) => {
+            json!({"type": "event", "event": e.event_type(), "id": e.id(), "data": e.data()})
+        }
+        Frame::Comment(c) => json!({"type": "comment", "text": c.as_str()}),
+        Frame::Retry(ms) => json!({"type": "retry", "ms": ms}),
+        _ => return None,
+    })
+}
+
+pub async fn decode() -> Result<ExitCode, CliError> {
+    let mut stdin = tokio::io::stdin();
+    let mut decoder = Decoder::new();
+    let mut buf = vec![0u8; 64 << 10];
+    let mut out = std::io::stdout().lock();
+    let io = |e| CliError::Io("cannot write stdout".into(), e);
+    loop {
+        let n = stdin
+            .read(&mut buf)
+            .await
+            .map_err(|e| CliError::Io("cannot read stdin".into(), e))?;
+        if n == 0 {
+            break;
+        }
+        decoder
+            .feed_slice(buf.get(..n).unwrap_or_default())
+            .map_err(|e| CliError::Invalid(e.to_string()))?;
+        while let Some(frame) = decoder
+            .next_frame()
+            .map_err(|e| CliError::Invalid(e.to_string()))?
+        {
+            if let Some(line) = frame_json(&frame) {
+                writeln!(out, "{line}").map_err(io)?;
+            }
+        }
+        out.flush().map_err(io)?;
+    }
+    match decoder.finish() {
+        StreamEnd::Clean => Ok(ExitCode::SUCCESS),
+        StreamEnd::Truncated {
+            unterminated_line, ..
+        } => Err(CliError::Invalid(format!(
+            "the input ends inside an event; {unterminated_line} bytes after the last line ending were discarded"
+        ))),
+        _ => Ok(ExitCode::SUCCESS),
+    }
+}

@@ -1,0 +1,143 @@
+//! `ssekit`: the command-line face of ssekit.
+//!
+//! - `ssekit demo`: an ORS tool call and a Responses-API stream over 127.0.0.1, each cut on
+//!   purpose and resumed, validated, with a readable trace.
+//! - `ssekit serve [--addr]`: the demo server, persistent.
+//! - `ssekit tail URL`: `curl -N` that decodes, validates and reconnects.
+//! - `ssekit check FILE --profile P`: lint a captured stream.
+//! - `ssekit decode`: stdin bytes → JSON lines of frames.
+
+mod app;
+mod commands;
+mod demo;
+mod profiles;
+
+use std::fmt;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::profiles::ProfileName;
+
+/// Server-Sent Events, decoded, validated and resumed.
+#[derive(Parser, Debug)]
+#[command(name = "ssekit", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a server on 127.0.0.1, make an ORS tool call and a Responses-API call, cut each
+    /// mid-stream, resume, validate, and print what happened.
+    Demo {
+        /// Keep-alive interval of the demo server, in milliseconds (ORS uses 10 000).
+        #[arg(long, default_value_t = 250)]
+        keep_alive_ms: u64,
+    },
+    /// Serve the demo API: ORS (gsm8k) and POST /v1/responses.
+    Serve {
+        /// Address to listen on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Keep-alive interval in milliseconds.
+        #[arg(long, default_value_t = 10_000)]
+        keep_alive_ms: u64,
+    },
+    /// Stream events from URL: decode, validate, reconnect, print.
+    Tail(commands::TailArgs),
+    /// Validate a captured stream against a protocol profile.
+    Check {
+        /// The captured stream (`-` for stdin).
+        file: String,
+        /// The protocol.
+        #[arg(long, value_enum)]
+        profile: ProfileName,
+    },
+    /// Decode stdin into JSON lines, one per frame (events, comments, retry).
+    Decode,
+}
+
+/// Everything the commands report, one line each.
+#[derive(Debug)]
+pub enum CliError {
+    /// From the transport.
+    Transport(ssekit_hyper::Error),
+    /// Reading a file, stdin, or binding a port.
+    Io(String, std::io::Error),
+    /// The stream broke its protocol, or was cut.
+    Invalid(String),
+    /// Bad arguments.
+    Usage(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Transport(e) => write!(f, "{e}"),
+            CliError::Io(what, e) => write!(f, "{what}: {e}"),
+            CliError::Invalid(msg) | CliError::Usage(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl From<ssekit_hyper::Error> for CliError {
+    fn from(e: ssekit_hyper::Error) -> Self {
+        CliError::Transport(e)
+    }
+}
+
+/// Panics become one line on stderr, never a backtrace. `println!` panics when stdout is a
+/// closed pipe (`ssekit tail … | head`): that is a normal way to stop reading, so it exits
+/// quietly, as `cat` does.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        if message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        eprintln!("ssekit: internal error: {message}");
+        std::process::exit(101);
+    }));
+}
+
+fn main() -> ExitCode {
+    quiet_panics();
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ssekit: error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let outcome = runtime.block_on(async {
+        match cli.command {
+            Command::Demo { keep_alive_ms } => demo::run(keep_alive_ms).await,
+            Command::Serve {
+                addr,
+                keep_alive_ms,
+            } => commands::serve(&addr, keep_alive_ms).await,
+            Command::Tail(args) => commands::tail(args).await,
+            Command::Check { file, profile } => commands::check(&file, profile).await,
+            Command::Decode => commands::decode().await,
+        }
+    });
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("ssekit: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! `--profile NAME` → a validator over any built-in profile.
+
+use clap::ValueEnum;
+use ssekit::profile::{agent, chat, ors, responses, workflow};
+use ssekit::sequence::{Profile, Rule, Validator};
+use ssekit::{Event, Utf8Bytes};
+
+/// The protocols `tail` and `check` can validate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ProfileName {
+    /// ORS tool call: task_id, chunk*, end | error.
+    Ors,
+    /// OpenAI Responses API / Open Responses Server.
+    Responses,
+    /// Agent platform run stream.
+    Agent,
+    /// Agent platform workflow stream.
+    Workflow,
+    /// Chat Completions: data chunks, then [DONE].
+    Chat,
+}
+
+/// Any profile behind one type, so one validator type serves every `--profile`.
+pub struct AnyProfile(Box<dyn Profile + Send>);
+
+impl Profile for AnyProfile {
+    fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        self.0.event(event)
+    }
+    fn comment(&mut self, text: &str) -> Result<(), Rule> {
+        self.0.comment(text)
+    }
+    fn is_terminated(&self) -> bool {
+        self.0.is_terminated()
+    }
+    fn event_name(&self, event: &Event) -> Utf8Bytes {
+        self.0.event_name(event)
+    }
+}
+
+pub fn validator(name: ProfileName) -> Validator<AnyProfile> {
+    let profile: Box<dyn Profile + Send> = match name {
+        ProfileName::Ors => Box::new(ors::ToolCall::new()),
+        ProfileName::Responses => Box::new(responses::Stream::new()),
+        ProfileName::Agent => Box::new(agent::Run::new()),
+        ProfileName::Workflow => Box::new(workflow::Workflow::new()),
+        ProfileName::Chat => Box::new(chat::Completions::new()),
+    };
+    Validator::new(AnyProfile(profile))
+}

@@ -1,0 +1,281 @@
+//! The `ssekit` binary, run as a person would, against servers on 127.0.0.1 only.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn ssekit() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssekit"));
+    cmd.env("RUST_BACKTRACE", "1"); // errors must stay one line even so
+    cmd
+}
+
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = ssekit()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A failed command prints exactly one line, `ssekit: error: …`, and exits non-zero.
+fn assert_one_line_error(out: &Output, needle: &str) {
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("--")).collect();
+    assert_eq!(lines.len(), 1, "stderr: {stderr}");
+    assert!(lines[0].starts_with("ssekit: error: "), "{stderr}");
+    assert!(lines[0].contains(needle), "{needle:?} not in {stderr}");
+    assert!(!stderr.contains("backtrace") && !stderr.contains("panicked"));
+}
+
+/// The child, its URL, and its stdout (kept open: closing it would break the server's pipe).
+struct Server(
+    Child,
+    String,
+    #[allow(dead_code)] BufReader<std::process::ChildStdout>,
+);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn serve() -> Server {
+    let mut child = ssekit()
+        .args(["serve", "--addr", "127.0.0.1:0", "--keep-alive-ms", "200"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut first).unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    Server(child, url, stdout)
+}
+
+#[test]
+fn demo_cuts_resumes_and_validates_both_streams() {
+    let out = ssekit().arg("demo").output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    for needle in [
+        "1. ORS tool call",
+        "← task_id",
+        "← : ping",
+        "✂  cut: the client drops the connection after 3 events",
+        "connected again, body now carries \"task_id\"",
+        "✓ validated (ors profile)",
+        "reward=1.0",
+        "Session not found",
+        "2. Responses-API stream",
+        "disconnected: the stream was cut inside an event",
+        "connected again with Last-Event-ID: 5",
+        "✓ validated (responses profile)",
+        "2 connections cut mid-stream, 2 resumed",
+    ] {
+        assert!(
+            stdout.contains(needle),
+            "{needle:?} missing from:\n{stdout}"
+        );
+    }
+}
+
+#[test]
+fn decode_prints_json_lines_and_reports_a_truncated_input() {
+    let out = run_with_stdin(
+        &["decode"],
+        b": hi\nretry: 1000\nevent: a\nid: 7\ndata: x\ndata: y\n\ndata: z\n\n",
+    );
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            serde_json::json!({"type": "comment", "text": "hi"}),
+            serde_json::json!({"type": "retry", "ms": 1000}),
+            serde_json::json!({"type": "event", "event": "a", "id": "7", "data": "x\ny"}),
+            serde_json::json!({"type": "event", "event": "message", "id": null, "data": "z"}),
+        ]
+    );
+    let cut = run_with_stdin(&["decode"], b"data: whole\n\ndata: half");
+    assert_eq!(text(&cut.stdout).lines().count(), 1);
+    assert_one_line_error(&cut, "ends inside an event");
+}
+
+#[test]
+fn check_accepts_a_valid_capture_and_names_the_broken_rule() {
+    let dir = std::env::temp_dir().join(format!("ssekit-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.sse");
+    std::fs::write(&good, "event: task_id\ndata: t1\n\n: ping\n\nevent: chunk\ndata: {\"ok\":false,\n\nevent: end\ndata: \"error\":\"no\"}\n\n").unwrap();
+    let out = ssekit()
+        .args(["check", good.to_str().unwrap(), "--profile", "ors"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("ok, 3 events"));
+
+    let bad = dir.join("bad.sse");
+    std::fs::write(&bad, "event: chunk\ndata: x\n\n").unwrap();
+    let out = ssekit()
+        .args(["check", bad.to_str().unwrap(), "--profile", "ors"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "ors.task-id-first");
+
+    let cut = dir.join("cut.sse");
+    std::fs::write(
+        &cut,
+        "event: task_id\ndata: t1\n\nevent: chunk\ndata: x\n\n",
+    )
+    .unwrap();
+    let out = ssekit()
+        .args(["check", cut.to_str().unwrap(), "--profile", "ors"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "without its terminal event");
+
+    let out = run_with_stdin(
+        &["check", "-", "--profile", "chat"],
+        b"data: {\"choices\":[]}\n\ndata: [DONE]\n\n",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = ssekit()
+        .args(["check", "/nonexistent/x.sse", "--profile", "chat"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "cannot read /nonexistent/x.sse");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn tail_streams_validates_and_stops_at_the_terminal_event() {
+    let server = serve();
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/v1/responses", server.1),
+            "-d",
+            r#"{"input":"x"}"#,
+            "-H",
+            "Content-Type: application/json",
+            "--profile",
+            "responses",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["kind"], "connected");
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(events.first().unwrap()["event"], "response.created");
+    assert_eq!(events.last().unwrap()["event"], "response.completed");
+
+    // The human view, with the server cutting the first response: a reconnect, then the rest.
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/v1/responses?cut_after=3", server.1),
+            "-d",
+            "{}",
+            "--profile",
+            "responses",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("-- disconnected: the stream was cut inside an event"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("-- connected (retry 1)"), "{stderr}");
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .next()
+            .unwrap()
+            .starts_with("response.created [1]: {"),
+        "{stdout}"
+    );
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("response.output_text.delta ["))
+            .count(),
+        15,
+        "each event exactly once:\n{stdout}"
+    );
+}
+
+#[test]
+fn tail_errors_are_one_clear_line() {
+    let server = serve();
+    let out = ssekit()
+        .args(["tail", &format!("{}/health", server.1)])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "not an event stream (Content-Type: application/json)");
+    let out = ssekit()
+        .args(["tail", &format!("{}/nope/tools", server.1)])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "HTTP 404");
+    let free = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let out = ssekit()
+        .args(["tail", &format!("http://{free}/")])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "cannot connect to");
+    let out = ssekit()
+        .args(["tail", "ftp://127.0.0.1/x"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "expected http:// or https://");
+    let out = ssekit()
+        .args(["tail", "http://127.0.0.1:1/", "-H", "no colon"])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "bad header");
+    // A profile violation: the ORS profile on a Responses stream.
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/v1/responses", server.1),
+            "-d",
+            "{}",
+            "--profile",
+            "ors",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "ors.");
+    let _ = Duration::ZERO;
+}
