@@ -359,6 +359,9 @@ pub enum StreamEnd {
         /// Whether `data:`, `event:` or `id:` fields were read after the last blank line.
         open_event: bool,
     },
+    /// The decoder stopped at this error ([`OnLimit::FailStop`]); everything after it was
+    /// discarded.
+    Failed(DecodeError),
 }
 
 /// The UTF-8 byte order mark, stripped once at the very start of a stream.
@@ -699,6 +702,9 @@ impl Decoder {
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
     pub fn finish(&mut self) -> StreamEnd {
+        if let Some(err) = self.failed {
+            return StreamEnd::Failed(err);
+        }
         let pending_bom = if self.bom_done {
             0
         } else {
@@ -706,7 +712,7 @@ impl Decoder {
         };
         let unterminated = self.line.len() + self.queued + self.staging.len() + pending_bom;
         let open_event = self.fields.block_open() || self.fields.skip_block || self.discarding_line;
-        if unterminated == 0 && !open_event && self.failed.is_none() {
+        if unterminated == 0 && !open_event {
             StreamEnd::Clean
         } else {
             StreamEnd::Truncated {

@@ -63,6 +63,11 @@
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.
+//! - **One `unsafe` block.** [`Utf8Bytes::as_str`] uses `from_utf8_unchecked`: every
+//!   constructor validates (or starts from a `str`), so checking again on each access would
+//!   only make every `Event::data()` call O(n). The soundness argument is at that block; the
+//!   rest of the crate denies `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which
+//!   costs a re-validation per access on a zero-copy type).
 //! - **Bounded.** Every buffer the peer can grow is capped by [`Limits`] (16 MiB defaults),
 //!   and overflow is a [`DecodeError`] with the stream offset, never a silent drop.
 //!
@@ -71,7 +76,7 @@
 //!   Without it the crate is `#![no_std]` and needs only `alloc`, which `bytes` requires.
 //! - `json`: serde-based typed payloads for the protocol profiles.
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![cfg_attr(
     not(test),

@@ -81,12 +81,13 @@ impl Utf8Bytes {
     /// assert_eq!(s, "a\u{FFFD}b");
     /// ```
     pub fn from_utf8_lossy(bytes: Bytes) -> Self {
-        match core::str::from_utf8(&bytes) {
-            Ok(_) => Utf8Bytes(bytes),
-            Err(_) => {
-                let repaired: String = String::from_utf8_lossy(&bytes).into_owned();
-                Utf8Bytes(Bytes::from(repaired))
-            }
+        // ASCII (the common case for SSE fields) is checked a word at a time, far cheaper than
+        // full validation; anything else is validated, and repaired only when invalid.
+        if bytes.is_ascii() || core::str::from_utf8(&bytes).is_ok() {
+            Utf8Bytes(bytes)
+        } else {
+            let repaired: String = String::from_utf8_lossy(&bytes).into_owned();
+            Utf8Bytes(Bytes::from(repaired))
         }
     }
 
@@ -96,10 +97,17 @@ impl Utf8Bytes {
     /// ```
     /// assert_eq!(ssekit::Utf8Bytes::from_static("a").as_str(), "a");
     /// ```
+    #[allow(unsafe_code)]
     pub fn as_str(&self) -> &str {
-        // The invariant of this type is that the bytes are UTF-8; every constructor checks or
-        // builds from a `str`. The fallback is unreachable and only avoids `unsafe`.
-        core::str::from_utf8(&self.0).unwrap_or_default()
+        // SAFETY: the bytes are valid UTF-8. This is the invariant of the type, kept by this
+        // module alone: the field is private, and every constructor either starts from a
+        // `str`/`String` (`from_static`, `copy_from_str`, `From<&'static str>`,
+        // `From<String>`, the repaired branch of `from_utf8_lossy`), is empty (`new`,
+        // `Default`), or checks the bytes first (`try_from_bytes` and `from_utf8_lossy`, with
+        // `core::str::from_utf8`, or `is_ascii`, which implies UTF-8). `Bytes` is an immutable
+        // view, and nothing here hands out a way to change the bytes. Checking again here
+        // would make every `data()` call O(n). Every fuzz target exercises this path.
+        unsafe { core::str::from_utf8_unchecked(&self.0) }
     }
 
     /// The underlying bytes, sharing storage.

@@ -88,7 +88,7 @@ fn fail_stop_repeats_the_error_until_reset() {
     let err = dec.next_frame().unwrap_err();
     assert_eq!(dec.next_frame(), Err(err));
     assert_eq!(dec.next_frame(), Err(err));
-    assert!(matches!(dec.finish(), StreamEnd::Truncated { .. }));
+    assert_eq!(dec.finish(), StreamEnd::Failed(err));
     dec.reset();
     dec.feed_slice(b"x\n\n").unwrap();
     assert_eq!(dec.next_frame(), Ok(None));
@@ -369,4 +369,27 @@ fn data_after_errors_in_resync_mode_is_never_silently_lost() {
     let frames: Vec<Frame> = out.into_iter().filter_map(Result::ok).collect();
     assert_eq!(data(&frames), ["1", "2", "3"]);
     assert_eq!(errors, 2);
+}
+
+#[test]
+fn after_fail_stop_finish_reports_the_failure_whatever_the_split() {
+    // Fuzz regression (decode_split): a too-long line is detected at its line ending when fed
+    // at once, but before it when fed byte by byte; how the stream "ended" must not depend on
+    // that, so a failed decoder reports the failure itself.
+    let stream = b"data: far too long for the limit\n\ndata: more\n";
+    let cfg = config(Limits::default().max_line(1));
+    let mut whole = Decoder::with_config(cfg);
+    whole.feed_slice(stream).unwrap();
+    let err = whole.next_frame().unwrap_err();
+    let mut bytewise = Decoder::with_config(cfg);
+    let mut bytewise_err = None;
+    for b in stream {
+        bytewise.feed_slice(std::slice::from_ref(b)).unwrap();
+        if bytewise_err.is_none() {
+            bytewise_err = bytewise.next_frame().err();
+        }
+    }
+    assert_eq!(bytewise_err, Some(err));
+    assert_eq!(whole.finish(), StreamEnd::Failed(err));
+    assert_eq!(bytewise.finish(), StreamEnd::Failed(err));
 }
