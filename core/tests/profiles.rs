@@ -2,6 +2,8 @@
 //! it. Streams are SSE text run through the real decoder and a `Validator`; a violation is
 //! checked for its rule and the index of the offending event.
 
+#![cfg(feature = "json")]
+
 use ssekit::chunk::Chunker;
 use ssekit::profile::{agent, chat, ors, responses, workflow};
 use ssekit::sequence::{Origin, Profile, Rule, SequenceError, Validator, UNTERMINATED};

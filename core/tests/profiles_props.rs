@@ -3,6 +3,8 @@
 //! later call returns it unchanged), and `finish` is `Ok` exactly when no rule broke and the
 //! profile saw its terminal event.
 
+#![cfg(feature = "json")]
+
 use proptest::prelude::*;
 use ssekit::profile::{agent, chat, ors, responses};
 use ssekit::sequence::{Profile, SequenceError, Validator};
