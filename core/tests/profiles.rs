@@ -452,15 +452,17 @@ fn responses_fields() {
             (responses::FIELDS, Some(2))
         );
     }
-    // A delta of the wrong JSON type does not even parse as the event.
-    assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, numeric_delta])
-        )
-        .0,
-        responses::JSON
-    );
+    // A field of the wrong JSON type is a field error, not a JSON error.
+    let string_index = r#"{"type":"response.output_text.delta","output_index":"0","delta":"x"}"#;
+    for bad in [numeric_delta, string_index] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[CREATED, IN_PROGRESS, bad])
+            ),
+            (responses::FIELDS, Some(2))
+        );
+    }
 }
 
 #[test]
@@ -670,6 +672,8 @@ fn agent_fields() {
         r#"{"event":"tool_call","arguments":{}}"#,
         r#"{"event":"content_delta"}"#,
         r#"{"event":"approval_requested","tool_input":{}}"#,
+        r#"{"event":"step_started","step":1.5}"#,
+        r#"{"event":"tool_call","tool_name":7}"#,
     ] {
         assert_eq!(
             broken(agent::Run::new(), &stream(&[START, bad, COMPLETE])),

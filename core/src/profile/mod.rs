@@ -11,7 +11,9 @@
 //! Every profile allows comments (keep-alives) anywhere, refuses anything after its terminal
 //! event, and reports a stream that stops before it as
 //! [`SequenceError::Unterminated`](crate::sequence::SequenceError::Unterminated). Each rule
-//! is a [`Rule`](crate::sequence::Rule) constant in the profile's module.
+//! is a [`Rule`](crate::sequence::Rule) constant in the profile's module. In the JSON
+//! profiles, data that is not a JSON object breaks the profile's `JSON` rule, and an object
+//! with a known field of the wrong JSON type (`"output_index":"0"`) breaks its `FIELDS` rule.
 //!
 //! # Example
 //! ```
@@ -75,6 +77,21 @@ pub(crate) mod json {
             return None;
         }
         serde_json::from_slice(data).ok()
+    }
+
+    /// Why `event` did not parse as a profile's wire struct: `fields` when the data is a
+    /// JSON object (so a field had the wrong type), else `json`. Reporting only.
+    #[cold]
+    pub(crate) fn shape_rule(
+        event: &Event,
+        json: crate::sequence::Rule,
+        fields: crate::sequence::Rule,
+    ) -> crate::sequence::Rule {
+        if is_object(event.data()) {
+            fields
+        } else {
+            json
+        }
     }
 
     /// Whether `data` is one JSON object (its contents are skipped, not stored).

@@ -317,8 +317,8 @@ impl Profile for Workflow {
         if self.terminal {
             return Err(AFTER_TERMINAL);
         }
-        let wire: Wire<'_> =
-            super::json::parse_object(event.data_bytes().as_bytes()).ok_or(JSON)?;
+        let wire: Wire<'_> = super::json::parse_object(event.data_bytes().as_bytes())
+            .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))?;
         let name = name_of(wire.event.as_ref(), event).ok_or(NAME)?;
         if !self.started {
             if name != "workflow_start" {
