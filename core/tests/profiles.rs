@@ -131,6 +131,10 @@ fn ors_task_id_first() {
 
 #[test]
 fn ors_task_id_once() {
+    valid(
+        ors::ToolCall::new(),
+        &named(&[("task_id", "a"), ("end", OK_RESULT)]),
+    );
     assert_eq!(
         broken(
             ors::ToolCall::new(),
@@ -142,6 +146,10 @@ fn ors_task_id_once() {
 
 #[test]
 fn ors_task_id_nonempty() {
+    valid(
+        ors::ToolCall::new(),
+        &named(&[("task_id", "x"), ("end", OK_RESULT)]),
+    );
     assert_eq!(
         broken(
             ors::ToolCall::new(),
@@ -153,6 +161,14 @@ fn ors_task_id_nonempty() {
 
 #[test]
 fn ors_unknown_event() {
+    valid(
+        ors::ToolCall::new(),
+        &format!(
+            "{}: comment\n\n{}",
+            named(&[("task_id", "t")]),
+            named(&[("end", OK_RESULT)])
+        ),
+    );
     // An unnamed event: the official client would silently drop it.
     let sse = format!("{}data: hello\n\n", named(&[("task_id", "t")]));
     assert_eq!(
@@ -170,6 +186,14 @@ fn ors_unknown_event() {
 
 #[test]
 fn ors_after_terminal() {
+    valid(
+        ors::ToolCall::new(),
+        &named(&[
+            ("task_id", "t"),
+            ("chunk", "{\"ok\":false,"),
+            ("end", "\"error\":\"x\"}"),
+        ]),
+    );
     assert_eq!(
         broken(
             ors::ToolCall::new(),
@@ -212,6 +236,10 @@ fn ors_result_too_large() {
 
 #[test]
 fn ors_result_shape() {
+    valid(
+        ors::ToolCall::new(),
+        &named(&[("task_id", "t"), ("end", r#"{"ok":false,"error":"x"}"#)]),
+    );
     for bad in [
         r#"{"ok":true}"#,
         r#"{"ok":false}"#,
@@ -246,6 +274,14 @@ fn ors_result_shape() {
 
 #[test]
 fn ors_unterminated() {
+    valid(
+        ors::ToolCall::new(),
+        &named(&[
+            ("task_id", "t"),
+            ("chunk", "{\"ok\":false,"),
+            ("end", "\"error\":\"x\"}"),
+        ]),
+    );
     let sse = named(&[("task_id", "t"), ("chunk", "{")]);
     let err = check(ors::ToolCall::new(), &sse).unwrap_err();
     assert_eq!(
@@ -355,6 +391,10 @@ fn responses_valid_scenarios() {
 
 #[test]
 fn responses_json() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, COMPLETED]),
+    );
     assert_eq!(
         broken(
             responses::Stream::new(),
@@ -395,6 +435,13 @@ fn responses_type() {
 
 #[test]
 fn responses_type_mismatch() {
+    valid(
+        responses::Stream::new(),
+        &format!(
+            "event: response.created\ndata: {CREATED}\n\n{}",
+            stream(&[COMPLETED])
+        ),
+    );
     let sse = format!("event: response.in_progress\ndata: {CREATED}\n\n");
     assert_eq!(
         broken(responses::Stream::new(), &sse),
@@ -404,6 +451,11 @@ fn responses_type_mismatch() {
 
 #[test]
 fn responses_created_first() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, COMPLETED]),
+    );
+    valid(responses::Stream::new(), &stream(&[FAILED]));
     assert_eq!(
         broken(responses::Stream::new(), &stream(&[IN_PROGRESS, COMPLETED])),
         (responses::CREATED_FIRST, Some(0))
@@ -417,6 +469,10 @@ fn responses_created_first() {
 
 #[test]
 fn responses_created_once() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, IN_PROGRESS, COMPLETED]),
+    );
     assert_eq!(
         broken(
             responses::Stream::new(),
@@ -428,6 +484,10 @@ fn responses_created_once() {
 
 #[test]
 fn responses_in_progress_before_output() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x"), COMPLETED]),
+    );
     assert_eq!(
         broken(
             responses::Stream::new(),
@@ -439,6 +499,17 @@ fn responses_in_progress_before_output() {
 
 #[test]
 fn responses_fields() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &text_delta(0, "x"),
+            &args_delta(1, "{}"),
+            &args_done(1, "{}"),
+            COMPLETED,
+        ]),
+    );
     let no_index = r#"{"type":"response.output_text.delta","item_id":"m","delta":"x"}"#;
     let numeric_delta =
         r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":5}"#;
@@ -467,6 +538,17 @@ fn responses_fields() {
 
 #[test]
 fn responses_arguments_match() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &args_delta(0, "{\"a\":"),
+            &args_delta(0, "1}"),
+            &args_done(0, "{\"a\":1}"),
+            COMPLETED,
+        ]),
+    );
     let sse = stream(&[
         CREATED,
         IN_PROGRESS,
@@ -491,6 +573,17 @@ fn responses_arguments_match() {
 
 #[test]
 fn responses_arguments_json() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &args_delta(0, "{\"a\":"),
+            &args_delta(0, "[]}"),
+            &args_done(0, "{\"a\":[]}"),
+            COMPLETED,
+        ]),
+    );
     let sse = stream(&[
         CREATED,
         IN_PROGRESS,
@@ -506,6 +599,18 @@ fn responses_arguments_json() {
 
 #[test]
 fn responses_done_once() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &args_delta(0, "{}"),
+            &args_done(0, "{}"),
+            &args_delta(1, "{}"),
+            &args_done(1, "{}"),
+            COMPLETED,
+        ]),
+    );
     let twice = stream(&[
         CREATED,
         IN_PROGRESS,
@@ -534,6 +639,10 @@ fn responses_done_once() {
 
 #[test]
 fn responses_after_terminal() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "in time"), COMPLETED]),
+    );
     assert_eq!(
         broken(
             responses::Stream::new(),
@@ -568,6 +677,10 @@ fn responses_too_large() {
 
 #[test]
 fn responses_unterminated_and_reported_name() {
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x"), COMPLETED]),
+    );
     let sse = stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x")]);
     assert_eq!(broken(responses::Stream::new(), &sse), (UNTERMINATED, None));
     // The violation names the event by its JSON type, not `message`.
@@ -625,6 +738,7 @@ fn agent_valid_run() {
 
 #[test]
 fn agent_json() {
+    valid(agent::Run::new(), &stream(&[START, COMPLETE]));
     assert_eq!(
         broken(agent::Run::new(), &stream(&[START, "hello"])),
         (agent::JSON, Some(1))
@@ -638,6 +752,10 @@ fn agent_json() {
 
 #[test]
 fn agent_name() {
+    valid(
+        agent::Run::new(),
+        &format!("event: start\ndata: {START}\n\n{}", stream(&[COMPLETE])),
+    );
     assert_eq!(
         broken(agent::Run::new(), &stream(&[START, r#"{"delta":"x"}"#])),
         (agent::NAME, Some(1))
@@ -648,6 +766,15 @@ fn agent_name() {
 
 #[test]
 fn agent_start_first() {
+    valid(
+        agent::Run::new(),
+        &stream(&[
+            START,
+            r#"{"event":"step_started","step":1}"#,
+            r#"{"event":"step_completed","step":1}"#,
+            COMPLETE,
+        ]),
+    );
     assert_eq!(
         broken(
             agent::Run::new(),
@@ -659,6 +786,7 @@ fn agent_start_first() {
 
 #[test]
 fn agent_start_once() {
+    valid(agent::Run::new(), &stream(&[START, COMPLETE]));
     assert_eq!(
         broken(agent::Run::new(), &stream(&[START, START, COMPLETE])),
         (agent::START_ONCE, Some(1))
@@ -667,6 +795,18 @@ fn agent_start_once() {
 
 #[test]
 fn agent_fields() {
+    valid(
+        agent::Run::new(),
+        &stream(&[
+            START,
+            r#"{"event":"step_started","step":"s"}"#,
+            r#"{"event":"tool_call","tool_name":"t"}"#,
+            r#"{"event":"tool_result","tool_name":"t"}"#,
+            r#"{"event":"content_delta","delta":""}"#,
+            r#"{"event":"step_completed","step":"s"}"#,
+            COMPLETE,
+        ]),
+    );
     for bad in [
         r#"{"event":"step_started"}"#,
         r#"{"event":"tool_call","arguments":{}}"#,
@@ -741,6 +881,15 @@ fn agent_tool_result_follows_call() {
 
 #[test]
 fn agent_tool_call_answered() {
+    valid(
+        agent::Run::new(),
+        &stream(&[
+            START,
+            r#"{"event":"tool_call","tool_name":"a"}"#,
+            r#"{"event":"tool_result","tool_name":"a"}"#,
+            COMPLETE,
+        ]),
+    );
     let call = r#"{"event":"tool_call","tool_name":"a","arguments":{}}"#;
     assert_eq!(
         broken(agent::Run::new(), &stream(&[START, call, COMPLETE])),
@@ -770,6 +919,10 @@ fn agent_approval_requested_pauses_the_run() {
 
 #[test]
 fn agent_after_terminal() {
+    valid(
+        agent::Run::new(),
+        &stream(&[START, r#"{"event":"content_delta","delta":"x"}"#, COMPLETE]),
+    );
     assert_eq!(
         broken(
             agent::Run::new(),
@@ -805,6 +958,10 @@ fn agent_too_large() {
 
 #[test]
 fn agent_unterminated() {
+    valid(
+        agent::Run::new(),
+        &stream(&[START, r#"{"event":"content_delta","delta":"x"}"#, COMPLETE]),
+    );
     assert_eq!(
         broken(
             agent::Run::new(),
@@ -871,6 +1028,7 @@ fn workflow_valid_interleaved_blocks() {
 
 #[test]
 fn workflow_json() {
+    valid(agent::Workflow::new(), &stream(&[WF_START, WF_COMPLETE]));
     assert_eq!(
         broken(agent::Workflow::new(), &stream(&[WF_START, "[]"])),
         (workflow::JSON, Some(1))
@@ -879,6 +1037,13 @@ fn workflow_json() {
 
 #[test]
 fn workflow_name() {
+    valid(
+        agent::Workflow::new(),
+        &format!(
+            "event: workflow_start\ndata: {{}}\n\n{}",
+            stream(&[WF_COMPLETE])
+        ),
+    );
     assert_eq!(
         broken(agent::Workflow::new(), &stream(&[WF_START, "{}"])),
         (workflow::NAME, Some(1))
@@ -887,6 +1052,15 @@ fn workflow_name() {
 
 #[test]
 fn workflow_start_first() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_error", "a"),
+            WF_COMPLETE,
+        ]),
+    );
     assert_eq!(
         broken(
             agent::Workflow::new(),
@@ -898,6 +1072,7 @@ fn workflow_start_first() {
 
 #[test]
 fn workflow_start_once() {
+    valid(agent::Workflow::new(), &stream(&[WF_START, WF_COMPLETE]));
     assert_eq!(
         broken(
             agent::Workflow::new(),
@@ -909,6 +1084,15 @@ fn workflow_start_once() {
 
 #[test]
 fn workflow_fields() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            r#"{"event":"block_started","block_id":"a"}"#,
+            r#"{"event":"block_error","block_id":"a"}"#,
+            WF_COMPLETE,
+        ]),
+    );
     assert_eq!(
         broken(
             agent::Workflow::new(),
@@ -920,6 +1104,17 @@ fn workflow_fields() {
 
 #[test]
 fn workflow_block_started_once() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_started", "b"),
+            &block("block_error", "a"),
+            &block("block_error", "b"),
+            WF_COMPLETE,
+        ]),
+    );
     let started = block("block_started", "a");
     assert_eq!(
         broken(
@@ -940,6 +1135,18 @@ fn workflow_block_started_once() {
 
 #[test]
 fn workflow_block_running() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_chunk", "a"),
+            &block("content_delta", "a"),
+            &block("block_output", "a"),
+            &block("block_completed", "a"),
+            WF_COMPLETE,
+        ]),
+    );
     for event in [
         "block_chunk",
         "content_delta",
@@ -973,6 +1180,17 @@ fn workflow_block_running() {
 
 #[test]
 fn workflow_output_last() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_chunk", "a"),
+            &block("block_output", "a"),
+            &block("block_completed", "a"),
+            WF_COMPLETE,
+        ]),
+    );
     let sse = stream(&[
         WF_START,
         &block("block_started", "a"),
@@ -997,6 +1215,16 @@ fn workflow_output_last() {
 
 #[test]
 fn workflow_output_before_completed() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_output", "a"),
+            &block("block_completed", "a"),
+            WF_COMPLETE,
+        ]),
+    );
     let sse = stream(&[
         WF_START,
         &block("block_started", "a"),
@@ -1010,6 +1238,15 @@ fn workflow_output_before_completed() {
 
 #[test]
 fn workflow_blocks_finished() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_error", "a"),
+            WF_COMPLETE,
+        ]),
+    );
     let sse = stream(&[WF_START, &block("block_started", "a"), WF_COMPLETE]);
     assert_eq!(
         broken(agent::Workflow::new(), &sse),
@@ -1019,6 +1256,7 @@ fn workflow_blocks_finished() {
 
 #[test]
 fn workflow_after_terminal() {
+    valid(agent::Workflow::new(), &stream(&[WF_START, WF_COMPLETE]));
     let sse = stream(&[WF_START, WF_COMPLETE, &block("block_started", "a")]);
     assert_eq!(
         broken(agent::Workflow::new(), &sse),
@@ -1047,6 +1285,15 @@ fn workflow_too_many_blocks() {
 
 #[test]
 fn workflow_unterminated() {
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            &block("block_started", "a"),
+            &block("block_error", "a"),
+            r#"{"event":"workflow_error","error":"e"}"#,
+        ]),
+    );
     assert_eq!(
         broken(
             agent::Workflow::new(),
@@ -1072,6 +1319,7 @@ fn chat_valid_stream() {
 
 #[test]
 fn chat_after_done() {
+    valid(chat::Completions::new(), &stream(&[CHAT_CHUNK, "[DONE]"]));
     assert_eq!(
         broken(
             chat::Completions::new(),
@@ -1087,6 +1335,10 @@ fn chat_after_done() {
 
 #[test]
 fn chat_chunk_json() {
+    valid(
+        chat::Completions::new(),
+        &stream(&[CHAT_CHUNK, "{}", "[DONE]"]),
+    );
     for bad in ["[1]", "\"x\"", "{\"a\":", "DONE", "[DONE] "] {
         assert_eq!(
             broken(
@@ -1101,6 +1353,7 @@ fn chat_chunk_json() {
 
 #[test]
 fn chat_unterminated() {
+    valid(chat::Completions::new(), &stream(&[CHAT_CHUNK, "[DONE]"]));
     assert_eq!(
         broken(chat::Completions::new(), &stream(&[CHAT_CHUNK])),
         (UNTERMINATED, None)
