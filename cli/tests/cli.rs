@@ -279,3 +279,28 @@ fn tail_errors_are_one_clear_line() {
     assert_one_line_error(&out, "ors.");
     let _ = Duration::ZERO;
 }
+
+/// The official ORS Python client (`pip install ors-sdk`), unchanged, against `ssekit serve`:
+/// discovery, session, prompt, tools, a scored submit, a 55 KB chunked result, a slow call
+/// kept alive by pings, and an unknown tool. Runs when `ORS_SDK_PYTHON` names a Python
+/// interpreter that has the package; skipped (with a note) otherwise.
+#[test]
+fn the_official_python_client_works_unchanged() {
+    let Ok(python) = std::env::var("ORS_SDK_PYTHON") else {
+        eprintln!("skipped: set ORS_SDK_PYTHON to a python with `pip install ors-sdk`");
+        return;
+    };
+    let server = serve();
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_check.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(&server.1)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("submit: 1.0 True Correct!"), "{stdout}");
+    assert!(stdout.contains("work: lines 300"), "{stdout}");
+    assert!(stdout.contains("'nope' is not a valid tool"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("OK"));
+}
