@@ -8,6 +8,7 @@
 //!  server:  Stream<Event> ─▶ SseBody (Encoder + KeepAlive + Timer) ─▶ hyper ─▶ socket
 //!  client:  socket ─▶ hyper ─▶ EventSource (Decoder + Reconnect + Timer) ─▶ Stream<Item>
 //!  ORS:     POST /{env}/call ─▶ TaskRegistry + Chunker ─▶ SseBody;  ors::Client ─▶ Validator<ToolCall>
+//!  UTCP:    provider JSON ─▶ utcp::SseProvider::connect ─▶ EventSource
 //! ```
 //!
 //! The drive loop of every part is the core's: feed it what happened, drain what it wants
@@ -41,5 +42,6 @@ mod error;
 pub mod ors;
 pub mod server;
 mod time;
+pub mod utcp;
 
 pub use error::{BoxError, Error};

@@ -1,0 +1,345 @@
+//! UTCP's SSE provider: read the provider's JSON object and connect as it says.
+//!
+//! ```json
+//! { "name": "live_updates_service", "provider_type": "sse",
+//!   "url": "https://api.example.com/events", "event_type": "message",
+//!   "reconnect": true, "retry_timeout": 30000,
+//!   "auth": { "auth_type": "api_key", "api_key": "$YOUR_API_KEY", "var_name": "X-API-Key" },
+//!   "headers": { "User-Agent": "UTCP Client" },
+//!   "body_field": "payload", "header_fields": ["api_version", "client_id"] }
+//! ```
+//!
+//! A tool call's inputs are split three ways: the `header_fields` become request headers, the
+//! `body_field` becomes the JSON request body (and the request a `POST`; without a body it is
+//! a `GET`), and every other input becomes a query parameter, as the provider page says
+//! ("with any input parameters as query parameters"). `event_type` filters events through the
+//! core's [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its
+//! `reconnect` and reconnection time. `auth` is an API key header, HTTP Basic, or an OAuth2
+//! bearer token fetched once per connect with the client-credentials grant.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request};
+use http_body_util::{BodyExt, Full};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use ssekit::client::ReconnectConfig;
+
+use crate::client::{http_client, EventSource, HttpClient};
+use crate::Error;
+
+/// `auth` of a UTCP provider.
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::utcp::Auth;
+/// let auth: Auth = serde_json::from_str(r#"{"auth_type":"basic","username":"u","password":"p"}"#)?;
+/// assert!(matches!(auth, Auth::Basic { .. }));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(tag = "auth_type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Auth {
+    /// An API key sent in the header `var_name`.
+    ApiKey {
+        /// The key.
+        api_key: String,
+        /// The header name (default `X-Api-Key`).
+        #[serde(default = "default_key_header")]
+        var_name: String,
+    },
+    /// HTTP Basic.
+    Basic {
+        /// User name.
+        username: String,
+        /// Password.
+        password: String,
+    },
+    /// OAuth2 client credentials: a token from `token_url`, sent as a bearer token.
+    #[serde(rename = "oauth2")]
+    OAuth2 {
+        /// The token endpoint.
+        token_url: String,
+        /// The client id.
+        client_id: String,
+        /// The client secret.
+        client_secret: String,
+        /// The scope, if any.
+        #[serde(default)]
+        scope: Option<String>,
+    },
+}
+
+fn default_key_header() -> String {
+    "X-Api-Key".to_owned()
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_retry() -> u64 {
+    30_000
+}
+
+/// A UTCP SSE provider, as its JSON object is written.
+///
+/// # Example
+/// ```
+/// let provider: ssekit_hyper::utcp::SseProvider = serde_json::from_str(r#"{
+///   "name": "market_updates", "provider_type": "sse",
+///   "url": "https://markets.example.com/stream", "event_type": "price_update"
+/// }"#)?;
+/// assert_eq!(provider.event_type.as_deref(), Some("price_update"));
+/// assert!(provider.reconnect);
+/// assert_eq!(provider.retry_timeout, 30_000);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub struct SseProvider {
+    /// Unique provider name.
+    pub name: String,
+    /// Always `"sse"`.
+    pub provider_type: String,
+    /// The stream's URL.
+    pub url: String,
+    /// Only events of this type are delivered (`null`: all).
+    #[serde(default)]
+    pub event_type: Option<String>,
+    /// Whether to reconnect (default `true`).
+    #[serde(default = "default_true")]
+    pub reconnect: bool,
+    /// The reconnection time in milliseconds (default 30 000).
+    #[serde(default = "default_retry")]
+    pub retry_timeout: u64,
+    /// Authentication.
+    #[serde(default)]
+    pub auth: Option<Auth>,
+    /// Extra request headers.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// The input sent as the request body.
+    #[serde(default)]
+    pub body_field: Option<String>,
+    /// Inputs sent as request headers.
+    #[serde(default)]
+    pub header_fields: Vec<String>,
+}
+
+/// `application/x-www-form-urlencoded` / query component encoding (RFC 3986 unreserved
+/// characters pass, everything else is `%XX`).
+fn encode_component(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk.first().copied().unwrap_or(0),
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                let index = usize::try_from((n >> shift) & 63).unwrap_or(0);
+                out.push(char::from(ALPHABET.get(index).copied().unwrap_or(b'A')));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// An input value as text: strings as they are, anything else as JSON.
+fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl SseProvider {
+    /// Parses a provider object.
+    ///
+    /// # Example
+    /// ```
+    /// let p = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+    /// assert_eq!(p.name, "n");
+    /// # Ok::<(), ssekit_hyper::Error>(())
+    /// ```
+    pub fn from_json(json: &str) -> Result<Self, Error> {
+        let provider: SseProvider = serde_json::from_str(json)?;
+        if provider.provider_type != "sse" {
+            return Err(Error::Request(format!(
+                "provider_type is {:?}, not \"sse\"",
+                provider.provider_type
+            )));
+        }
+        Ok(provider)
+    }
+
+    /// The source for one tool call with these `inputs`, ready to [`stream`](EventSource::stream).
+    /// With OAuth2 auth this first fetches a token.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+    /// use futures_util::StreamExt;
+    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    ///     r#"{"name":"market_updates","provider_type":"sse","url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#,
+    /// )?;
+    /// let inputs = serde_json::json!({"symbol": "AAPL"});
+    /// let mut events = provider.connect(inputs.as_object().unwrap()).await?.events();
+    /// while let Some(update) = events.next().await {
+    ///     println!("{}", update?.data());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn connect(&self, inputs: &Map<String, Value>) -> Result<EventSource, Error> {
+        let http = http_client()?;
+        let mut query = Vec::new();
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut body = None;
+        for (key, value) in inputs {
+            if self.body_field.as_deref() == Some(key.as_str()) {
+                body = Some(value.to_string());
+            } else if self.header_fields.iter().any(|h| h == key) {
+                headers.push((key.clone(), as_text(value)));
+            } else {
+                query.push(format!(
+                    "{}={}",
+                    encode_component(key),
+                    encode_component(&as_text(value))
+                ));
+            }
+        }
+        match &self.auth {
+            Some(Auth::ApiKey { api_key, var_name }) => {
+                headers.push((var_name.clone(), api_key.clone()))
+            }
+            Some(Auth::Basic { username, password }) => headers.push((
+                "Authorization".to_owned(),
+                format!(
+                    "Basic {}",
+                    base64(format!("{username}:{password}").as_bytes())
+                ),
+            )),
+            Some(Auth::OAuth2 {
+                token_url,
+                client_id,
+                client_secret,
+                scope,
+            }) => {
+                let token =
+                    fetch_token(&http, token_url, client_id, client_secret, scope.as_deref())
+                        .await?;
+                headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+            }
+            None => {}
+        }
+        let mut url = self.url.clone();
+        if !query.is_empty() {
+            url.push(if url.contains('?') { '&' } else { '?' });
+            url.push_str(&query.join("&"));
+        }
+        let (method, payload) = match body {
+            Some(b) => (Method::POST, Bytes::from(b)),
+            None => (Method::GET, Bytes::new()),
+        };
+        let mut config = ReconnectConfig::default()
+            .reconnect(self.reconnect)
+            .retry_timeout(Duration::from_millis(self.retry_timeout));
+        if let Some(kind) = &self.event_type {
+            config = config.event_type(ssekit::Utf8Bytes::copy_from_str(kind));
+        }
+        let mut source = EventSource::new(method.clone(), &url, payload)?
+            .reconnect(config)
+            .client(http);
+        if method == Method::POST {
+            source = source.header("Content-Type", "application/json")?;
+        }
+        for (name, value) in &headers {
+            source = source.header(name, value)?;
+        }
+        Ok(source)
+    }
+}
+
+#[derive(Deserialize)]
+struct TokenResponse {
+    access_token: String,
+}
+
+async fn fetch_token(
+    http: &HttpClient,
+    token_url: &str,
+    client_id: &str,
+    client_secret: &str,
+    scope: Option<&str>,
+) -> Result<String, Error> {
+    let mut form = format!(
+        "grant_type=client_credentials&client_id={}&client_secret={}",
+        encode_component(client_id),
+        encode_component(client_secret)
+    );
+    if let Some(scope) = scope {
+        form.push_str(&format!("&scope={}", encode_component(scope)));
+    }
+    let req = Request::post(token_url)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Accept", "application/json")
+        .body(Full::new(Bytes::from(form)))
+        .map_err(|e| Error::Request(format!("token_url {token_url:?}: {e}")))?;
+    let resp = http.request(req).await?;
+    let status = resp.status();
+    let body = resp.into_body().collect().await?.to_bytes();
+    if !status.is_success() {
+        return Err(Error::Status(status.as_u16()));
+    }
+    Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+    }
+
+    #[test]
+    fn components_are_percent_encoded() {
+        assert_eq!(encode_component("a b&c=d/é~"), "a%20b%26c%3Dd%2F%C3%A9~");
+    }
+}
