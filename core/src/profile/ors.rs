@@ -8,11 +8,11 @@
 //! | [`UNKNOWN_EVENT`] | only `task_id`, `chunk`, `end` and `error`; the official client drops unnamed events |
 //! | [`AFTER_TERMINAL`] | nothing follows `end` or `error` (so exactly one of them) |
 //! | [`RESULT_TOO_LARGE`] | the reassembled result fits the cap ([`ToolCall::max_result`]) |
-//! | [`RESULT_SHAPE`] | (`json`) a non-empty `end` payload is a `RunToolOutput` ([`ToolResult`]) |
+//! | [`RESULT_SHAPE`] | (`json`) a non-empty `end` payload is a `RunToolOutput` (`ToolResult`) |
 //!
 //! Comments (the 10-second pings) are allowed anywhere. A tool *logic* error is an `end`
-//! whose result has `ok: false` ([`ToolResult::is_tool_error`]); an HTTP-level failure is an
-//! `error` event ([`Terminal::Error`]).
+//! whose result has `ok: false` (`ToolResult::is_tool_error`, feature `json`); an HTTP-level
+//! failure is an `error` event ([`Terminal::Error`]).
 //!
 //! ```
 //! use ssekit::profile::ors::{Terminal, ToolCall};
