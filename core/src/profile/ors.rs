@@ -275,7 +275,7 @@ impl ToolCall {
         #[cfg(feature = "json")]
         if self.check_result && !payload.is_empty() {
             let result: ToolResult =
-                super::json::parse_object(payload.as_bytes()).ok_or(RESULT_SHAPE)?;
+                super::json::parse_object(payload.as_str()).ok_or(RESULT_SHAPE)?;
             if result.ok != result.output.is_some() || result.ok == result.error.is_some() {
                 return Err(RESULT_SHAPE);
             }

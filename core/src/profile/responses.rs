@@ -400,7 +400,7 @@ impl Profile for Stream {
         if self.completed {
             return Err(AFTER_TERMINAL);
         }
-        let wire: Wire<'_> = super::json::parse_object(event.data_bytes().as_bytes())
+        let wire: Wire<'_> = super::json::parse_object(event.data())
             .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))?;
         let kind = match (&wire.kind, event.event_field()) {
             (Some(Text(json)), Some(sse)) if json.as_ref() != sse.as_str() => {

@@ -317,7 +317,7 @@ impl Profile for Workflow {
         if self.terminal {
             return Err(AFTER_TERMINAL);
         }
-        let wire: Wire<'_> = super::json::parse_object(event.data_bytes().as_bytes())
+        let wire: Wire<'_> = super::json::parse_object(event.data())
             .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))?;
         let name = name_of(wire.event.as_ref(), event).ok_or(NAME)?;
         if !self.started {
