@@ -10,6 +10,10 @@
 //! | [`RESULT_TOO_LARGE`] | the reassembled result fits the cap ([`ToolCall::max_result`]) |
 //! | [`RESULT_SHAPE`] | (`json`) a non-empty `end` payload is a `RunToolOutput` (`ToolResult`) |
 //!
+//! Use a fresh [`ToolCall`] for every connection: on a reconnect with the saved `task_id`
+//! the server sends `task_id` again and replays the result from its first chunk (the official
+//! client restarts its buffer too).
+//!
 //! Comments (the 10-second pings) are allowed anywhere. A tool *logic* error is an `end`
 //! whose result has `ok: false` (`ToolResult::is_tool_error`, feature `json`); an HTTP-level
 //! failure is an `error` event ([`Terminal::Error`]).
