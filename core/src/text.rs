@@ -91,6 +91,21 @@ impl Utf8Bytes {
         }
     }
 
+    /// A zero-copy substring: `None` when `range` is out of bounds or does not fall on
+    /// character boundaries. Only the two ends are checked; the contents are already UTF-8.
+    ///
+    /// # Example
+    /// ```
+    /// let s = ssekit::Utf8Bytes::from_static("héllo");
+    /// assert_eq!(s.slice(0..3).as_deref(), Some("hé"));
+    /// assert_eq!(s.slice(0..2), None); // inside 'é'
+    /// assert_eq!(s.slice(4..9), None); // out of bounds
+    /// ```
+    pub fn slice(&self, range: core::ops::Range<usize>) -> Option<Self> {
+        self.as_str().get(range.clone())?;
+        Some(Utf8Bytes(self.0.slice(range)))
+    }
+
     /// The string.
     ///
     /// # Example
@@ -103,8 +118,10 @@ impl Utf8Bytes {
         // module alone: the field is private, and every constructor either starts from a
         // `str`/`String` (`from_static`, `copy_from_str`, `From<&'static str>`,
         // `From<String>`, the repaired branch of `from_utf8_lossy`), is empty (`new`,
-        // `Default`), or checks the bytes first (`try_from_bytes` and `from_utf8_lossy`, with
-        // `core::str::from_utf8`, or `is_ascii`, which implies UTF-8). `Bytes` is an immutable
+        // `Default`), checks the bytes first (`try_from_bytes` and `from_utf8_lossy`, with
+        // `core::str::from_utf8`, or `is_ascii`, which implies UTF-8), or is `slice`, which cuts
+        // an already valid string only where `str::get` confirms character boundaries (a
+        // substring of UTF-8 between two boundaries is UTF-8). `Bytes` is an immutable
         // view, and nothing here hands out a way to change the bytes. Checking again here
         // would make every `data()` call O(n). Every fuzz target exercises this path.
         unsafe { core::str::from_utf8_unchecked(&self.0) }
@@ -203,6 +220,18 @@ mod tests {
         // E2 82 is a truncated 3-byte sequence: one U+FFFD. FF is never valid: one U+FFFD.
         let s = Utf8Bytes::from_utf8_lossy(Bytes::from_static(b"\xE2\x82x\xFFy"));
         assert_eq!(s, "\u{FFFD}x\u{FFFD}y");
+    }
+
+    #[test]
+    fn slice_is_zero_copy_and_only_cuts_at_character_boundaries() {
+        let s = Utf8Bytes::from(alloc::string::String::from("a€b"));
+        let mid = s.slice(1..4).unwrap();
+        assert_eq!(mid, "€");
+        assert_eq!(mid.as_bytes().as_ptr(), s.as_bytes()[1..].as_ptr());
+        for bad in [1..2, 2..4, 0..6, 5..4] {
+            assert_eq!(s.slice(bad.clone()), None, "{bad:?}");
+        }
+        assert_eq!(s.slice(5..5).as_deref(), Some(""));
     }
 
     #[test]
