@@ -6,6 +6,8 @@
 use bytes::Bytes;
 use proptest::prelude::*;
 use ssekit::chunk::{ChunkError, Chunker, ReassembleError, Reassembler};
+use ssekit::profile::ors::{Terminal, ToolCall};
+use ssekit::sequence::{Origin, Validator};
 use ssekit::{Decoder, Encoder, Event, Frame, StreamEnd};
 
 /// The wire bytes of a chunked payload (one `task_id` first, as ORS sends, and a ping).
@@ -29,8 +31,11 @@ fn wire(chunker: Chunker, payload: &str) -> Result<Vec<u8>, ChunkError> {
 }
 
 /// Decodes `bytes` fed in pieces cut at `cuts` and reassembles the `chunk`/`end` events.
+/// The same events also go through the ORS profile, as a server checking its own output
+/// would, and it must reach the same payload.
 fn reassemble(bytes: &[u8], cuts: &[usize]) -> String {
     let mut decoder = Decoder::new();
+    let mut validator = Validator::new(ToolCall::new().check_result(false)).origin(Origin::Local);
     let mut joined = Reassembler::new();
     let mut result = None;
     let mut start = 0;
@@ -43,6 +48,7 @@ fn reassemble(bytes: &[u8], cuts: &[usize]) -> String {
             .unwrap();
         start = end;
         while let Some(frame) = decoder.next_frame().unwrap() {
+            validator.frame(&frame).unwrap();
             if let Frame::Event(ev) = frame {
                 if ev.event_type() == "task_id" {
                     continue;
@@ -53,7 +59,13 @@ fn reassemble(bytes: &[u8], cuts: &[usize]) -> String {
         }
     }
     assert_eq!(decoder.finish(), StreamEnd::Clean);
-    result.expect("an end event").to_string()
+    validator.finish().unwrap();
+    let result = result.expect("an end event");
+    assert_eq!(
+        validator.profile().terminal(),
+        Some(&Terminal::End(result.clone()))
+    );
+    result.to_string()
 }
 
 /// The official ORS Python client's parser (`ors/client/_http.py`, `_parse_sse_events` and
