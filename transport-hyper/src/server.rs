@@ -3,7 +3,7 @@
 //!
 //! ```text
 //!  app ──Sender::send──▶ bounded queue ──▶ SseBody::poll_frame ──▶ hyper ──▶ socket
-//!                                              ▲       │ one frame per event, flushed
+//!                                              ▲       │ every ready event, flushed at once
 //!                                   KeepAlive ─┘       └ ": ping" after `interval` of silence
 //! ```
 //!
@@ -39,9 +39,10 @@ use crate::Error;
 
 type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 
-/// A streaming `text/event-stream` response body: each item of the source becomes one
-/// HTTP body frame (written and flushed on its own), and when the source is silent for the
-/// keep-alive interval a `: ping` comment is sent. Runs on any runtime whose timer implements
+/// A streaming `text/event-stream` response body. Each event is written as soon as the
+/// source yields it: events that are ready together go out as one HTTP body frame (up to
+/// 64 KiB, so a burst costs one write, not one per event), and no event ever waits for
+/// another. When the source is silent for the keep-alive interval a `: ping` comment is sent. Runs on any runtime whose timer implements
 /// [`hyper::rt::Timer`] (tokio's by default).
 ///
 /// # Example
@@ -61,8 +62,13 @@ pub struct SseBody {
     keep_alive: Option<KeepAlive>,
     clock: Clock,
     sleep: Option<(ssekit::time::Instant, Pin<Box<dyn Sleep>>)>,
+    /// An error met while coalescing, reported on the next poll.
+    failed: Option<Error>,
     done: bool,
 }
+
+/// Events that are ready together go out in one body frame, up to this many bytes.
+const COALESCE: usize = 64 << 10;
 
 impl std::fmt::Debug for SseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -120,8 +126,38 @@ impl SseBody {
             keep_alive: None,
             clock: Clock::tokio(),
             sleep: None,
+            failed: None,
             done: false,
         }
+    }
+
+    /// Appends to `first` every further item the source has *ready now* (up to 64 KiB), so a
+    /// burst is one frame and one write instead of one per event. Nothing waits: the first
+    /// `Pending` ends the frame, which hyper then writes and flushes.
+    fn coalesce(&mut self, first: Bytes, cx: &mut Context<'_>) -> Bytes {
+        let mut batch: Option<BytesMut> = None;
+        while batch.as_ref().map_or(first.len(), BytesMut::len) < COALESCE {
+            match self.source.as_mut().poll_next(cx) {
+                Poll::Ready(Some(Ok(more))) => {
+                    let buf = batch.get_or_insert_with(|| {
+                        let mut buf = BytesMut::with_capacity(COALESCE.max(first.len()));
+                        buf.extend_from_slice(&first);
+                        buf
+                    });
+                    buf.extend_from_slice(&more);
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    self.failed = Some(e);
+                    break;
+                }
+                Poll::Ready(None) => {
+                    self.done = true;
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        batch.map_or(first, BytesMut::freeze)
     }
 
     /// Sends `: ping` whenever nothing was written for `interval` (core [`KeepAlive`]).
@@ -205,12 +241,16 @@ impl Body for SseBody {
         if this.done {
             return Poll::Ready(None);
         }
+        if let Some(e) = this.failed.take() {
+            this.done = true;
+            return Poll::Ready(Some(Err(e)));
+        }
         match this.source.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(bytes))) => {
+            Poll::Ready(Some(Ok(first))) => {
                 if let Some(ka) = this.keep_alive.as_mut() {
                     ka.handle_write(this.clock.now());
                 }
-                return Poll::Ready(Some(Ok(Frame::data(bytes))));
+                return Poll::Ready(Some(Ok(Frame::data(this.coalesce(first, cx)))));
             }
             Poll::Ready(Some(Err(e))) => {
                 this.done = true;

@@ -93,14 +93,14 @@ async fn response_headers_prevent_buffering() {
 
 #[tokio::test]
 async fn each_event_is_flushed_on_its_own() {
-    // The producer waits 150 ms between events; the client must see each one before the next
+    // The producer waits 300 ms between events; the client must see each one before the next
     // exists (nothing sits in a buffer).
     let addr = spawn(|_req| async {
         let (tx, body) = channel(4);
         tokio::spawn(async move {
             for i in 0..3 {
                 tx.send(&Event::message(i.to_string())).await.unwrap();
-                tokio::time::sleep(Duration::from_millis(150)).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
             }
         });
         boxed(response(body))
@@ -118,9 +118,9 @@ async fn each_event_is_flushed_on_its_own() {
     assert_eq!(arrivals.len(), 3);
     for (i, (data, at)) in arrivals.iter().enumerate() {
         assert_eq!(data, &i.to_string());
-        let earliest = Duration::from_millis(150 * i as u64);
+        let earliest = Duration::from_millis(300 * i as u64);
         assert!(
-            *at >= earliest && *at < earliest + Duration::from_millis(140),
+            *at >= earliest && *at < earliest + Duration::from_millis(280),
             "event {i} at {at:?}"
         );
     }
@@ -159,11 +159,11 @@ async fn keep_alive_pings_while_idle_at_the_interval() {
         }
     }
     assert!(got_event);
-    assert_eq!(pings.len(), 5, "pings at {pings:?}");
+    assert!((4..=6).contains(&pings.len()), "pings at {pings:?}");
     for pair in pings.windows(2) {
         let gap = pair[1] - pair[0];
         assert!(
-            gap >= Duration::from_millis(90) && gap < Duration::from_millis(160),
+            gap >= Duration::from_millis(90) && gap < Duration::from_millis(250),
             "gaps {pings:?}"
         );
     }
@@ -492,4 +492,28 @@ async fn the_body_works_inside_axum() {
     .await;
     let events: Vec<Event> = events.into_iter().collect::<Result<_, _>>().unwrap();
     assert_eq!(events, numbered(3));
+}
+
+#[tokio::test]
+async fn a_burst_of_ready_events_is_coalesced_into_few_frames() {
+    let addr = spawn(|_req| async {
+        let burst = (0..10_000).map(|i| Event::message(format!("{i:0100}")));
+        boxed(response(SseBody::new(futures_util::stream::iter(burst))))
+    })
+    .await;
+    let client = ssekit_hyper::client::http_client().unwrap();
+    let resp = client
+        .get(format!("http://{addr}/").parse().unwrap())
+        .await
+        .unwrap();
+    let mut body = resp.into_body();
+    let (mut frames, mut bytes) = (0, 0);
+    while let Some(frame) = within(10, body.frame()).await {
+        if let Ok(data) = frame.unwrap().into_data() {
+            frames += 1;
+            bytes += data.len();
+        }
+    }
+    assert_eq!(bytes, 10_000 * b"data: \n\n".len() + 10_000 * 100);
+    assert!(frames <= 100, "{frames} frames for 10 000 ready events");
 }
