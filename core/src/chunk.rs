@@ -320,11 +320,13 @@ impl Chunks {
         let bytes: &Bytes = self.payload.as_bytes();
         let end = end.min(bytes.len());
         let start = start.min(end);
-        Piece {
-            // Both ends are character boundaries, so this validates and wraps, never copies.
-            data: Utf8Bytes::from_utf8_lossy(bytes.slice(start..end)),
-            last,
-        }
+        // Both ends are character boundaries (`allowed` checks each cut), so this is a
+        // zero-copy slice with no second UTF-8 pass; the lossy fallback is never taken.
+        let data = self
+            .payload
+            .slice(start..end)
+            .unwrap_or_else(|| Utf8Bytes::from_utf8_lossy(bytes.slice(start..end)));
+        Piece { data, last }
     }
 }
 
