@@ -2,6 +2,27 @@
 //!
 //! Every generator is a pure function of its arguments: the same call gives the same bytes
 //! on every machine, so figures from different runs compare.
+//!
+//! [`workload`] holds the decode workloads of issue 8 and how they are cut into pieces;
+//! [`report_dir`] is where the benches that are not criterion's leave their figures for
+//! `scripts/bench-table`.
+
+pub mod workload;
+
+/// `target/criterion/ssekit-benches`, under `CARGO_TARGET_DIR` when it is set: where the
+/// allocation counts and one-shot timings (runs too slow to repeat) are written as JSON.
+///
+/// # Example
+/// ```
+/// assert!(ssekit_benches::report_dir().ends_with("criterion/ssekit-benches"));
+/// ```
+pub fn report_dir() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target"),
+        std::path::PathBuf::from,
+    );
+    target.join("criterion").join("ssekit-benches")
+}
 
 /// A small linear congruential generator: deterministic, no dependency.
 struct Lcg(u64);
