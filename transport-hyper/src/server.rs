@@ -37,6 +37,9 @@ use tokio::sync::mpsc;
 use crate::time::Clock;
 use crate::Error;
 
+mod broadcast;
+pub use broadcast::Broadcast;
+
 type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 
 /// A streaming `text/event-stream` response body. Each event is written as soon as the

@@ -1,0 +1,155 @@
+//! [`Broadcast`]: one live stream to many clients, with `Last-Event-ID` resumption from the
+//! core's [`ReplayBuffer`] and a bounded queue per client.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use ssekit::server::{Gap, ReplayBuffer};
+use ssekit::{EncodeError, Event};
+use tokio::sync::mpsc;
+
+use super::SseBody;
+
+struct State {
+    replay: ReplayBuffer,
+    subscribers: Vec<mpsc::Sender<Bytes>>,
+}
+
+/// A live event stream shared by every connected client. Each [`publish`](Self::publish)ed
+/// event is encoded once, kept in a [`ReplayBuffer`], and queued to every subscriber; a
+/// client that reconnects with `Last-Event-ID` gets what it missed from the buffer, then the
+/// live events, with nothing lost or doubled in between.
+///
+/// **Slow clients.** Each subscriber's queue holds `per_client` events. A subscriber whose
+/// queue is full when an event is published is dropped: its stream ends after what is already
+/// queued, the client reconnects with its last id, and is served from the replay buffer (or
+/// learns of the [`Gap`] if it fell too far behind). Memory is bounded by the replay buffer's
+/// bounds plus `per_client` events per client; one slow client never slows the others.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ssekit::{server::ReplayBuffer, Event};
+/// use ssekit_hyper::server::{response, Broadcast};
+///
+/// let hub = Broadcast::new(ReplayBuffer::new(1024, 4 << 20), 64);
+/// hub.publish(&Event::builder().id("1")?.data("first").build())?;
+/// // In a handler: resume after the client's Last-Event-ID, if any.
+/// let body = hub.subscribe(Some("1"))?;
+/// let resp = response(body);
+/// hub.publish(&Event::builder().id("2")?.data("second").build())?; // reaches `resp`
+/// # let _ = resp; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Broadcast {
+    state: Arc<Mutex<State>>,
+    per_client: usize,
+}
+
+impl std::fmt::Debug for Broadcast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Broadcast")
+            .field("subscribers", &self.subscribers())
+            .field("per_client", &self.per_client)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Broadcast {
+    /// A hub that keeps recent events in `replay` and queues at most `per_client` events
+    /// (at least 1) for each client.
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_hyper::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 32);
+    /// assert_eq!(hub.subscribers(), 0);
+    /// ```
+    pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
+        Broadcast {
+            state: Arc::new(Mutex::new(State {
+                replay,
+                subscribers: Vec::new(),
+            })),
+            per_client: per_client.max(1),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends `event` to every subscriber (give it an id, or clients cannot resume after it).
+    /// Returns how many subscribers it was queued for; subscribers that are gone or full are
+    /// dropped.
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_hyper::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// assert_eq!(hub.publish(&ssekit::Event::message("nobody listens"))?, 0);
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
+        let mut state = self.lock();
+        let wire = state.replay.push(event)?;
+        state
+            .subscribers
+            .retain(|tx| tx.try_send(wire.clone()).is_ok());
+        Ok(state.subscribers.len())
+    }
+
+    /// A response body for a new client: the events after `last_event_id` from the replay
+    /// buffer (none when `None`), then every event published from now on. `Err(Gap)` when the
+    /// events after that id can no longer all be replayed: send the client a fresh state
+    /// instead, or [`subscribe`](Self::subscribe) it with `None`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{Gap, ReplayBuffer};
+    /// let hub = ssekit_hyper::server::Broadcast::new(ReplayBuffer::default(), 8);
+    /// assert!(matches!(hub.subscribe(Some("never-sent")), Err(Gap::Unknown)));
+    /// assert!(hub.subscribe(None).is_ok());
+    /// ```
+    pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
+        let (tx, mut rx) = mpsc::channel(self.per_client);
+        let missed: Vec<Bytes> = {
+            let mut state = self.lock();
+            let missed = match last_event_id {
+                Some(id) => state.replay.since(id)?.collect(),
+                None => Vec::new(),
+            };
+            // Registered under the same lock as the replay is read: no event falls between.
+            state.subscribers.push(tx);
+            missed
+        };
+        let live = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
+        Ok(SseBody::from_bytes(
+            futures_util::stream::iter(missed).chain(live),
+        ))
+    }
+
+    /// Ends every current client's stream (after what is queued); they reconnect and resume.
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_hyper::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// let _body = hub.subscribe(None);
+    /// hub.disconnect_all();
+    /// assert_eq!(hub.subscribers(), 0);
+    /// ```
+    pub fn disconnect_all(&self) {
+        self.lock().subscribers.clear();
+    }
+
+    /// Clients currently subscribed (including ones that left since the last publish).
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_hyper::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// let _body = hub.subscribe(None);
+    /// assert_eq!(hub.subscribers(), 1);
+    /// ```
+    pub fn subscribers(&self) -> usize {
+        self.lock().subscribers.len()
+    }
+}

@@ -1,0 +1,137 @@
+//! Broadcast: live events to many clients, Last-Event-ID resumption, slow clients dropped.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{boxed, spawn, within};
+use futures_util::StreamExt;
+use http_body_util::BodyExt;
+use ssekit::client::ReconnectConfig;
+use ssekit::server::{Gap, ReplayBuffer};
+use ssekit::Event;
+use ssekit_hyper::client::{Ended, EventSource, Item};
+use ssekit_hyper::server::{last_event_id, response, Broadcast, SseBody};
+
+fn tick(i: u32) -> Event {
+    Event::builder()
+        .event("tick")
+        .unwrap()
+        .id(i.to_string())
+        .unwrap()
+        .data(format!("t{i}"))
+        .build()
+}
+
+/// All the bytes a body yields until it ends (or `limit` bytes).
+async fn drain(mut body: SseBody) -> String {
+    let mut out = Vec::new();
+    while let Some(frame) = within(5, body.frame()).await {
+        out.extend_from_slice(&frame.unwrap().into_data().unwrap());
+    }
+    String::from_utf8(out).unwrap()
+}
+
+#[tokio::test]
+async fn a_resuming_client_gets_the_missed_events_then_the_live_ones_exactly_once() {
+    let hub = Broadcast::new(ReplayBuffer::new(64, 1 << 20), 16);
+    for i in 1..=5 {
+        hub.publish(&tick(i)).unwrap();
+    }
+    let resumed = hub.subscribe(Some("2")).unwrap();
+    let fresh = hub.subscribe(None).unwrap();
+    assert_eq!(hub.publish(&tick(6)).unwrap(), 2);
+    hub.disconnect_all();
+    let wire = |ids: &[u32]| -> String {
+        ids.iter()
+            .map(|i| format!("event: tick\nid: {i}\ndata: t{i}\n\n"))
+            .collect()
+    };
+    assert_eq!(drain(resumed).await, wire(&[3, 4, 5, 6]));
+    assert_eq!(drain(fresh).await, wire(&[6]));
+    assert!(matches!(hub.subscribe(Some("99")), Err(Gap::Unknown)));
+}
+
+#[tokio::test]
+async fn a_client_that_falls_behind_is_dropped_and_the_others_are_not_slowed() {
+    let hub = Broadcast::new(ReplayBuffer::new(64, 1 << 20), 4);
+    let slow = hub.subscribe(None).unwrap(); // never polled while publishing
+    let mut fast = hub.subscribe(None).unwrap();
+    let mut fast_got = String::new();
+    for i in 1..=10 {
+        let reached = hub.publish(&tick(i)).unwrap();
+        assert_eq!(reached, if i <= 4 { 2 } else { 1 }, "event {i}");
+        // The fast client keeps up.
+        let frame = within(5, fast.frame()).await.unwrap().unwrap();
+        fast_got.push_str(std::str::from_utf8(&frame.into_data().unwrap()).unwrap());
+    }
+    assert_eq!(fast_got.matches("event: tick").count(), 10);
+    // The slow one gets what was queued for it, then its stream ends: it reconnects with
+    // Last-Event-ID 4 and is served 5.. from the replay buffer.
+    let slow_got = drain(slow).await;
+    assert_eq!(slow_got.matches("event: tick").count(), 4);
+    assert!(slow_got.ends_with("id: 4\ndata: t4\n\n"));
+    let again = hub.subscribe(Some("4")).unwrap();
+    hub.disconnect_all();
+    assert_eq!(drain(again).await.matches("event: tick").count(), 6);
+}
+
+#[tokio::test]
+async fn clients_over_http_resume_across_a_server_side_disconnect() {
+    let hub = Broadcast::new(ReplayBuffer::new(64, 1 << 20), 16);
+    let server_hub = hub.clone();
+    let addr = spawn(move |req| {
+        let hub = server_hub.clone();
+        async move {
+            let body = hub
+                .subscribe(last_event_id(req.headers()))
+                .unwrap_or_else(|_| SseBody::from_bytes(futures_util::stream::empty()));
+            boxed(response(body))
+        }
+    })
+    .await;
+    let mut items = EventSource::get(&format!("http://{addr}/"))
+        .unwrap()
+        .reconnect(
+            ReconnectConfig::default()
+                .retry_timeout(Duration::from_millis(20))
+                .min_delay(Duration::from_millis(10))
+                .jitter(0),
+        )
+        .stream();
+    assert_eq!(next(&mut items).await, Item::Connected { attempt: 0 });
+    let mut events = Vec::new();
+    for i in 1..=3 {
+        hub.publish(&tick(i)).unwrap();
+        match next(&mut items).await {
+            Item::Event(e) => events.push(e),
+            other => panic!("{other:?}"),
+        }
+    }
+    // The server drops everyone (a deploy, say) and keeps publishing while they are away.
+    hub.disconnect_all();
+    hub.publish(&tick(4)).unwrap();
+    hub.publish(&tick(5)).unwrap();
+    assert_eq!(next(&mut items).await, Item::Disconnected(Ended::Clean));
+    assert!(matches!(next(&mut items).await, Item::Reconnecting { .. }));
+    assert_eq!(next(&mut items).await, Item::Connected { attempt: 1 });
+    for _ in 4..=5 {
+        match next(&mut items).await {
+            Item::Event(e) => events.push(e),
+            other => panic!("{other:?}"),
+        }
+    }
+    hub.publish(&tick(6)).unwrap();
+    match next(&mut items).await {
+        Item::Event(e) => events.push(e),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(events, (1..=6).map(tick).collect::<Vec<_>>());
+}
+
+type Items =
+    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Item, ssekit_hyper::Error>> + Send>>;
+
+async fn next(items: &mut Items) -> Item {
+    within(5, items.next()).await.unwrap().unwrap()
+}
