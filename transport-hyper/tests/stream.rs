@@ -517,3 +517,61 @@ async fn a_burst_of_ready_events_is_coalesced_into_few_frames() {
     assert_eq!(bytes, 10_000 * b"data: \n\n".len() + 10_000 * 100);
     assert!(frames <= 100, "{frames} frames for 10 000 ready events");
 }
+
+#[tokio::test]
+async fn the_servers_retry_field_sets_the_reconnect_delay() {
+    let addr = spawn(|_req| async {
+        let frames = [bytes::Bytes::from_static(b"retry: 80\n\ndata: x\n\n")];
+        boxed(response(SseBody::from_bytes(futures_util::stream::iter(
+            frames,
+        ))))
+    })
+    .await;
+    let mut items = EventSource::get(&format!("http://{addr}/"))
+        .unwrap()
+        .reconnect(fast().min_delay(Duration::from_millis(10)))
+        .stream();
+    let mut trace = Vec::new();
+    while trace.len() < 6 {
+        trace.push(within(5, items.next()).await.unwrap().unwrap());
+    }
+    assert_eq!(trace[1], Item::Retry(80));
+    assert_eq!(trace[3], Item::Disconnected(Ended::Clean));
+    assert_eq!(
+        trace[4],
+        Item::Reconnecting {
+            after: Duration::from_millis(80)
+        }
+    );
+    assert_eq!(trace[5], Item::Connected { attempt: 1 });
+}
+
+#[tokio::test]
+async fn an_event_over_the_decoder_limit_is_a_typed_error_not_a_silent_drop() {
+    let addr = spawn(|_req| async {
+        let big = Event::message("x".repeat(64 << 10));
+        boxed(response(SseBody::new(futures_util::stream::iter([big]))))
+    })
+    .await;
+    let limits = ssekit::Config::default().limits(ssekit::Limits::default().max_event(16 << 10));
+    let items: Vec<_> = within(
+        5,
+        EventSource::get(&format!("http://{addr}/"))
+            .unwrap()
+            .decoder(limits)
+            .reconnect(fast())
+            .stream()
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert!(
+        matches!(
+            items.last(),
+            Some(Err(Error::Decode(ssekit::DecodeError::EventTooLarge {
+                limit: 16384,
+                ..
+            })))
+        ),
+        "{items:?}"
+    );
+}
