@@ -452,6 +452,7 @@ async fn a_client_that_stops_reading_fills_a_bounded_queue_and_then_its_departur
     })
     .await;
     assert!(full);
+    eprintln!("a client that stops reading: {queued} events of 16 KiB accepted before the queue was full");
     // Bounded: queue (8) + hyper's write buffer (~400 KiB) + the socket buffers, in 16 KiB events.
     assert!(
         queued < 2_000,
