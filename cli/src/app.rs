@@ -10,6 +10,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::{Method, Request, Response};
 use http_body_util::BodyExt;
+
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
@@ -24,6 +25,7 @@ pub struct App {
     ors: Server,
     keep_alive: Duration,
     delta_pause: Duration,
+    cut_ors_after: Option<usize>,
 }
 
 impl App {
@@ -35,14 +37,42 @@ impl App {
             ),
             keep_alive,
             delta_pause,
+            cut_ors_after: None,
         }
+    }
+
+    /// Fault injection: every ORS call that is not a resume (no `task_id` in its body) has its
+    /// stream cut after `blocks` SSE blocks (events or pings) and a few bytes of the next.
+    pub fn cut_ors_after(mut self, blocks: Option<usize>) -> Self {
+        self.cut_ors_after = blocks;
+        self
     }
 
     pub async fn handle(&self, req: Request<Incoming>) -> Response<OrsBody> {
         if req.uri().path() == "/v1/responses" && req.method() == Method::POST {
-            self.responses(req).await
-        } else {
-            self.ors.handle(req).await
+            return self.responses(req).await;
+        }
+        match self.cut_ors_after {
+            Some(blocks) if req.method() == Method::POST && req.uri().path().ends_with("/call") => {
+                let (parts, body) = req.into_parts();
+                let bytes = body
+                    .collect()
+                    .await
+                    .map(|c| c.to_bytes())
+                    .unwrap_or_default();
+                let resume = serde_json::from_slice::<Value>(&bytes)
+                    .is_ok_and(|v| v.get("task_id").is_some());
+                let resp = self
+                    .ors
+                    .handle(Request::from_parts(parts, http_body_util::Full::new(bytes)))
+                    .await;
+                if resume {
+                    resp
+                } else {
+                    resp.map(|body| Cut::new(body, blocks).boxed_unsync())
+                }
+            }
+            _ => self.ors.handle(req).await,
         }
     }
 
@@ -138,4 +168,84 @@ impl hyper::service::Service<Request<Incoming>> for App {
 /// The full answer text, for the demo's check.
 pub fn expected_answer() -> &'static str {
     ANSWER
+}
+
+/// A body that ends, cleanly at the HTTP level but inside an SSE event, after `blocks` blocks
+/// and a few bytes of the next: what a dropped proxy connection looks like to a client.
+struct Cut {
+    inner: OrsBody,
+    blocks_left: usize,
+    tail_left: usize,
+    after_lf: bool,
+    done: bool,
+}
+
+impl Cut {
+    fn new(inner: OrsBody, blocks: usize) -> Self {
+        Cut {
+            inner,
+            blocks_left: blocks,
+            tail_left: 10,
+            after_lf: false,
+            done: false,
+        }
+    }
+}
+
+impl http_body::Body for Cut {
+    type Data = Bytes;
+    type Error = ssekit_hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        use std::task::Poll;
+        if self.done {
+            return Poll::Ready(None);
+        }
+        let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => frame,
+            other => return other,
+        };
+        let Ok(data) = frame.into_data() else {
+            return Poll::Ready(None);
+        };
+        let mut keep = data.len();
+        for (i, &b) in data.iter().enumerate() {
+            if self.blocks_left == 0 {
+                if self.tail_left == 0 {
+                    keep = i;
+                    self.done = true;
+                    break;
+                }
+                self.tail_left -= 1;
+                continue;
+            }
+            if b == b'\n' && self.after_lf {
+                self.blocks_left -= 1;
+            }
+            self.after_lf = b == b'\n';
+        }
+        Poll::Ready(Some(Ok(http_body::Frame::data(data.slice(..keep)))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn cut_ends_inside_the_block_after_n_blocks() {
+        let frames = [
+            "event: a\ndata: 1\n",
+            "\n: ping\n\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\n",
+        ];
+        let inner = SseBody::from_bytes(futures_util::stream::iter(
+            frames.map(|s| Bytes::from_static(s.as_bytes())),
+        ))
+        .boxed_unsync();
+        let out = Cut::new(inner, 2).collect().await.unwrap().to_bytes();
+        assert_eq!(&out[..], b"event: a\ndata: 1\n\n: ping\n\nevent: b\nd");
+    }
 }

@@ -17,7 +17,11 @@ use crate::app::App;
 use crate::profiles::{validator, ProfileName};
 use crate::CliError;
 
-pub async fn serve(addr: &str, keep_alive_ms: u64) -> Result<ExitCode, CliError> {
+pub async fn serve(
+    addr: &str,
+    keep_alive_ms: u64,
+    cut_ors_after: Option<usize>,
+) -> Result<ExitCode, CliError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| CliError::Io(format!("cannot listen on {addr}"), e))?;
@@ -40,7 +44,8 @@ pub async fn serve(addr: &str, keep_alive_ms: u64) -> Result<ExitCode, CliError>
     let app = App::new(
         Duration::from_millis(keep_alive_ms),
         Duration::from_millis(40),
-    );
+    )
+    .cut_ors_after(cut_ors_after);
     ssekit_hyper::server::serve(listener, app)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;

@@ -44,6 +44,10 @@ enum Command {
         /// Keep-alive interval in milliseconds.
         #[arg(long, default_value_t = 10_000)]
         keep_alive_ms: u64,
+        /// Fault injection: cut every new ORS call's stream after N blocks (events or pings),
+        /// inside the next event, so clients must resume by task id.
+        #[arg(long, value_name = "N")]
+        cut_ors_after: Option<usize>,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     Tail(commands::TailArgs),
@@ -127,7 +131,8 @@ fn main() -> ExitCode {
             Command::Serve {
                 addr,
                 keep_alive_ms,
-            } => commands::serve(&addr, keep_alive_ms).await,
+                cut_ors_after,
+            } => commands::serve(&addr, keep_alive_ms, cut_ors_after).await,
             Command::Tail(args) => commands::tail(args).await,
             Command::Check { file, profile } => commands::check(&file, profile).await,
             Command::Decode => commands::decode().await,

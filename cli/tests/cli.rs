@@ -52,8 +52,13 @@ impl Drop for Server {
 }
 
 fn serve() -> Server {
+    serve_with(&[])
+}
+
+fn serve_with(extra: &[&str]) -> Server {
     let mut child = ssekit()
         .args(["serve", "--addr", "127.0.0.1:0", "--keep-alive-ms", "200"])
+        .args(extra)
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -302,5 +307,27 @@ fn the_official_python_client_works_unchanged() {
     assert!(stdout.contains("submit: 1.0 True Correct!"), "{stdout}");
     assert!(stdout.contains("work: lines 300"), "{stdout}");
     assert!(stdout.contains("'nope' is not a valid tool"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("OK"));
+}
+
+/// The official client resuming by task id: `ssekit serve --cut-ors-after 3` cuts every new
+/// call inside its fourth block; the SDK sees "Stream ended unexpectedly", retries with the
+/// saved `task_id`, and must get the whole 300-line result.
+#[test]
+fn the_official_python_client_resumes_by_task_id() {
+    let Ok(python) = std::env::var("ORS_SDK_PYTHON") else {
+        eprintln!("skipped: set ORS_SDK_PYTHON to a python with `pip install ors-sdk`");
+        return;
+    };
+    let server = serve_with(&["--cut-ors-after", "3"]);
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_resume.py");
+    let out = Command::new(python)
+        .arg(script)
+        .arg(&server.1)
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    assert!(stdout.contains("resumed work: lines 300"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("OK"));
 }
