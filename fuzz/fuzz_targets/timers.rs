@@ -26,11 +26,20 @@ struct Setup {
 enum Op {
     Timeout(u64),
     TimeoutAtDeadline,
-    Response { now: u64, status: u16, event_stream: bool },
+    Response {
+        now: u64,
+        status: u16,
+        event_stream: bool,
+    },
     Bytes(u64),
-    Event { id: Option<u8> },
+    Event {
+        id: Option<u8>,
+    },
     Retry(u64),
-    Closed { now: u64, eof: bool },
+    Closed {
+        now: u64,
+        eof: bool,
+    },
     Stop,
     PollAction,
     KeepAliveWrite(u64),
@@ -46,7 +55,10 @@ fn check_reconnect_timeout(rc: &mut Reconnect, t: Instant) {
         // Actions scheduled by the timeout are taken first, as a driver does.
         while rc.poll_action().is_some() {}
         if let Some(next) = rc.poll_timeout() {
-            assert!(next > t, "Reconnect busy loop: deadline {next:?} not after {t:?}");
+            assert!(
+                next > t,
+                "Reconnect busy loop: deadline {next:?} not after {t:?}"
+            );
         }
     }
 }
@@ -56,7 +68,10 @@ fn check_keepalive_timeout(ka: &mut KeepAlive, t: Instant) {
     ka.handle_timeout(t);
     if due {
         if let Some(next) = ka.poll_timeout() {
-            assert!(next > t, "KeepAlive busy loop: deadline {next:?} not after {t:?}");
+            assert!(
+                next > t,
+                "KeepAlive busy loop: deadline {next:?} not after {t:?}"
+            );
         }
     }
 }
@@ -71,7 +86,10 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
         .jitter(setup.jitter)
         .jitter_seed(setup.seed);
     let mut rc = Reconnect::new(config);
-    let mut ka = KeepAlive::new(Duration::from_millis(setup.keepalive_ms.into()), Instant::ZERO);
+    let mut ka = KeepAlive::new(
+        Duration::from_millis(setup.keepalive_ms.into()),
+        Instant::ZERO,
+    );
     for op in ops.into_iter().take(256) {
         match op {
             Op::Timeout(t) => check_reconnect_timeout(&mut rc, Instant::from_millis(t)),
@@ -80,7 +98,11 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                     check_reconnect_timeout(&mut rc, d);
                 }
             }
-            Op::Response { now, status, event_stream } => {
+            Op::Response {
+                now,
+                status,
+                event_stream,
+            } => {
                 let content_type = event_stream.then_some("text/event-stream; charset=utf-8");
                 let _ = rc.handle_response(Instant::from_millis(now), status, content_type);
             }
@@ -88,13 +110,19 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
             Op::Event { id } => {
                 let mut builder = Event::builder().data("x");
                 if let Some(id) = id {
-                    builder = builder.id(ssekit::Utf8Bytes::from(id.to_string())).expect("digits");
+                    builder = builder
+                        .id(ssekit::Utf8Bytes::from(id.to_string()))
+                        .expect("digits");
                 }
                 let _ = rc.handle_event(&builder.build());
             }
             Op::Retry(ms) => rc.handle_retry(ms),
             Op::Closed { now, eof } => {
-                let how = if eof { Disconnect::Eof } else { Disconnect::Error };
+                let how = if eof {
+                    Disconnect::Eof
+                } else {
+                    Disconnect::Error
+                };
                 rc.handle_closed(Instant::from_millis(now), how);
             }
             Op::Stop => rc.stop(),

@@ -1,0 +1,129 @@
+//! Arbitrary event sequences through every built-in profile: no panic, the first violation is
+//! sticky (every later call and `finish` report it), and `finish` is `Ok` only for a stream
+//! that broke nothing and reached its terminal event.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use ssekit::profile::{agent, chat, ors, responses};
+use ssekit::sequence::{Profile, Validator};
+use ssekit::Event;
+
+#[derive(Arbitrary, Debug)]
+enum Item {
+    Event { name: Option<Name>, data: Data },
+    Comment(String),
+}
+
+/// Event names drawn mostly from the protocols' own vocabulary.
+#[derive(Arbitrary, Debug)]
+enum Name {
+    Known(u8),
+    Other(String),
+}
+
+/// Data drawn mostly from shapes the profiles parse.
+#[derive(Arbitrary, Debug)]
+enum Data {
+    Json { kind: u8, index: u8, text: String },
+    Done,
+    Raw(String),
+}
+
+const NAMES: &[&str] = &[
+    "task_id",
+    "chunk",
+    "end",
+    "error",
+    "message",
+    "response.created",
+    "response.in_progress",
+    "response.output_text.delta",
+    "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.tool_calls.created",
+    "response.completed",
+    "start",
+    "step_started",
+    "step_completed",
+    "tool_call",
+    "tool_result",
+    "content_delta",
+    "reasoning_delta",
+    "approval_requested",
+    "complete",
+    "workflow_start",
+    "block_started",
+    "block_chunk",
+    "block_output",
+    "block_completed",
+    "block_error",
+    "workflow_complete",
+    "workflow_error",
+];
+
+fn name(n: &Name) -> String {
+    match n {
+        Name::Known(i) => NAMES[usize::from(*i) % NAMES.len()].to_string(),
+        Name::Other(s) => s.clone(),
+    }
+}
+
+fn data(d: &Data) -> String {
+    match d {
+        Data::Json { kind, index, text } => {
+            let ty = NAMES[usize::from(*kind) % NAMES.len()];
+            let text = text.replace(['"', '\\'], "");
+            format!(
+                r#"{{"type":"{ty}","event":"{ty}","output_index":{index},"item_id":"i{index}","delta":"{text}","arguments":"{text}","step":{index},"tool_name":"t{index}","block_id":"b{index}","response":{{"error":null}},"ok":true,"output":{{"blocks":[],"metadata":null,"reward":1.0,"finished":true}}}}"#
+            )
+        }
+        Data::Done => "[DONE]".to_string(),
+        Data::Raw(s) => s.clone(),
+    }
+}
+
+fn check<P: Profile>(profile: P, items: &[Item]) {
+    let mut validator = Validator::new(profile);
+    let mut first_error = None;
+    for item in items {
+        let result = match item {
+            Item::Event { name: n, data: d } => {
+                let mut builder = Event::builder().data(data(d));
+                if let Some(n) = n {
+                    match builder.clone().event(name(n)) {
+                        Ok(b) => builder = b,
+                        Err(_) => continue,
+                    }
+                }
+                validator.event(&builder.build())
+            }
+            Item::Comment(text) => validator.comment(text),
+        };
+        match (&first_error, result) {
+            (None, Err(e)) => first_error = Some(e),
+            (Some(first), result) => {
+                assert_eq!(result.as_ref(), Err(first), "failure must be sticky")
+            }
+            (None, Ok(())) => {}
+        }
+    }
+    let terminated = validator.is_terminated();
+    match (first_error, validator.finish()) {
+        (Some(first), end) => assert_eq!(end, Err(first)),
+        (None, Ok(())) => assert!(terminated),
+        (None, Err(_)) => assert!(!terminated),
+    }
+}
+
+fuzz_target!(|input: (u8, Vec<Item>)| {
+    let (which, items) = input;
+    let items = &items[..items.len().min(64)];
+    match which % 5 {
+        0 => check(ors::ToolCall::default(), items),
+        1 => check(responses::Stream::default(), items),
+        2 => check(agent::Run::default(), items),
+        3 => check(agent::Workflow::default(), items),
+        _ => check(chat::Completions::default(), items),
+    }
+});
