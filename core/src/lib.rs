@@ -50,6 +50,39 @@
 //! # Ok::<(), EncodeError>(())
 //! ```
 //!
+//! ## What else is in the box
+//!
+//! | module | concept | main types |
+//! |---|---|---|
+//! | [`decode`], [`encode`] | the codec above | [`Decoder`], [`Frame`], [`Limits`], [`Encoder`] |
+//! | [`chunk`] | ORS 4096-byte chunking on UTF-8 boundaries, and reassembly with a cap | [`chunk::Chunker`], [`chunk::Reassembler`] |
+//! | [`sequence`], [`profile`] | event-order validation: ORS tool calls, Responses API, agent runs, workflows, chat completions | [`sequence::Validator`], [`sequence::Profile`] |
+//! | [`client`] | reconnect policy: headers, response check, `retry:`, backoff with jitter, idle timeout, duplicate suppression | [`client::Reconnect`] |
+//! | [`server`] | keep-alive, `Last-Event-ID` replay, ORS task registry with a result TTL | [`server::KeepAlive`], [`server::ReplayBuffer`], [`server::TaskRegistry`] |
+//! | [`time`] | the caller's clock | [`Instant`] |
+//!
+//! ## Sessions: time comes from the caller
+//! The timer-driven machines follow quinn-proto's shape: `handle_*` takes input and `now`,
+//! `poll_*` yields what to do, and `poll_timeout` says when to call `handle_timeout` next. A
+//! transport sleeps until that deadline or until IO arrives, whichever is first. Core never
+//! reads a clock, so every machine is tested with plain numbers:
+//!
+//! ```
+//! use core::time::Duration;
+//! use ssekit::{server::KeepAlive, Instant};
+//!
+//! let start = Instant::ZERO;
+//! let mut keep_alive = KeepAlive::new(Duration::from_secs(10), start);
+//! assert_eq!(keep_alive.poll_timeout(), Some(start + Duration::from_secs(10)));
+//!
+//! keep_alive.handle_write(start + Duration::from_secs(4)); // an event went out: silence restarts
+//! let due = start + Duration::from_secs(14);
+//! assert_eq!(keep_alive.poll_timeout(), Some(due));
+//! keep_alive.handle_timeout(due);
+//! assert_eq!(keep_alive.poll_transmit().as_deref(), Some(&b": ping\n\n"[..]));
+//! assert_eq!(keep_alive.poll_timeout(), Some(due + Duration::from_secs(10)));
+//! ```
+//!
 //! ## Decisions worth knowing
 //! - **Exactness.** The decoder follows the WHATWG HTML "interpretation of the event stream"
 //!   (LF, CR and CRLF endings, a CR/LF pair split across reads, BOM only at stream start, one
@@ -74,7 +107,8 @@
 //! ## Crate features
 //! - `std` (default): `std` support in `bytes` and `memchr` (runtime SIMD detection).
 //!   Without it the crate is `#![no_std]` and needs only `alloc`, which `bytes` requires.
-//! - `json`: serde-based typed payloads for the protocol profiles.
+//! - `json` (default): the JSON-carried protocol profiles (Responses API, agent, workflow) and
+//!   the typed ORS result, with `serde` and `serde_json` (no_std + alloc as well).
 #![no_std]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
@@ -106,6 +140,7 @@ pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
 pub use encode::{EncodeError, Encoder};
 pub use event::{Event, EventBuilder};
 pub use text::Utf8Bytes;
+pub use time::Instant;
 
 /// The README's examples, compiled and run as doctests so they cannot drift from the API.
 #[cfg(doctest)]
