@@ -1060,7 +1060,7 @@ impl Reconnect {
         }
     }
 
-    /// A `retry:` field ([`Frame::Retry`](crate::Frame::Retry)): the new reconnection time in
+    /// A `retry:` field ([`Frame::Retry`]): the new reconnection time in
     /// milliseconds. Values under [`ReconnectConfig::min_delay`] wait the floor instead.
     ///
     /// # Example
