@@ -576,3 +576,115 @@ async fn sessions_and_results_expire() {
         .unwrap_err();
     assert!(matches!(&err, Error::Tool(m) if m == "Session not found"));
 }
+
+/// An environment whose setup takes `setup_ms` (or fails), recording teardowns.
+struct Lab {
+    teardowns: Arc<std::sync::Mutex<Vec<Value>>>,
+}
+
+impl ssekit_hyper::ors::Environment for Lab {
+    fn name(&self) -> &str {
+        "lab"
+    }
+    fn splits(&self) -> Vec<ssekit_hyper::ors::Split> {
+        Vec::new()
+    }
+    fn tasks(&self, _split: &str) -> Option<Vec<Value>> {
+        None
+    }
+    fn tools(&self) -> Vec<ssekit_hyper::ors::ToolSpec> {
+        vec![ssekit_hyper::ors::ToolSpec::new(
+            "probe",
+            "Answer at once",
+            None,
+        )]
+    }
+    fn prompt(&self, _task: &Value) -> String {
+        "ready".into()
+    }
+    fn call(&self, _task: &Value, _tool: &str, _input: Value) -> ssekit_hyper::ors::ToolFuture {
+        Box::pin(async { Ok(ssekit_hyper::ors::text_result("probed", None, false)) })
+    }
+    fn setup(&self, task: &Value) -> ssekit_hyper::ors::SetupFuture {
+        let (ms, fail) = (
+            task["setup_ms"].as_u64().unwrap_or(0),
+            task["fail"].as_bool().unwrap_or(false),
+        );
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            if fail {
+                Err("sandbox failed to start".to_owned())
+            } else {
+                Ok(())
+            }
+        })
+    }
+    fn teardown(&self, task: &Value) -> ssekit_hyper::ors::SetupFuture {
+        self.teardowns.lock().unwrap().push(task.clone());
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_delete_or_expiry() {
+    let teardowns = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let server = Server::with_config(
+        vec![Arc::new(Lab {
+            teardowns: teardowns.clone(),
+        })],
+        ServerConfig::default().session_timeout(Duration::from_millis(400)),
+    );
+    tokio::spawn(ssekit_hyper::server::serve(listener, server));
+    let ors = client(&base);
+
+    let started = std::time::Instant::now();
+    let slow = json!({"setup_ms": 300});
+    let sid = ors.open_session("lab", &slow).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_millis(250),
+        "/create does not wait for setup"
+    );
+    let r = ors
+        .call_tool("lab", &sid, "probe", json!({}))
+        .await
+        .unwrap();
+    assert!(r.ok);
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "the call waited for setup"
+    );
+    let prompt = ors
+        .request_json(http::Method::GET, "/lab/prompt", Some(&sid), None)
+        .await
+        .unwrap();
+    assert_eq!(prompt[0]["text"], "ready");
+
+    let broken = json!({"fail": true});
+    let sid2 = ors.open_session("lab", &broken).await.unwrap();
+    let err = ors
+        .call_tool("lab", &sid2, "probe", json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Tool(m) if m == "sandbox failed to start"),
+        "{err}"
+    );
+    let (status, _, body) = raw(&base, "GET", "/lab/prompt", Some(&sid2), "").await;
+    assert_eq!(
+        (status, body.as_str()),
+        (500, r#"{"detail":"sandbox failed to start"}"#)
+    );
+
+    ors.delete(&sid).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(*teardowns.lock().unwrap(), [slow]);
+    // sid2 expires; the next request sweeps it and tears it down.
+    tokio::time::sleep(Duration::from_millis(450)).await;
+    assert_eq!(raw(&base, "GET", "/health", None, "").await.0, 200);
+    let _ = ors.ping(&sid2).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(teardowns.lock().unwrap().len(), 2);
+    assert_eq!(teardowns.lock().unwrap()[1], broken);
+}

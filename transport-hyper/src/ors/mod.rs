@@ -33,6 +33,10 @@ pub use server::{OrsBody, Server, ServerConfig};
 /// (sent as an `error` event).
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, String>> + Send>>;
 
+/// What [`Environment::setup`] and [`Environment::teardown`] resolve to: `Err` carries a
+/// message for the client.
+pub type SetupFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
+
 /// A tool as listed by `GET /{env}/tools`.
 ///
 /// # Example
@@ -136,6 +140,37 @@ pub trait Environment: Send + Sync + 'static {
     /// future is spawned: it keeps running if the client disconnects, so the client can
     /// resume by task id.
     fn call(&self, task: &Value, tool: &str, input: Value) -> ToolFuture;
+
+    /// Prepares a session (start a sandbox, load data). It runs in the background after
+    /// `/create` has answered; calls, `/prompt` and `/task_tools` wait for it, and fail with
+    /// its error (a call as an `error` event, the others as HTTP 500). The default does
+    /// nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Environment};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// assert_eq!(Gsm8k.setup(&serde_json::json!({})).await, Ok(()));
+    /// # }
+    /// ```
+    fn setup(&self, task: &Value) -> SetupFuture {
+        let _ = task;
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Cleans up a session after `/delete` or when it expired. The default does nothing.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Environment};
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// assert_eq!(Gsm8k.teardown(&serde_json::json!({})).await, Ok(()));
+    /// # }
+    /// ```
+    fn teardown(&self, task: &Value) -> SetupFuture {
+        let _ = task;
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// A successful tool result with one text block (`metadata: null` is written, since the

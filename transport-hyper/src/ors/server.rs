@@ -121,10 +121,22 @@ impl ServerConfig {
     }
 }
 
+/// The outcome of a session's `setup`, once known.
+type SetupState = watch::Receiver<Option<Result<(), String>>>;
+
 struct Session {
     env: usize,
     task: Value,
     last_seen: Instant,
+    setup: SetupState,
+}
+
+/// Waits for a session's setup; `Err` with its message if it failed.
+async fn ready(mut setup: SetupState) -> Result<(), String> {
+    match setup.wait_for(Option::is_some).await {
+        Ok(state) => state.clone().unwrap_or(Ok(())),
+        Err(_) => Err("environment setup did not finish".to_owned()),
+    }
 }
 
 struct Inner {
@@ -371,7 +383,10 @@ impl Server {
             },
             ["delete"] if m == Method::POST => match sid {
                 Some(sid) => {
-                    lock(&self.inner.sessions).remove(&sid);
+                    let removed = lock(&self.inner.sessions).remove(&sid);
+                    if let Some(session) = removed {
+                        self.teardown(session);
+                    }
                     json_response(StatusCode::OK, &json!({ "sid": sid }))
                 }
                 None => missing_sid(),
@@ -387,7 +402,7 @@ impl Server {
                         &format!("unknown environment '{env}'"),
                     );
                 };
-                self.env_route(index, m, route, sid, &body)
+                self.env_route(index, m, route, sid, &body).await
             }
             _ => detail(StatusCode::NOT_FOUND, "Not Found"),
         }
@@ -400,7 +415,7 @@ impl Server {
             .position(|e| e.name().eq_ignore_ascii_case(name))
     }
 
-    fn env_route(
+    async fn env_route(
         &self,
         index: usize,
         m: &Method,
@@ -444,9 +459,12 @@ impl Server {
             }
             ("prompt" | "task_tools", &Method::GET) => {
                 let Some(sid) = sid else { return missing_sid() };
-                let Some((_, task)) = self.touch(&sid) else {
+                let Some((_, task, setup)) = self.touch(&sid) else {
                     return detail(StatusCode::NOT_FOUND, "Active environment not found");
                 };
+                if let Err(message) = ready(setup).await {
+                    return detail(StatusCode::INTERNAL_SERVER_ERROR, &message);
+                }
                 if route == "prompt" {
                     json_response(
                         StatusCode::OK,
@@ -512,12 +530,20 @@ impl Server {
         if sessions.contains_key(sid) {
             return detail(StatusCode::BAD_REQUEST, "Session already exists");
         }
+        let (done, setup) = watch::channel(None);
+        if let Some(environment) = self.inner.envs.get(env) {
+            let run = environment.setup(&task);
+            tokio::spawn(async move {
+                let _ = done.send(Some(run.await));
+            });
+        }
         sessions.insert(
             sid.to_owned(),
             Session {
                 env,
                 task,
                 last_seen: now,
+                setup,
             },
         );
         json_response(StatusCode::OK, &json!({ "sid": sid }))
@@ -525,25 +551,45 @@ impl Server {
 
     fn sweep(&self, sessions: &mut HashMap<String, Session>, now: Instant) {
         let timeout = self.inner.config.session_timeout;
-        sessions.retain(|_, s| now < s.last_seen + timeout);
+        let expired: Vec<String> = sessions
+            .iter()
+            .filter(|(_, s)| now >= s.last_seen + timeout)
+            .map(|(sid, _)| sid.clone())
+            .collect();
+        for sid in expired {
+            if let Some(session) = sessions.remove(&sid) {
+                self.teardown(session);
+            }
+        }
     }
 
-    /// Refreshes a live session and returns its environment index and task.
-    fn touch(&self, sid: &str) -> Option<(usize, Value)> {
+    /// Refreshes a live session and returns its environment index, task and setup state.
+    fn touch(&self, sid: &str) -> Option<(usize, Value, SetupState)> {
         let now = self.inner.clock.now();
         let mut sessions = lock(&self.inner.sessions);
         self.sweep(&mut sessions, now);
         let session = sessions.get_mut(sid)?;
         session.last_seen = now;
-        Some((session.env, session.task.clone()))
+        Some((session.env, session.task.clone(), session.setup.clone()))
+    }
+
+    /// Runs an environment's teardown for a session that ended, in the background.
+    fn teardown(&self, session: Session) {
+        if let Some(env) = self.inner.envs.get(session.env) {
+            let done = env.teardown(&session.task);
+            tokio::spawn(async move {
+                // Teardown errors have no client to go to.
+                let _ = done.await;
+            });
+        }
     }
 
     fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
         let now = self.inner.clock.now();
-        let session = self.touch(sid).filter(|(e, _)| *e == env);
+        let session = self.touch(sid).filter(|(e, _, _)| *e == env);
         let mut tasks = lock(&self.inner.tasks);
         tasks.handle_timeout(now);
-        let Some((_, task)) = session else {
+        let Some((_, task, setup)) = session else {
             let cursor = failed_task(&mut tasks, now, "Session not found");
             drop(tasks);
             return self.sse(self.follow(cursor));
@@ -574,10 +620,17 @@ impl Server {
         let cursor = tasks.start(now);
         drop(tasks);
         let id = cursor.task_id().to_owned();
-        let run = environment.call(&task, &call.name, Value::Object(call.input));
         let inner = Arc::clone(&self.inner);
         tokio::spawn(async move {
-            let frames = match run.await {
+            let outcome = match ready(setup).await {
+                Ok(()) => {
+                    environment
+                        .call(&task, &call.name, Value::Object(call.input))
+                        .await
+                }
+                Err(message) => Err(message),
+            };
+            let frames = match outcome {
                 Ok(result) => result_frames(&result, inner.config.max_chunk),
                 Err(message) => vec![encode(&named("error", message))],
             };
