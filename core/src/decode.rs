@@ -596,7 +596,13 @@ impl Decoder {
                     self.line_start = self.offset;
                 }
             }
-            let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) else {
+            // A blank line (every event ends with one) needs no SIMD call: its first byte is
+            // already the line ending.
+            let found = match chunk.first() {
+                Some(b'\n' | b'\r') => Some(0),
+                _ => memchr::memchr2(b'\n', b'\r', chunk),
+            };
+            let Some(end) = found else {
                 // No line ending in this piece: the line continues in the next one.
                 let len = chunk.len();
                 self.scanned += len as u64;
