@@ -11,7 +11,7 @@
 #![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use bytes::Bytes;
@@ -27,15 +27,18 @@ thread_local! {
 fn counted() -> bool {
     COUNTING.try_with(|c| c.get()).unwrap_or(false)
 }
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+/// Net bytes allocated on the counting thread since `measure` began (negative when it frees
+/// blocks allocated before).
+static CURRENT: AtomicIsize = AtomicIsize::new(0);
+static PEAK: AtomicIsize = AtomicIsize::new(0);
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 static SERIAL: Mutex<()> = Mutex::new(());
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if counted() {
-            let now = CURRENT.fetch_add(layout.size(), Relaxed) + layout.size();
+            let size = layout.size() as isize;
+            let now = CURRENT.fetch_add(size, Relaxed) + size;
             PEAK.fetch_max(now, Relaxed);
             ALLOCATIONS.fetch_add(1, Relaxed);
         }
@@ -43,8 +46,7 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if counted() {
-            // Wrapping: a block allocated before counting began may be freed while counting.
-            CURRENT.fetch_sub(layout.size(), Relaxed);
+            CURRENT.fetch_sub(layout.size() as isize, Relaxed);
         }
         unsafe { System.dealloc(ptr, layout) }
     }
@@ -55,14 +57,14 @@ static GLOBAL: Counting = Counting;
 
 /// Runs `f` and returns the peak heap growth above the starting point, and allocations made.
 fn measure(f: impl FnOnce()) -> (usize, usize) {
-    let base = CURRENT.load(Relaxed);
-    PEAK.store(base, Relaxed);
+    CURRENT.store(0, Relaxed);
+    PEAK.store(0, Relaxed);
     let before = ALLOCATIONS.load(Relaxed);
+    COUNTING.with(|c| c.set(true));
     f();
-    (
-        PEAK.load(Relaxed) - base,
-        ALLOCATIONS.load(Relaxed) - before,
-    )
+    COUNTING.with(|c| c.set(false));
+    let peak = usize::try_from(PEAK.load(Relaxed)).unwrap_or(0);
+    (peak, ALLOCATIONS.load(Relaxed) - before)
 }
 
 #[test]
@@ -90,6 +92,12 @@ fn an_endless_line_in_small_pieces_never_holds_more_than_the_line_limit() {
         assert_eq!(errors, 1);
     });
     // The line buffer grows by doubling: at most 2x the limit, plus the queue's small nodes.
+    eprintln!("endless line: peak heap growth {peak} bytes for a {limit}-byte line limit");
+    // The line is buffered up to the limit before it is refused: the counter must see that.
+    assert!(
+        peak >= limit / 2,
+        "the counting allocator saw only {peak} bytes"
+    );
     assert!(
         peak <= 2 * limit + 64 * 1024,
         "peak {peak} for a {limit}-byte limit"
@@ -121,6 +129,11 @@ fn endless_multiline_data_never_holds_more_than_the_event_limit() {
         }
         assert_eq!(errors, 1, "resync then skips the rest of the event");
     });
+    eprintln!("endless data: peak heap growth {peak} bytes for a {limit}-byte event limit");
+    assert!(
+        peak >= limit / 2,
+        "the counting allocator saw only {peak} bytes"
+    );
     assert!(
         peak <= 2 * limit + 64 * 1024,
         "peak {peak} for a {limit}-byte limit"
@@ -152,6 +165,8 @@ fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
     run(10); // warm-up: one-time process-wide allocations (memchr's CPU feature detection, ...)
     let (small, large) = (run(1_000), run(100_000));
     // A fixed handful (decoder queue, Bytes' one-time promotion to shared storage), none per event.
+    eprintln!("allocations: {small} for 1000 events, {large} for 100000 events");
+    assert!(small >= 1, "the counting allocator saw nothing");
     assert_eq!(
         small, large,
         "allocations grew with the event count: {small} vs {large}"
