@@ -16,7 +16,7 @@ pub enum ProfileName {
     Agent,
     /// Agent platform workflow stream.
     Workflow,
-    /// Chat Completions: data chunks, then [DONE].
+    /// Chat Completions: data chunks, then `[DONE]`.
     Chat,
 }
 

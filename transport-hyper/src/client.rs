@@ -196,6 +196,7 @@ pub struct EventSource {
     decoder: Config,
     client: Option<HttpClient>,
     hook: Option<Hook>,
+    response_timeout: Duration,
 }
 
 impl fmt::Debug for EventSource {
@@ -239,6 +240,7 @@ impl EventSource {
             decoder: Config::default(),
             client: None,
             hook: None,
+            response_timeout: Duration::from_secs(30),
         })
     }
 
@@ -328,6 +330,21 @@ impl EventSource {
         self
     }
 
+    /// How long to wait for the response head of each connection attempt (default 30 s).
+    /// A server that accepts the connection and never answers counts as a network failure,
+    /// and the policy decides on the retry.
+    ///
+    /// # Example
+    /// ```
+    /// let source = ssekit_hyper::client::EventSource::get("http://127.0.0.1:1/")?
+    ///     .response_timeout(std::time::Duration::from_secs(5));
+    /// # let _ = source; Ok::<(), ssekit_hyper::Error>(())
+    /// ```
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
     /// Calls `hook` on every request just before it is sent: refresh a token, or change the
     /// body of a resumed call (ORS puts the `task_id` there).
     ///
@@ -381,6 +398,7 @@ impl EventSource {
             uri: self.uri,
             body: self.body,
             hook: self.hook,
+            response_timeout: self.response_timeout,
             response: None,
             out: VecDeque::new(),
             last_error: None,
@@ -422,6 +440,7 @@ struct Driver {
     uri: Uri,
     body: Bytes,
     hook: Option<Hook>,
+    response_timeout: Duration,
     response: Option<Incoming>,
     out: VecDeque<Item>,
     last_error: Option<Error>,
@@ -522,9 +541,18 @@ impl Driver {
             hook(&mut req);
         }
         let req = req.map(Full::new);
-        match client.request(req).await {
-            Err(e) => {
-                let err = Error::from(e);
+        let answer = match tokio::time::timeout(self.response_timeout, client.request(req)).await {
+            Ok(result) => result.map_err(Error::from),
+            Err(_) => Err(Error::Http(
+                format!(
+                    "no response within {:.1} s",
+                    self.response_timeout.as_secs_f64()
+                )
+                .into(),
+            )),
+        };
+        match answer {
+            Err(err) => {
                 self.out
                     .push_back(Item::Disconnected(Ended::Failed(err.to_string())));
                 self.last_error = Some(err);

@@ -688,3 +688,17 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
     assert_eq!(teardowns.lock().unwrap().len(), 2);
     assert_eq!(teardowns.lock().unwrap()[1], broken);
 }
+
+#[tokio::test]
+async fn sessions_are_bounded() {
+    let base = start(ServerConfig::default().max_sessions(2)).await;
+    let ors = client(&base);
+    let a = ors.open_session("gsm8k", &task()).await.unwrap();
+    let _b = ors.open_session("gsm8k", &task()).await.unwrap();
+    assert!(matches!(
+        ors.open_session("gsm8k", &task()).await,
+        Err(Error::Status(503))
+    ));
+    ors.delete(&a).await.unwrap();
+    assert!(ors.open_session("gsm8k", &task()).await.is_ok());
+}

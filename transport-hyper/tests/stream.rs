@@ -452,7 +452,9 @@ async fn a_client_that_stops_reading_fills_a_bounded_queue_and_then_its_departur
     })
     .await;
     assert!(full);
-    eprintln!("a client that stops reading: {queued} events of 16 KiB accepted before the queue was full");
+    eprintln!(
+        "a client that stops reading: {queued} events of 16 KiB accepted before the queue was full"
+    );
     // Bounded: queue (8) + hyper's write buffer (~400 KiB) + the socket buffers, in 16 KiB events.
     assert!(
         queued < 2_000,
@@ -575,4 +577,45 @@ async fn an_event_over_the_decoder_limit_is_a_typed_error_not_a_silent_drop() {
         ),
         "{items:?}"
     );
+}
+
+#[tokio::test]
+async fn a_server_that_accepts_and_never_answers_times_out_and_is_retried() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = Arc::new(Mutex::new(Vec::new()));
+    let keep = held.clone();
+    tokio::spawn(async move {
+        loop {
+            let (sock, _) = listener.accept().await.unwrap();
+            keep.lock().unwrap().push(sock); // hold it open, say nothing
+        }
+    });
+    let items: Vec<_> = within(
+        5,
+        EventSource::get(&format!("http://{addr}/"))
+            .unwrap()
+            .response_timeout(Duration::from_millis(100))
+            .reconnect(fast().max_attempts(Some(1)))
+            .stream()
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    let failures: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            Ok(Item::Disconnected(Ended::Failed(why))) => Some(why.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(failures.len(), 2, "{items:?}");
+    assert!(
+        failures[0].contains("no response within 0.1 s"),
+        "{failures:?}"
+    );
+    assert!(
+        matches!(items.last(), Some(Err(Error::Http(_)))),
+        "{items:?}"
+    );
+    assert_eq!(held.lock().unwrap().len(), 2);
 }

@@ -32,7 +32,9 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 
 /// Server policy. Defaults are the specification's: pings after 10 s of silence, sessions
 /// expire after 15 minutes without a call or `/ping`, finished results are kept 60 s,
-/// request bodies up to 1 MiB, chunks of at most 4096 bytes.
+/// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
+/// sessions (`/create` answers 503 beyond that). Task output is bounded by the core
+/// `TaskRegistry` (1024 tasks, 64 MiB).
 ///
 /// # Example
 /// ```
@@ -50,6 +52,7 @@ pub struct ServerConfig {
     result_ttl: Duration,
     max_body: usize,
     max_chunk: usize,
+    max_sessions: usize,
 }
 
 impl Default for ServerConfig {
@@ -60,6 +63,7 @@ impl Default for ServerConfig {
             result_ttl: Duration::from_secs(60),
             max_body: 1 << 20,
             max_chunk: ssekit::chunk::DEFAULT_MAX_CHUNK,
+            max_sessions: 10_000,
         }
     }
 }
@@ -106,6 +110,17 @@ impl ServerConfig {
     /// ```
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
+        self
+    }
+
+    /// The most live sessions (default 10 000); `/create` answers 503 when full.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_sessions(100);
+    /// ```
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
         self
     }
 
@@ -529,6 +544,9 @@ impl Server {
         self.sweep(&mut sessions, now);
         if sessions.contains_key(sid) {
             return detail(StatusCode::BAD_REQUEST, "Session already exists");
+        }
+        if sessions.len() >= self.inner.config.max_sessions {
+            return detail(StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
         }
         let (done, setup) = watch::channel(None);
         if let Some(environment) = self.inner.envs.get(env) {
