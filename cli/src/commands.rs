@@ -2,6 +2,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -146,7 +147,28 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         };
         source = source.header(name.trim(), value.trim())?;
     }
-    let mut validator = args.profile.map(validator);
+    // ORS streams restart on every connection: a reconnect resumes the call by putting the
+    // task id into the (JSON) body, and the validator starts over with the replayed stream.
+    let ors = args.profile == Some(ProfileName::Ors);
+    let task_id = Arc::new(Mutex::new(None::<String>));
+    if ors {
+        let task_id = Arc::clone(&task_id);
+        source = source.on_connect(move |req| {
+            let id = task_id
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if let Some(id) = id {
+                if let Ok(serde_json::Value::Object(mut body)) =
+                    serde_json::from_slice::<serde_json::Value>(req.body())
+                {
+                    body.insert("task_id".into(), serde_json::Value::String(id));
+                    *req.body_mut() = Bytes::from(serde_json::Value::Object(body).to_string());
+                }
+            }
+        });
+    }
+    let mut checker = args.profile.map(validator);
     let mut items = source.stream();
     let mut connected = false;
     loop {
@@ -158,7 +180,12 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         let item = item?;
         print_item(&item, args.json);
         match &item {
-            Item::Connected { .. } => connected = true,
+            Item::Connected { attempt } => {
+                connected = true;
+                if ors && *attempt > 0 {
+                    checker = args.profile.map(validator);
+                }
+            }
             Item::Disconnected(ssekit_hyper::client::Ended::Failed(why)) if !connected => {
                 return Err(CliError::Invalid(format!(
                     "cannot connect to {}: {why}",
@@ -166,7 +193,11 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                 )));
             }
             Item::Event(e) => {
-                if let Some(v) = validator.as_mut() {
+                if ors && e.event_type() == "task_id" {
+                    *task_id.lock().unwrap_or_else(PoisonError::into_inner) =
+                        Some(e.data().to_owned());
+                }
+                if let Some(v) = checker.as_mut() {
                     v.event(e)
                         .map_err(|err| CliError::Invalid(err.to_string()))?;
                     if v.is_terminated() {

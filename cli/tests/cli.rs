@@ -331,3 +331,101 @@ fn the_official_python_client_resumes_by_task_id() {
     assert!(stdout.contains("resumed work: lines 300"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("OK"));
 }
+
+/// A plain HTTP/1.1 request to 127.0.0.1 with `Connection: close`; returns the body.
+fn http_post(url: &str, path: &str, headers: &[(&str, &str)], body: &str) -> String {
+    use std::io::Read;
+    let host = url.strip_prefix("http://").unwrap();
+    let mut sock = std::net::TcpStream::connect(host).unwrap();
+    let mut req = format!("POST {path} HTTP/1.1\r\nhost: {host}\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: {}\r\n", body.len());
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(body);
+    sock.write_all(req.as_bytes()).unwrap();
+    let mut out = String::new();
+    sock.read_to_string(&mut out).unwrap();
+    out.split_once("\r\n\r\n").unwrap().1.to_owned()
+}
+
+#[test]
+fn tail_resumes_a_cut_ors_call_by_task_id() {
+    let server = serve_with(&["--cut-ors-after", "3"]);
+    // A session: /create_session is SSE (tail reads it), /create is JSON.
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/create_session", server.1),
+            "-d",
+            "{}",
+            "--profile",
+            "ors",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sid = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["event"] == "task_id")
+        .unwrap()["data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let created = http_post(
+        &server.1,
+        "/create",
+        &[("x-session-id", &sid)],
+        r#"{"split":"test","index":0}"#,
+    );
+    assert!(created.contains(&sid), "{created}");
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/gsm8k/call", server.1),
+            "-H",
+            &format!("X-Session-ID: {sid}"),
+            "-d",
+            r#"{"name":"work","input":{"steps":200}}"#,
+            "--profile",
+            "ors",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let connects: Vec<usize> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| l["kind"] == "connected")
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(connects.len(), 2, "{lines:?}");
+    let events = |from: usize, to: usize| -> Vec<String> {
+        lines[from..to]
+            .iter()
+            .filter(|l| l["kind"] == "event")
+            .map(|l| l["event"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = events(connects[0], connects[1]);
+    let second = events(connects[1], lines.len());
+    assert_eq!(first[0], "task_id");
+    assert!(first.len() <= 3, "cut after 3 blocks: {first:?}");
+    assert_eq!(second[0], "task_id");
+    assert_eq!(second.last().map(String::as_str), Some("end"));
+    let id = |from: usize| {
+        lines[from..]
+            .iter()
+            .find(|l| l["event"] == "task_id")
+            .unwrap()["data"]
+            .clone()
+    };
+    assert_eq!(id(connects[0]), id(connects[1]), "the same task, resumed");
+}
