@@ -480,6 +480,7 @@ impl Driver {
             }
             if let Err(e) = self.wait().await {
                 self.finished = true;
+                self.response = None;
                 return Some(Err(e));
             }
         }
