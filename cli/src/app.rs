@@ -41,6 +41,19 @@ impl App {
         }
     }
 
+    /// Requires `X-API-Key` on the ORS routes (rebuilds the ORS server with the key).
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        if key.is_some() {
+            self.ors = Server::with_config(
+                vec![Arc::new(Gsm8k)],
+                ServerConfig::default()
+                    .keep_alive(self.keep_alive)
+                    .api_key(key),
+            );
+        }
+        self
+    }
+
     /// Fault injection: every ORS call that is not a resume (no `task_id` in its body) has its
     /// stream cut after `blocks` SSE blocks (events or pings) and a few bytes of the next.
     pub fn cut_ors_after(mut self, blocks: Option<usize>) -> Self {

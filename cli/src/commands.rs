@@ -22,6 +22,7 @@ pub async fn serve(
     addr: &str,
     keep_alive_ms: u64,
     cut_ors_after: Option<usize>,
+    api_key: Option<String>,
 ) -> Result<ExitCode, CliError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -46,7 +47,8 @@ pub async fn serve(
         Duration::from_millis(keep_alive_ms),
         Duration::from_millis(40),
     )
-    .cut_ors_after(cut_ors_after);
+    .cut_ors_after(cut_ors_after)
+    .api_key(api_key);
     ssekit_hyper::server::serve(listener, app)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;

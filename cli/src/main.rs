@@ -48,6 +48,10 @@ enum Command {
         /// inside the next event, so clients must resume by task id.
         #[arg(long, value_name = "N")]
         cut_ors_after: Option<usize>,
+        /// Require `X-API-Key: KEY` on every route but /health (the official client sends it
+        /// when ORS_API_KEY is set).
+        #[arg(long, value_name = "KEY")]
+        api_key: Option<String>,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     Tail(commands::TailArgs),
@@ -132,7 +136,8 @@ fn main() -> ExitCode {
                 addr,
                 keep_alive_ms,
                 cut_ors_after,
-            } => commands::serve(&addr, keep_alive_ms, cut_ors_after).await,
+                api_key,
+            } => commands::serve(&addr, keep_alive_ms, cut_ors_after, api_key).await,
             Command::Tail(args) => commands::tail(args).await,
             Command::Check { file, profile } => commands::check(&file, profile).await,
             Command::Decode => commands::decode().await,

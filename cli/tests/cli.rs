@@ -297,7 +297,7 @@ fn the_official_python_client_works_unchanged() {
     };
     let server = serve();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_check.py");
-    let out = Command::new(python)
+    let out = Command::new(&python)
         .arg(script)
         .arg(&server.1)
         .output()
@@ -308,6 +308,26 @@ fn the_official_python_client_works_unchanged() {
     assert!(stdout.contains("work: lines 300"), "{stdout}");
     assert!(stdout.contains("'nope' is not a valid tool"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("OK"));
+
+    // With `--api-key`, the client's ORS_API_KEY is checked: right key works, wrong key is 401.
+    let keyed = serve_with(&["--api-key", "k3y"]);
+    let run = |key: &str| {
+        Command::new(&python)
+            .arg(script)
+            .arg(&keyed.1)
+            .env("ORS_API_KEY", key)
+            .output()
+            .unwrap()
+    };
+    let ok = run("k3y");
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let refused = run("wrong");
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused.stderr).contains("API key"),
+        "{}",
+        text(&refused.stderr)
+    );
 }
 
 /// The official client resuming by task id: `ssekit serve --cut-ors-after 3` cuts every new

@@ -702,3 +702,35 @@ async fn sessions_are_bounded() {
     ors.delete(&a).await.unwrap();
     assert!(ors.open_session("gsm8k", &task()).await.is_ok());
 }
+
+#[tokio::test]
+async fn an_api_key_is_required_when_configured() {
+    let base = start(ServerConfig::default().api_key(Some("s3cret".into()))).await;
+    assert_eq!(raw(&base, "GET", "/health", None, "").await.0, 200);
+    assert_eq!(
+        raw(&base, "GET", "/gsm8k/tools", None, "").await,
+        (
+            401,
+            "application/json".into(),
+            r#"{"detail":"invalid or missing X-API-Key"}"#.into()
+        )
+    );
+    assert!(matches!(
+        client(&base).create_session().await,
+        Err(Error::Status(401))
+    ));
+    let ors = client(&base).api_key(Some("s3cret".into()));
+    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
+    let r = ors
+        .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
+        .await
+        .unwrap();
+    assert!(r.ok);
+    let wrong = client(&base).api_key(Some("guess".into()));
+    assert!(matches!(
+        wrong
+            .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
+            .await,
+        Err(Error::Status(401))
+    ));
+}

@@ -100,6 +100,7 @@ pub struct Client {
     http: Option<HttpClient>,
     reconnect: ReconnectConfig,
     idle_timeout: Duration,
+    api_key: Option<String>,
 }
 
 impl Client {
@@ -119,6 +120,7 @@ impl Client {
             http: None,
             reconnect: ReconnectConfig::ors(),
             idle_timeout: Duration::from_secs(30),
+            api_key: None,
         })
     }
 
@@ -147,6 +149,27 @@ impl Client {
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
         self
+    }
+
+    /// Sends `X-API-Key: key` with every request, as the official client does with
+    /// `ORS_API_KEY`.
+    ///
+    /// # Example
+    /// ```
+    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:1")?.api_key(Some("s3cret".into()));
+    /// # let _ = ors; Ok::<(), ssekit_hyper::Error>(())
+    /// ```
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        self.api_key = key;
+        self
+    }
+
+    /// Adds the API key header to an event source.
+    fn with_key(&self, source: EventSource) -> Result<EventSource, Error> {
+        match &self.api_key {
+            Some(key) => source.header("x-api-key", key),
+            None => Ok(source),
+        }
     }
 
     fn http(&mut self) -> Result<HttpClient, Error> {
@@ -189,6 +212,13 @@ impl Client {
             http::header::CONTENT_TYPE,
             http::HeaderValue::from_static("application/json"),
         );
+        if let Some(key) = &self.api_key {
+            headers.insert(
+                "x-api-key",
+                key.parse()
+                    .map_err(|_| Error::Request("bad API key".to_owned()))?,
+            );
+        }
         if let Some(sid) = session {
             headers.insert(
                 "x-session-id",
@@ -215,11 +245,11 @@ impl Client {
     /// ```
     pub async fn create_session(&self) -> Result<String, Error> {
         let mut this = self.clone();
-        let mut items = EventSource::post(&format!("{}/create_session", self.base), "{}")?
+        let source = EventSource::post(&format!("{}/create_session", self.base), "{}")?
             .reconnect(ReconnectConfig::default().reconnect(false))
             .header("content-type", "application/json")?
-            .client(this.http()?)
-            .events();
+            .client(this.http()?);
+        let mut items = self.with_key(source)?.events();
         let mut validator = Validator::new(ToolCall::new().check_result(false));
         while let Some(event) = items.next().await {
             validator.event(&event?)?;
@@ -384,7 +414,7 @@ impl Client {
             if let Some(id) = &task_id {
                 body["task_id"] = json!(id);
             }
-            let mut items = EventSource::post(&url, body.to_string())?
+            let items = EventSource::post(&url, body.to_string())?
                 .reconnect(
                     ReconnectConfig::default()
                         .reconnect(false)
@@ -392,8 +422,8 @@ impl Client {
                 )
                 .header("content-type", "application/json")?
                 .header("x-session-id", session)?
-                .client(http.clone())
-                .stream();
+                .client(http.clone());
+            let mut items = self.with_key(items)?.stream();
             let mut validator = Validator::new(ToolCall::new());
             let mut events = 0usize;
             let mut how = Disconnect::Eof;

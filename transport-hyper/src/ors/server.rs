@@ -53,6 +53,7 @@ pub struct ServerConfig {
     max_body: usize,
     max_chunk: usize,
     max_sessions: usize,
+    api_key: Option<String>,
 }
 
 impl Default for ServerConfig {
@@ -64,6 +65,7 @@ impl Default for ServerConfig {
             max_body: 1 << 20,
             max_chunk: ssekit::chunk::DEFAULT_MAX_CHUNK,
             max_sessions: 10_000,
+            api_key: None,
         }
     }
 }
@@ -110,6 +112,18 @@ impl ServerConfig {
     /// ```
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
+        self
+    }
+
+    /// Requires `X-API-Key: key` on every route but `/health` (401 otherwise); the official
+    /// client sends it when `ORS_API_KEY` is set. Default: no key.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().api_key(Some("s3cret".into()));
+    /// ```
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        self.api_key = key;
         self
     }
 
@@ -361,6 +375,12 @@ impl Server {
     {
         let (parts, body) = req.into_parts();
         let path = parts.uri.path().trim_matches('/').to_owned();
+        if let Some(key) = &self.inner.config.api_key {
+            let given = parts.headers.get("x-api-key").map(|v| v.as_bytes());
+            if path != "health" && given != Some(key.as_bytes()) {
+                return detail(StatusCode::UNAUTHORIZED, "invalid or missing X-API-Key");
+            }
+        }
         let segments: Vec<&str> = path.split('/').collect();
         let sid = parts
             .headers
