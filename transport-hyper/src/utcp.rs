@@ -194,6 +194,58 @@ impl SseProvider {
         Ok(provider)
     }
 
+    /// Replaces UTCP variables (`$NAME` and `${NAME}`) in the URL, header values and auth
+    /// fields with `lookup(NAME)`, as a UTCP client does with its configuration or the
+    /// environment (`|name| std::env::var(name).ok()`). An unknown variable is an error.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::utcp::{Auth, SseProvider};
+    /// let p = SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e",
+    ///   "auth":{"auth_type":"api_key","api_key":"$YOUR_API_KEY","var_name":"X-API-Key"}}"#)?;
+    /// let p = p.with_variables(|name| (name == "YOUR_API_KEY").then(|| "k-123".to_owned()))?;
+    /// assert!(matches!(p.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "k-123"));
+    /// # Ok::<(), ssekit_hyper::Error>(())
+    /// ```
+    pub fn with_variables(
+        mut self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Result<Self, Error> {
+        let sub = |text: &mut String| -> Result<(), Error> {
+            *text = substitute(text, &lookup)?;
+            Ok(())
+        };
+        sub(&mut self.url)?;
+        for value in self.headers.values_mut() {
+            sub(value)?;
+        }
+        match &mut self.auth {
+            Some(Auth::ApiKey { api_key, var_name }) => {
+                sub(api_key)?;
+                sub(var_name)?;
+            }
+            Some(Auth::Basic { username, password }) => {
+                sub(username)?;
+                sub(password)?;
+            }
+            Some(Auth::OAuth2 {
+                token_url,
+                client_id,
+                client_secret,
+                scope,
+            }) => {
+                sub(token_url)?;
+                sub(client_id)?;
+                sub(client_secret)?;
+                if let Some(scope) = scope {
+                    sub(scope)?;
+                }
+            }
+            None => {}
+        }
+        Ok(self)
+    }
+
     /// The source for one tool call with these `inputs`, ready to [`stream`](EventSource::stream).
     /// With OAuth2 auth this first fetches a token.
     ///
@@ -285,6 +337,39 @@ impl SseProvider {
     }
 }
 
+/// `$NAME` / `${NAME}` → `lookup(NAME)`; `NAME` is letters, digits and `_`. A `$` not
+/// followed by a name is kept.
+fn substitute(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<String, Error> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 1..];
+        let (name, consumed) = if let Some(braced) = after.strip_prefix('{') {
+            match braced.find('}') {
+                Some(end) => (&braced[..end], end + 2),
+                None => ("", 0),
+            }
+        } else {
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            (&after[..end], end)
+        };
+        if name.is_empty() {
+            out.push('$');
+            rest = after;
+            continue;
+        }
+        let value = lookup(name)
+            .ok_or_else(|| Error::Request(format!("UTCP variable {name:?} is not defined")))?;
+        out.push_str(&value);
+        rest = &after[consumed..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 #[derive(Deserialize)]
 struct TokenResponse {
     access_token: String,
@@ -336,6 +421,19 @@ mod tests {
         ] {
             assert_eq!(base64(plain.as_bytes()), encoded);
         }
+    }
+
+    #[test]
+    fn variables_are_substituted_in_both_forms() {
+        let vars = |name: &str| match name {
+            "KEY" => Some("k".to_owned()),
+            "HOST_1" => Some("h".to_owned()),
+            _ => None,
+        };
+        assert_eq!(substitute("a$KEY-${HOST_1}/$", &vars).unwrap(), "ak-h/$");
+        assert_eq!(substitute("cost: $ 5, ${", &vars).unwrap(), "cost: $ 5, ${");
+        assert!(substitute("$MISSING", &vars).is_err());
+        assert_eq!(substitute("no vars", &vars).unwrap(), "no vars");
     }
 
     #[test]

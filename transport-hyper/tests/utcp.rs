@@ -130,6 +130,18 @@ fn with_url(json: &str, url: &str) -> SseProvider {
 }
 
 #[test]
+fn an_undefined_variable_is_an_error() {
+    let err = SseProvider::from_json(FULL)
+        .unwrap()
+        .with_variables(|_| None)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid request: UTCP variable \"YOUR_API_KEY\" is not defined"
+    );
+}
+
+#[test]
 fn the_pages_examples_parse_with_their_defaults() {
     let full = SseProvider::from_json(FULL).unwrap();
     assert_eq!(full.event_type.as_deref(), Some("message"));
@@ -173,7 +185,9 @@ fn the_pages_examples_parse_with_their_defaults() {
 async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_by_type() {
     let log = Log::default();
     let base = server("message", log.clone()).await;
-    let provider = with_url(FULL, &format!("{base}/events"));
+    let provider = with_url(FULL, &format!("{base}/events"))
+        .with_variables(|name| (name == "YOUR_API_KEY").then(|| "key-from-env".to_owned()))
+        .unwrap();
     let inputs = json!({"payload": {"q": "up?"}, "api_version": "2", "client_id": "c-9", "symbol": "AAPL & co"});
     let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
     let mut events = source.events();
@@ -188,7 +202,7 @@ async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_
     assert_eq!(seen.uri, "/events?symbol=AAPL%20%26%20co");
     assert_eq!(seen.body.as_ref(), br#"{"q":"up?"}"#);
     let h = &seen.headers;
-    assert_eq!(h["x-api-key"], "$YOUR_API_KEY");
+    assert_eq!(h["x-api-key"], "key-from-env");
     assert_eq!(h["user-agent"], "UTCP Client");
     assert_eq!(h["api_version"], "2");
     assert_eq!(h["client_id"], "c-9");
