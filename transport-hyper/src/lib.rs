@@ -14,6 +14,15 @@
 //! The drive loop of every part is the core's: feed it what happened, drain what it wants
 //! done, then wait on IO or on the one deadline it names.
 //!
+//! | module | what |
+//! |---|---|
+//! | [`server`] | [`SseBody`](server::SseBody) (keep-alive, ready events coalesced, never held back), [`response`](server::response) headers, bounded [`channel`](server::channel), [`Broadcast`](server::Broadcast) with `Last-Event-ID` replay, [`serve`](server::serve) |
+//! | [`client`] | [`EventSource`](client::EventSource): any request, reconnects per core `Reconnect`, a `Stream` of [`Item`](client::Item)s; HTTPS with `rustls` |
+//! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id |
+//! | [`utcp`] | UTCP's SSE provider object → an `EventSource` |
+//!
+//! Slow or vanished clients cannot grow memory without bound: see [`server`] for the policy.
+//!
 //! ## Crate features
 //! - `rustls` (default): HTTPS for the client through `hyper-rustls` (ring, Mozilla roots).
 //!
