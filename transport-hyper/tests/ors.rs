@@ -593,17 +593,22 @@ impl ssekit_hyper::ors::Environment for Lab {
         None
     }
     fn tools(&self) -> Vec<ssekit_hyper::ors::ToolSpec> {
-        vec![ssekit_hyper::ors::ToolSpec::new(
-            "probe",
-            "Answer at once",
-            None,
-        )]
+        vec![
+            ssekit_hyper::ors::ToolSpec::new("probe", "Answer at once", None),
+            ssekit_hyper::ors::ToolSpec::new("crash", "Panic", None),
+        ]
     }
     fn prompt(&self, _task: &Value) -> String {
         "ready".into()
     }
-    fn call(&self, _task: &Value, _tool: &str, _input: Value) -> ssekit_hyper::ors::ToolFuture {
-        Box::pin(async { Ok(ssekit_hyper::ors::text_result("probed", None, false)) })
+    fn call(&self, _task: &Value, tool: &str, _input: Value) -> ssekit_hyper::ors::ToolFuture {
+        let crash = tool == "crash";
+        Box::pin(async move {
+            if crash {
+                panic!("tool bug");
+            }
+            Ok(ssekit_hyper::ors::text_result("probed", None, false))
+        })
     }
     fn setup(&self, task: &Value) -> ssekit_hyper::ors::SetupFuture {
         let (ms, fail) = (
@@ -660,6 +665,13 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
         .await
         .unwrap();
     assert_eq!(prompt[0]["text"], "ready");
+    let err = within(5, ors.call_tool("lab", &sid, "crash", json!({})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Tool(m) if m == "internal error: the tool panicked"),
+        "{err}"
+    );
 
     let broken = json!({"fail": true});
     let sid2 = ors.open_session("lab", &broken).await.unwrap();

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
+use futures_util::FutureExt;
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -661,11 +662,16 @@ impl Server {
         let inner = Arc::clone(&self.inner);
         tokio::spawn(async move {
             let outcome = match ready(setup).await {
-                Ok(()) => {
-                    environment
-                        .call(&task, &call.name, Value::Object(call.input))
-                        .await
-                }
+                // A tool that panics must still finish its task, or its clients would wait
+                // (kept alive by pings) forever.
+                Ok(()) => std::panic::AssertUnwindSafe(environment.call(
+                    &task,
+                    &call.name,
+                    Value::Object(call.input),
+                ))
+                .catch_unwind()
+                .await
+                .unwrap_or_else(|_| Err("internal error: the tool panicked".to_owned())),
                 Err(message) => Err(message),
             };
             let frames = match outcome {
