@@ -577,9 +577,9 @@ async fn sessions_and_results_expire() {
     assert!(matches!(&err, Error::Tool(m) if m == "Session not found"));
 }
 
-/// An environment whose setup takes `setup_ms` (or fails), recording teardowns.
+/// An environment whose setup takes `setup_ms` (or fails), recording log.
 struct Lab {
-    teardowns: Arc<std::sync::Mutex<Vec<Value>>>,
+    log: Arc<std::sync::Mutex<Vec<Value>>>,
 }
 
 impl ssekit_hyper::ors::Environment for Lab {
@@ -610,7 +610,10 @@ impl ssekit_hyper::ors::Environment for Lab {
             Ok(ssekit_hyper::ors::text_result("probed", None, false))
         })
     }
-    fn setup(&self, task: &Value) -> ssekit_hyper::ors::SetupFuture {
+    fn setup(&self, task: &Value, secrets: &Value) -> ssekit_hyper::ors::SetupFuture {
+        if let Some(token) = secrets.get("TOKEN") {
+            self.log.lock().unwrap().push(json!({ "secret": token }));
+        }
         let (ms, fail) = (
             task["setup_ms"].as_u64().unwrap_or(0),
             task["fail"].as_bool().unwrap_or(false),
@@ -625,20 +628,18 @@ impl ssekit_hyper::ors::Environment for Lab {
         })
     }
     fn teardown(&self, task: &Value) -> ssekit_hyper::ors::SetupFuture {
-        self.teardowns.lock().unwrap().push(task.clone());
+        self.log.lock().unwrap().push(task.clone());
         Box::pin(async { Ok(()) })
     }
 }
 
 #[tokio::test]
 async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_delete_or_expiry() {
-    let teardowns = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = Server::with_config(
-        vec![Arc::new(Lab {
-            teardowns: teardowns.clone(),
-        })],
+        vec![Arc::new(Lab { log: log.clone() })],
         ServerConfig::default().session_timeout(Duration::from_millis(400)),
     );
     tokio::spawn(ssekit_hyper::server::serve(listener, server));
@@ -691,14 +692,14 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
 
     ors.delete(&sid).await.unwrap();
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(*teardowns.lock().unwrap(), [slow]);
+    assert_eq!(*log.lock().unwrap(), [slow]);
     // sid2 expires; the next request sweeps it and tears it down.
     tokio::time::sleep(Duration::from_millis(450)).await;
     assert_eq!(raw(&base, "GET", "/health", None, "").await.0, 200);
     let _ = ors.ping(&sid2).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
-    assert_eq!(teardowns.lock().unwrap().len(), 2);
-    assert_eq!(teardowns.lock().unwrap()[1], broken);
+    assert_eq!(log.lock().unwrap().len(), 2);
+    assert_eq!(log.lock().unwrap()[1], broken);
 }
 
 #[tokio::test]
@@ -745,4 +746,30 @@ async fn an_api_key_is_required_when_configured() {
             .await,
         Err(Error::Status(401))
     ));
+}
+
+#[tokio::test]
+async fn create_passes_the_secrets_to_setup() {
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(ssekit_hyper::server::serve(
+        listener,
+        Server::new(vec![Arc::new(Lab { log: log.clone() })]),
+    ));
+    let ors = client(&base);
+    let sid = ors.create_session().await.unwrap();
+    let (status, _, _) = raw(
+        &base,
+        "POST",
+        "/create",
+        Some(&sid),
+        r#"{"task_spec":{},"env_name":"lab","secrets":{"TOKEN":"abc"}}"#,
+    )
+    .await;
+    assert_eq!(status, 200);
+    ors.call_tool("lab", &sid, "probe", json!({}))
+        .await
+        .unwrap(); // waits for setup
+    assert_eq!(*log.lock().unwrap(), [json!({"secret": "abc"})]);
 }

@@ -143,18 +143,20 @@ pub trait Environment: Send + Sync + 'static {
 
     /// Prepares a session (start a sandbox, load data). It runs in the background after
     /// `/create` has answered; calls, `/prompt` and `/task_tools` wait for it, and fail with
-    /// its error (a call as an `error` event, the others as HTTP 500). The default does
+    /// its error (a call as an `error` event, the others as HTTP 500). `secrets` is the
+    /// `/create` body's `secrets` field as sent (`null` when absent). The default does
     /// nothing.
     ///
     /// # Example
     /// ```
+    /// use serde_json::json;
     /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Environment};
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// assert_eq!(Gsm8k.setup(&serde_json::json!({})).await, Ok(()));
+    /// assert_eq!(Gsm8k.setup(&json!({}), &json!({"API_TOKEN": "t"})).await, Ok(()));
     /// # }
     /// ```
-    fn setup(&self, task: &Value) -> SetupFuture {
-        let _ = task;
+    fn setup(&self, task: &Value, secrets: &Value) -> SetupFuture {
+        let _ = (task, secrets);
         Box::pin(async { Ok(()) })
     }
 

@@ -285,7 +285,6 @@ struct CreateBody {
     #[serde(default)]
     index: Option<i64>,
     #[serde(default)]
-    #[allow(dead_code)]
     secrets: Option<Value>,
 }
 
@@ -547,6 +546,7 @@ impl Server {
             }
             None => 0,
         };
+        let secrets = req.secrets;
         let task = match (req.task_spec, req.split, req.index) {
             (Some(spec), None, None) => spec,
             (None, Some(split), Some(index)) => {
@@ -571,7 +571,7 @@ impl Server {
         }
         let (done, setup) = watch::channel(None);
         if let Some(environment) = self.inner.envs.get(env) {
-            let run = environment.setup(&task);
+            let run = environment.setup(&task, secrets.as_ref().unwrap_or(&Value::Null));
             tokio::spawn(async move {
                 let _ = done.send(Some(run.await));
             });
