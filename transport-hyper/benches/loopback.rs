@@ -1,6 +1,9 @@
 //! Events/s from server to client over 127.0.0.1: ssekit's `SseBody` on hyper beside
 //! `axum::response::Sse`, the same workload and the same client (ssekit's `EventSource`, so
-//! the difference is the server side). Then the memory an idle open stream costs on each.
+//! the difference is the server side). Two producers: a ready stream (`loopback_stream`, where
+//! ssekit coalesces ready events into one frame) and a one-slot queue fed by a task
+//! (`loopback_trickle`, one frame per event on both). Then the memory an idle open stream
+//! costs on each.
 //!
 //! `cargo bench -p ssekit-hyper --bench loopback -- --warm-up-time 1 --measurement-time 3`
 
@@ -49,6 +52,52 @@ async fn axum_server(events: usize) -> SocketAddr {
             let stream = futures_util::stream::iter(
                 (0..events).map(|i| Ok::<_, Infallible>(AxumEvent::default().data(delta(i)))),
             );
+            Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    addr
+}
+
+/// The same events, handed over one at a time through a one-slot queue by a producer task:
+/// no two are ever ready together, so every event is its own frame on both servers.
+async fn ssekit_trickle(events: usize) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve(
+        listener,
+        service_fn(move |_req| async move {
+            let (tx, body) = ssekit_hyper::server::channel(1);
+            tokio::spawn(async move {
+                for i in 0..events {
+                    if tx.send(&Event::message(delta(i))).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            Ok::<_, Infallible>(response(body.keep_alive(Duration::from_secs(15))))
+        }),
+    ));
+    addr
+}
+
+async fn axum_trickle(events: usize) -> SocketAddr {
+    use axum::response::sse::{Event as AxumEvent, KeepAlive, Sse};
+    let app = axum::Router::new().route(
+        "/",
+        axum::routing::get(move || async move {
+            let (tx, mut rx) = tokio::sync::mpsc::channel(1);
+            tokio::spawn(async move {
+                for i in 0..events {
+                    if tx.send(AxumEvent::default().data(delta(i))).await.is_err() {
+                        break;
+                    }
+                }
+            });
+            let stream =
+                futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx)).map(Ok::<_, Infallible>);
             Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         }),
     );
@@ -156,6 +205,29 @@ fn bench(c: &mut Criterion) {
                 .iter(|| async { assert_eq!(read_all(&http, theirs).await, n) })
         });
     }
+    group.finish();
+
+    let mut group = c.benchmark_group("loopback_trickle");
+    let events = 10_000usize;
+    let (ours, theirs) =
+        rt.block_on(async { (ssekit_trickle(events).await, axum_trickle(events).await) });
+    group.throughput(Throughput::Elements(events as u64));
+    group.bench_with_input(
+        BenchmarkId::new("ssekit-hyper channel(1)", events),
+        &events,
+        |b, &n| {
+            b.to_async(&rt)
+                .iter(|| async { assert_eq!(read_all(&http, ours).await, n) })
+        },
+    );
+    group.bench_with_input(
+        BenchmarkId::new("axum Sse mpsc(1)", events),
+        &events,
+        |b, &n| {
+            b.to_async(&rt)
+                .iter(|| async { assert_eq!(read_all(&http, theirs).await, n) })
+        },
+    );
     group.finish();
 
     // Memory per idle open stream. axum first, so the allocator's high-water mark from one
