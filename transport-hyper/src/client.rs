@@ -37,6 +37,15 @@ type Connector = HttpConnector;
 
 /// The HTTP client the transport uses: hyper-util's pooled client (HTTP/1.1; with the
 /// `rustls` feature, `https://` too). Cheap to clone; share one between streams.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+/// let shared: ssekit_hyper::client::HttpClient = ssekit_hyper::client::http_client()?;
+/// let a = ssekit_hyper::client::EventSource::get("http://127.0.0.1:1/a")?.client(shared.clone());
+/// let b = ssekit_hyper::client::EventSource::get("http://127.0.0.1:1/b")?.client(shared);
+/// # let _ = (a, b); Ok(()) }
+/// ```
 pub type HttpClient = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
 
 /// A client for `http://` and (feature `rustls`) `https://` URLs that trusts the Mozilla

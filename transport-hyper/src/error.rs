@@ -8,6 +8,12 @@ use ssekit::sequence::SequenceError;
 use ssekit::{DecodeError, EncodeError};
 
 /// A boxed error from hyper, hyper-util or rustls.
+///
+/// # Example
+/// ```
+/// let e: ssekit_hyper::BoxError = "connection reset".into();
+/// assert_eq!(ssekit_hyper::Error::Http(e).to_string(), "HTTP error: connection reset");
+/// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Everything that can go wrong between an SSE server and client. Each variant prints as one

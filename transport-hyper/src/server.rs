@@ -19,7 +19,6 @@
 //! [`TrySendError::Closed`]; keep-alive pings make a dead peer visible within one interval
 //! even when the application has nothing to send.
 
-use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -536,8 +535,7 @@ where
     }
 }
 
-/// An empty body of the type [`serve`] handlers often need beside [`SseBody`] (for JSON or
-/// error answers, use [`full`]).
+/// A complete body (JSON, an error page) for handlers that answer beside [`SseBody`].
 ///
 /// # Example
 /// ```
@@ -547,6 +545,3 @@ where
 pub fn full(bytes: impl Into<Bytes>) -> http_body_util::Full<Bytes> {
     http_body_util::Full::new(bytes.into())
 }
-
-/// `Infallible` is what [`full`] bodies fail with; re-exported for handler signatures.
-pub type Never = Infallible;

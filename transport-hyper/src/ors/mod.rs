@@ -31,10 +31,23 @@ pub use server::{OrsBody, Server, ServerConfig};
 /// What a tool call resolves to: `Ok` with a [`ToolResult`] (which may itself be a tool
 /// logic error, `ok: false`), or `Err` with a message when the tool could not run at all
 /// (sent as an `error` event).
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::ors::{text_result, ToolFuture};
+/// let run: ToolFuture = Box::pin(async { Ok(text_result("done", Some(1.0), true)) });
+/// # let _ = run;
+/// ```
 pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, String>> + Send>>;
 
 /// What [`Environment::setup`] and [`Environment::teardown`] resolve to: `Err` carries a
 /// message for the client.
+///
+/// # Example
+/// ```
+/// let setup: ssekit_hyper::ors::SetupFuture = Box::pin(async { Err("no sandbox".to_owned()) });
+/// # let _ = setup;
+/// ```
 pub type SetupFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
 
 /// A tool as listed by `GET /{env}/tools`.

@@ -29,6 +29,17 @@ use crate::time::Clock;
 use crate::Error;
 
 /// The response body of every ORS route: JSON or an event stream.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use ssekit_hyper::ors::{gsm8k::Gsm8k, OrsBody, Server};
+/// let server = Server::new(vec![std::sync::Arc::new(Gsm8k)]);
+/// let req = http::Request::get("/list_environments").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
+/// let resp: http::Response<OrsBody> = server.handle(req).await;
+/// assert_eq!(resp.headers()["content-type"], "application/json");
+/// # }
+/// ```
 pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 
 /// Server policy. Defaults are the specification's: pings after 10 s of silence, sessions
