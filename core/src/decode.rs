@@ -540,6 +540,7 @@ impl Decoder {
         Ok(())
     }
 
+    #[inline]
     fn flush_staging(&mut self) {
         if !self.staging.is_empty() {
             let piece = self.staging.split().freeze();
@@ -600,6 +601,9 @@ impl Decoder {
             // already the line ending.
             let found = match chunk.first() {
                 Some(b'\n' | b'\r') => Some(0),
+                // Tiny pieces (a socket read of a few bytes) cost more to dispatch to SIMD
+                // than to look at.
+                _ if chunk.len() <= 16 => chunk.iter().position(|&b| b == b'\n' || b == b'\r'),
                 _ => memchr::memchr2(b'\n', b'\r', chunk),
             };
             let Some(end) = found else {
