@@ -78,6 +78,9 @@ pub struct TailArgs {
     /// Reconnect at most this many times in a row.
     #[arg(long, default_value_t = 5)]
     retries: u32,
+    /// Do not reconnect: stop when the stream ends (exit 1 if it was cut inside an event).
+    #[arg(long)]
+    once: bool,
 }
 
 fn print_item(item: &Item, json: bool) {
@@ -139,7 +142,8 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         ReconnectConfig::default()
             .retry_timeout(Duration::from_secs(1))
             .max_delay(Duration::from_secs(30))
-            .max_attempts(Some(args.retries)),
+            .max_attempts(Some(args.retries))
+            .reconnect(!args.once),
     );
     for h in &args.headers {
         let Some((name, value)) = h.split_once(':') else {
@@ -193,6 +197,11 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                     "cannot connect to {}: {why}",
                     args.url
                 )));
+            }
+            Item::Disconnected(ssekit_hyper::client::Ended::Truncated) if args.once => {
+                return Err(CliError::Invalid(
+                    "the stream was cut inside an event".to_owned(),
+                ));
             }
             Item::Event(e) => {
                 if ors && e.event_type() == "task_id" {

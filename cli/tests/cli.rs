@@ -199,6 +199,37 @@ fn tail_streams_validates_and_stops_at_the_terminal_event() {
     assert_eq!(events.first().unwrap()["event"], "response.created");
     assert_eq!(events.last().unwrap()["event"], "response.completed");
 
+    // --once: a finite stream ends the command; a cut one is an error.
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/v1/responses", server.1),
+            "-d",
+            "{}",
+            "--once",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("response."))
+            .count(),
+        18
+    );
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/v1/responses?cut_after=2", server.1),
+            "-d",
+            "{}",
+            "--once",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "cut inside an event");
+
     // The human view, with the server cutting the first response: a reconnect, then the rest.
     let out = ssekit()
         .args([
