@@ -426,11 +426,18 @@ struct FieldState {
     skip_block: bool,
     /// Bytes examined by the NUL check of ids.
     scanned: u64,
+    /// Where multi-line data is joined, kept across events so joining does not reallocate
+    /// per event (released when one event grew it past [`SCRATCH_KEPT`]).
+    scratch: Vec<u8>,
 }
 
+/// The joining buffer's capacity kept between events; larger buffers are released after use.
+const SCRATCH_KEPT: usize = 64 << 10;
+
 /// The data buffer. `One(v)` stands for `v + LF`; `Many` holds the lines joined by LF,
-/// without the trailing LF (which dispatch would remove anyway). `Many` grows with
-/// [`reserve_within`], so its capacity never exceeds `max_event`.
+/// without the trailing LF (which dispatch would remove anyway). `Many` is the reused
+/// joining buffer; it grows with [`reserve_within`], so its capacity never exceeds
+/// `max_event`.
 #[derive(Debug, Default)]
 enum Data {
     #[default]
@@ -884,7 +891,8 @@ impl FieldState {
         self.data = match core::mem::take(&mut self.data) {
             Data::Empty => Data::One(value),
             Data::One(first) => {
-                let mut joined = Vec::new();
+                let mut joined = core::mem::take(&mut self.scratch);
+                joined.clear();
                 reserve_within(&mut joined, first.len() + 1 + value.len(), limit);
                 joined.extend_from_slice(&first);
                 joined.push(b'\n');
@@ -924,7 +932,15 @@ impl FieldState {
                 });
             }
             Data::One(data) => data,
-            Data::Many(joined) => Bytes::from(joined),
+            Data::Many(mut joined) => {
+                // One exact-size copy out; the joining buffer stays for the next event.
+                let data = Bytes::copy_from_slice(&joined);
+                if joined.capacity() <= SCRATCH_KEPT {
+                    joined.clear();
+                    self.scratch = joined;
+                }
+                data
+            }
         };
         Some(Frame::Event(Event::from_decoded(
             event_type,
