@@ -378,6 +378,43 @@ mod typed {
     }
 
     impl ToolResult {
+        /// A successful result (`ok: true`) with the given output.
+        ///
+        /// # Example
+        /// ```
+        /// use ssekit::profile::ors::{ToolOutput, ToolResult};
+        /// let r = ToolResult::success(ToolOutput::text("Correct!").reward(1.0).finished(true));
+        /// assert_eq!(
+        ///     serde_json::to_string(&r)?,
+        ///     r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"Correct!","detail":null}],"metadata":null,"reward":1.0,"finished":true}}"#
+        /// );
+        /// # Ok::<(), serde_json::Error>(())
+        /// ```
+        pub fn success(output: ToolOutput) -> Self {
+            ToolResult {
+                ok: true,
+                output: Some(output),
+                error: None,
+            }
+        }
+
+        /// A tool logic error (`ok: false`): bad input, a wrong answer, an unknown tool. It is
+        /// sent in an `end` event, unlike an HTTP-level `error` event.
+        ///
+        /// # Example
+        /// ```
+        /// let r = ssekit::profile::ors::ToolResult::failure("Invalid answer format");
+        /// assert_eq!(serde_json::to_string(&r)?, r#"{"ok":false,"error":"Invalid answer format"}"#);
+        /// # Ok::<(), serde_json::Error>(())
+        /// ```
+        pub fn failure(message: impl Into<String>) -> Self {
+            ToolResult {
+                ok: false,
+                output: None,
+                error: Some(message.into()),
+            }
+        }
+
         /// Whether the tool ran and reported a logic error (`ok: false`), as opposed to an
         /// HTTP-level `error` event.
         ///
@@ -414,6 +451,86 @@ mod typed {
         pub reward: Option<f64>,
         /// Whether the episode is over.
         pub finished: bool,
+    }
+
+    impl ToolOutput {
+        /// An output of the given blocks: no metadata, no reward, not finished.
+        ///
+        /// # Example
+        /// ```
+        /// use ssekit::profile::ors::{Block, ToolOutput};
+        /// let o = ToolOutput::new(vec![Block::text("a"), Block::text("b")]);
+        /// assert_eq!((o.blocks.len(), o.reward, o.finished), (2, None, false));
+        /// ```
+        pub fn new(blocks: Vec<Block>) -> Self {
+            ToolOutput {
+                blocks,
+                metadata: None,
+                reward: None,
+                finished: false,
+            }
+        }
+
+        /// An output of one text block.
+        ///
+        /// # Example
+        /// ```
+        /// let o = ssekit::profile::ors::ToolOutput::text("hello");
+        /// assert_eq!(o.blocks.len(), 1);
+        /// ```
+        pub fn text(text: impl Into<String>) -> Self {
+            Self::new(alloc::vec![Block::text(text)])
+        }
+
+        /// Sets the reward.
+        ///
+        /// # Example
+        /// ```
+        /// assert_eq!(ssekit::profile::ors::ToolOutput::text("x").reward(0.5).reward, Some(0.5));
+        /// ```
+        pub fn reward(mut self, reward: f64) -> Self {
+            self.reward = Some(reward);
+            self
+        }
+
+        /// Sets whether the episode is over.
+        ///
+        /// # Example
+        /// ```
+        /// assert!(ssekit::profile::ors::ToolOutput::text("x").finished(true).finished);
+        /// ```
+        pub fn finished(mut self, finished: bool) -> Self {
+            self.finished = finished;
+            self
+        }
+
+        /// Sets the metadata.
+        ///
+        /// # Example
+        /// ```
+        /// let o = ssekit::profile::ors::ToolOutput::text("x").metadata(serde_json::json!({"n": 1}));
+        /// assert!(o.metadata.is_some());
+        /// ```
+        pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
+            self.metadata = Some(metadata);
+            self
+        }
+    }
+
+    impl Block {
+        /// A text block without detail.
+        ///
+        /// # Example
+        /// ```
+        /// use ssekit::profile::ors::Block;
+        /// assert!(matches!(Block::text("hi"), Block::Text { ref text, .. } if text == "hi"));
+        /// ```
+        pub fn text(text: impl Into<String>) -> Self {
+            Block::Text {
+                text: text.into(),
+                detail: None,
+            }
+        }
     }
 
     /// One content block of a tool output.
