@@ -1,0 +1,47 @@
+//! # ssekit-smol — Server-Sent Events on smol, or any `futures-io` runtime
+//!
+//! IO for the sans-IO [`ssekit`] core: every SSE decision (encoding, decoding, keep-alive
+//! timing, reconnect policy, `Last-Event-ID` replay) is the core's; this crate moves bytes
+//! over `futures-io` types and runs timers on [`async_io::Timer`].
+//!
+//! ```text
+//!  io:      AsyncRead ─▶ EventStream (Decoder) ─▶ Stream<Frame>;  events ─▶ EventSink (Encoder + KeepAlive) ─▶ AsyncWrite
+//!  server:  Stream<Event> ─▶ SseBody (Encoder + KeepAlive + Timer) ─▶ hyper on smol ─▶ socket
+//!  client:  socket ─▶ hyper on smol ─▶ EventSource (Decoder + Reconnect + Timer) ─▶ Stream<Item>
+//! ```
+//!
+//! | module | what |
+//! |---|---|
+//! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
+//! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
+//! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s |
+//!
+//! ## Crate features
+//! - `http` (default): the HTTP server and client, on hyper 1 driven by smol's executor and
+//!   `async-io` through `smol-hyper`. hyper 1 always depends on tokio's `sync` module (its
+//!   channels; no tokio runtime, reactor or timer is used). Without this feature the crate's
+//!   dependency tree has no tokio at all.
+//!
+//! ## Example: events over a pipe
+//! ```
+//! use futures_lite::StreamExt;
+//! use ssekit::{Event, Frame};
+//! use ssekit_smol::io::{EventSink, EventStream};
+//! # smol::block_on(async {
+//! let mut sink = EventSink::new(Vec::new());
+//! sink.send(&Event::message("hello")).await?;
+//! let wire = sink.into_inner();
+//! let mut frames = EventStream::new(&wire[..]);
+//! let Some(Ok(Frame::Event(ev))) = frames.next().await else { panic!() };
+//! assert_eq!(ev.data(), "hello");
+//! # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod error;
+pub mod io;
+mod time;
+
+pub use error::{BoxError, Error};
