@@ -385,9 +385,11 @@ const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
 #[derive(Debug, Default)]
 pub struct Decoder {
     config: Config,
-    /// Input fed and not yet consumed; the front is being scanned.
-    input: VecDeque<Bytes>,
-    /// Bytes in `input`.
+    /// The piece being scanned; empty only when nothing is queued behind it.
+    front: Bytes,
+    /// Pieces fed behind `front`, in order (untouched when pieces are drained one by one).
+    queue: VecDeque<Bytes>,
+    /// Bytes in `front` and `queue`.
     queued: usize,
     /// Bytes from `feed_slice`, appended to `input` in order as one piece.
     staging: BytesMut,
@@ -510,9 +512,18 @@ impl Decoder {
         }
         self.check_room(chunk.len())?;
         self.flush_staging();
-        self.queued += chunk.len();
-        self.input.push_back(chunk);
+        self.push_piece(chunk);
         Ok(())
+    }
+
+    /// Queues a non-empty piece behind those already held.
+    fn push_piece(&mut self, piece: Bytes) {
+        self.queued += piece.len();
+        if self.front.is_empty() {
+            self.front = piece;
+        } else {
+            self.queue.push_back(piece);
+        }
     }
 
     /// Queues a copy of a piece of the stream. Consecutive slices share one buffer, so
@@ -547,13 +558,17 @@ impl Decoder {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn flush_staging(&mut self) {
         if !self.staging.is_empty() {
-            let piece = self.staging.split().freeze();
-            self.queued += piece.len();
-            self.input.push_back(piece);
+            self.flush_staging_slow();
         }
+    }
+
+    #[cold]
+    fn flush_staging_slow(&mut self) {
+        let piece = self.staging.split().freeze();
+        self.push_piece(piece);
     }
 
     /// The next frame, or `Ok(None)` when all fed input has been consumed and more is needed.
@@ -592,18 +607,19 @@ impl Decoder {
             if !self.bom_done && !self.strip_bom() {
                 return Ok(None);
             }
-            let Some(chunk) = self.input.front_mut() else {
+            if self.front.is_empty() {
                 return Ok(None);
-            };
+            }
             if self.after_cr {
+                // The LF of a CRLF split across pieces belongs to the line already ended.
                 self.after_cr = false;
-                if chunk.first() == Some(&b'\n') {
-                    chunk.advance(1);
-                    self.queued -= 1;
-                    self.offset += 1;
+                if self.front.first() == Some(&b'\n') {
+                    self.drop_front(1);
                     self.line_start = self.offset;
+                    continue;
                 }
             }
+            let chunk = &mut self.front;
             // A blank line (every event ends with one) needs no SIMD call: its first byte is
             // already the line ending.
             let found = match chunk.first() {
@@ -672,10 +688,10 @@ impl Decoder {
 
     /// Consumes `n` bytes from the front piece, popping it when empty.
     fn drop_front(&mut self, n: usize) {
-        if let Some(chunk) = self.input.front_mut() {
-            chunk.advance(n);
-            if chunk.is_empty() {
-                self.input.pop_front();
+        self.front.advance(n);
+        if self.front.is_empty() {
+            if let Some(next) = self.queue.pop_front() {
+                self.front = next;
             }
         }
         self.queued -= n;
@@ -685,9 +701,10 @@ impl Decoder {
     /// Matches a BOM at stream start. Returns false when more input is needed to decide.
     fn strip_bom(&mut self) -> bool {
         while usize::from(self.bom_matched) < BOM.len() {
-            let Some(chunk) = self.input.front() else {
+            let chunk = &self.front;
+            if chunk.is_empty() {
                 return false;
-            };
+            }
             let expected = BOM.get(usize::from(self.bom_matched)).copied();
             if chunk.first().copied() == expected {
                 self.bom_matched += 1;
