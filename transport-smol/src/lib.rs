@@ -40,8 +40,12 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+#[cfg(feature = "http")]
+pub mod client;
 mod error;
 pub mod io;
+#[cfg(feature = "http")]
+pub mod server;
 mod time;
 
 pub use error::{BoxError, Error};

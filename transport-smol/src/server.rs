@@ -1,0 +1,478 @@
+//! The server side on smol: [`SseBody`], a streaming response body with keep-alive
+//! comments on an [`async_io::Timer`]; [`response`] for the headers; a bounded [`channel`];
+//! [`Broadcast`] with `Last-Event-ID` replay from the core [`ReplayBuffer`]; and [`serve`],
+//! hyper's HTTP/1.1 server on smol's executor.
+//!
+//! ```text
+//!  app ──Sender / Broadcast──▶ bounded queue ──▶ SseBody::poll_frame ──▶ hyper (smol) ──▶ socket
+//!                                                    ▲ ": ping" after `interval` of silence (core KeepAlive)
+//! ```
+//!
+//! Slow clients are bounded as in `ssekit-hyper`: hyper polls the body only when its write
+//! buffer has room, each queue holds `capacity` events, and a [`Broadcast`] drops a
+//! subscriber whose queue is full (it reconnects with `Last-Event-ID` and is replayed).
+
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures_lite::{Stream, StreamExt};
+use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use http_body::{Body, Frame};
+use smol::net::TcpListener;
+use smol_hyper::rt::{FuturesIo, SmolTimer};
+use ssekit::server::{Gap, KeepAlive, ReplayBuffer};
+use ssekit::{EncodeError, Encoder, Event};
+
+use crate::time::{Clock, Pinger};
+use crate::{BoxError, Error};
+
+type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
+
+/// A streaming `text/event-stream` response body: each item of the source is one body
+/// frame, written as soon as it is ready; after `interval` of silence the core
+/// [`KeepAlive`]'s `: ping` is sent.
+///
+/// # Example
+/// ```
+/// use ssekit::Event;
+/// use ssekit_smol::server::{response, SseBody};
+/// let events = futures_lite::stream::iter(vec![Event::message("hello")]);
+/// let resp = response(SseBody::new(events).keep_alive(std::time::Duration::from_secs(15)));
+/// assert_eq!(resp.headers()["content-type"], "text/event-stream");
+/// ```
+pub struct SseBody {
+    source: Source,
+    clock: Clock,
+    pinger: Option<Pinger>,
+    done: bool,
+}
+
+impl std::fmt::Debug for SseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SseBody")
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+fn encode(encoder: &Encoder, event: &Event) -> Result<Bytes, EncodeError> {
+    let mut out = BytesMut::with_capacity(encoder.encoded_len(event));
+    encoder.encode(event, &mut out)?;
+    Ok(out.freeze())
+}
+
+impl SseBody {
+    /// A body that encodes each event of `events` and ends when it ends. No keep-alive
+    /// until [`keep_alive`](Self::keep_alive).
+    ///
+    /// # Example
+    /// ```
+    /// let body = ssekit_smol::server::SseBody::new(futures_lite::stream::empty());
+    /// # let _ = body;
+    /// ```
+    pub fn new<S>(events: S) -> Self
+    where
+        S: Stream<Item = Event> + Send + 'static,
+    {
+        let encoder = Encoder::new();
+        Self::from_source(Box::pin(
+            events.map(move |ev| encode(&encoder, &ev).map_err(Error::from)),
+        ))
+    }
+
+    /// A body of already encoded SSE blocks (from a [`ReplayBuffer`] or your own
+    /// [`Encoder`]).
+    ///
+    /// # Example
+    /// ```
+    /// let wire = futures_lite::stream::iter(vec![bytes::Bytes::from_static(b"data: x\n\n")]);
+    /// let body = ssekit_smol::server::SseBody::from_bytes(wire);
+    /// # let _ = body;
+    /// ```
+    pub fn from_bytes<S>(frames: S) -> Self
+    where
+        S: Stream<Item = Bytes> + Send + 'static,
+    {
+        Self::from_source(Box::pin(frames.map(Ok)))
+    }
+
+    fn from_source(source: Source) -> Self {
+        SseBody {
+            source,
+            clock: Clock::new(),
+            pinger: None,
+            done: false,
+        }
+    }
+
+    /// Sends `: ping` whenever nothing was written for `interval` ([`KeepAlive::ORS`] is 10 s).
+    ///
+    /// # Example
+    /// ```
+    /// let body = ssekit_smol::server::SseBody::new(futures_lite::stream::empty())
+    ///     .keep_alive(ssekit::server::KeepAlive::ORS);
+    /// # let _ = body;
+    /// ```
+    pub fn keep_alive(self, interval: Duration) -> Self {
+        let now = self.clock.now();
+        self.keep_alive_with(KeepAlive::new(interval, now))
+    }
+
+    /// Uses a configured [`KeepAlive`]; its clock starts at [`ssekit::Instant::ZERO`], when
+    /// the body was created.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{server::KeepAlive, Instant};
+    /// let ka = KeepAlive::new(KeepAlive::ORS, Instant::ZERO).with_comment("keep-alive")?;
+    /// let body = ssekit_smol::server::SseBody::new(futures_lite::stream::empty()).keep_alive_with(ka);
+    /// # let _ = body; Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn keep_alive_with(mut self, keep_alive: KeepAlive) -> Self {
+        self.pinger = Some(Pinger::new(keep_alive, self.clock));
+        self
+    }
+}
+
+impl Body for SseBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        match this.source.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok(wire))) => {
+                if let Some(p) = this.pinger.as_mut() {
+                    p.wrote();
+                }
+                return Poll::Ready(Some(Ok(Frame::data(wire))));
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.done = true;
+                return Poll::Ready(Some(Err(e)));
+            }
+            Poll::Ready(None) => {
+                this.done = true;
+                return Poll::Ready(None);
+            }
+            Poll::Pending => {}
+        }
+        match this.pinger.as_mut() {
+            Some(p) => p.poll_ping(cx).map(|ping| Some(Ok(Frame::data(ping)))),
+            None => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+}
+
+/// Wraps a body in a `200` response with `Content-Type: text/event-stream`,
+/// `Cache-Control: no-cache` and `X-Accel-Buffering: no`, and no `Content-Encoding`.
+///
+/// # Example
+/// ```
+/// let resp = ssekit_smol::server::response(ssekit_smol::server::SseBody::new(futures_lite::stream::empty()));
+/// assert_eq!(resp.headers()["cache-control"], "no-cache");
+/// assert_eq!(resp.headers()["x-accel-buffering"], "no");
+/// ```
+pub fn response<B>(body: B) -> http::Response<B> {
+    let mut resp = http::Response::new(body);
+    let headers = resp.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp
+}
+
+/// The `Last-Event-ID` a reconnecting client sent, if any (empty and non-UTF-8 count as none).
+///
+/// # Example
+/// ```
+/// let mut headers = http::HeaderMap::new();
+/// headers.insert("last-event-id", http::HeaderValue::from_static("41"));
+/// assert_eq!(ssekit_smol::server::last_event_id(&headers), Some("41"));
+/// ```
+pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
+    headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty())
+}
+
+/// A bounded per-stream queue: a [`Sender`] for the application, an [`SseBody`] for the
+/// response; at most `capacity` events (at least 1) wait in it.
+///
+/// # Example
+/// ```
+/// # smol::block_on(async {
+/// let (tx, body) = ssekit_smol::server::channel(16);
+/// tx.send(&ssekit::Event::message("first")).await?;
+/// let resp = ssekit_smol::server::response(body);
+/// # let _ = resp; Ok::<(), ssekit_smol::server::TrySendError>(()) }).unwrap();
+/// ```
+pub fn channel(capacity: usize) -> (Sender, SseBody) {
+    let (tx, rx) = async_channel::bounded(capacity.max(1));
+    let sender = Sender {
+        tx,
+        encoder: Encoder::new(),
+    };
+    (sender, SseBody::from_bytes(rx))
+}
+
+/// The application's half of [`channel`]; clones are more producers on the same stream,
+/// which ends when every clone is dropped.
+///
+/// # Example
+/// ```
+/// use ssekit_smol::server::{channel, TrySendError};
+/// let (tx, body) = channel(1);
+/// assert!(tx.try_send(&ssekit::Event::message("a")).is_ok());
+/// assert!(matches!(tx.try_send(&ssekit::Event::message("b")), Err(TrySendError::Full)));
+/// drop(body);
+/// assert!(matches!(tx.try_send(&ssekit::Event::message("c")), Err(TrySendError::Closed)));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Sender {
+    tx: async_channel::Sender<Bytes>,
+    encoder: Encoder,
+}
+
+/// Why an event was not queued.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_smol::server::TrySendError::Closed.to_string(), "the client went away");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TrySendError {
+    /// The queue is full: the client is not reading fast enough.
+    Full,
+    /// The response body was dropped: the client went away.
+    Closed,
+    /// The event could not be encoded.
+    Encode(EncodeError),
+}
+
+impl std::fmt::Display for TrySendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TrySendError::Full => f.write_str("the client is not keeping up: its queue is full"),
+            TrySendError::Closed => f.write_str("the client went away"),
+            TrySendError::Encode(e) => write!(f, "cannot encode event: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for TrySendError {}
+
+impl Sender {
+    /// Queues an event, waiting while the queue is full (backpressure).
+    ///
+    /// # Example
+    /// ```
+    /// # smol::block_on(async {
+    /// let (tx, _body) = ssekit_smol::server::channel(4);
+    /// tx.send(&ssekit::Event::message("x")).await?;
+    /// # Ok::<(), ssekit_smol::server::TrySendError>(()) }).unwrap();
+    /// ```
+    pub async fn send(&self, event: &Event) -> Result<(), TrySendError> {
+        let wire = encode(&self.encoder, event).map_err(TrySendError::Encode)?;
+        self.tx.send(wire).await.map_err(|_| TrySendError::Closed)
+    }
+
+    /// Queues an event without waiting; [`TrySendError::Full`] when the client is behind.
+    ///
+    /// # Example
+    /// ```
+    /// let (tx, _body) = ssekit_smol::server::channel(1);
+    /// assert!(tx.try_send(&ssekit::Event::message("x")).is_ok());
+    /// ```
+    pub fn try_send(&self, event: &Event) -> Result<(), TrySendError> {
+        let wire = encode(&self.encoder, event).map_err(TrySendError::Encode)?;
+        self.tx.try_send(wire).map_err(|e| match e {
+            async_channel::TrySendError::Full(_) => TrySendError::Full,
+            async_channel::TrySendError::Closed(_) => TrySendError::Closed,
+        })
+    }
+
+    /// Whether the client went away (the body was dropped).
+    ///
+    /// # Example
+    /// ```
+    /// let (tx, body) = ssekit_smol::server::channel(1);
+    /// drop(body);
+    /// assert!(tx.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+struct Hub {
+    replay: ReplayBuffer,
+    subscribers: Vec<async_channel::Sender<Bytes>>,
+}
+
+/// One live stream for many clients: each [`publish`](Self::publish)ed event is encoded
+/// once, kept in a core [`ReplayBuffer`] and queued to every subscriber; a client that
+/// reconnects with `Last-Event-ID` gets what it missed, then the live events. A subscriber
+/// whose queue (`per_client` events) is full is dropped and will resume by replay.
+///
+/// # Example
+/// ```
+/// use ssekit::{server::ReplayBuffer, Event};
+/// let hub = ssekit_smol::server::Broadcast::new(ReplayBuffer::new(1024, 4 << 20), 64);
+/// hub.publish(&Event::builder().id("1")?.data("first").build())?;
+/// let body = hub.subscribe(Some("1"))?; // resumes after id 1
+/// # let _ = body; Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Broadcast {
+    hub: Arc<Mutex<Hub>>,
+    per_client: usize,
+}
+
+impl std::fmt::Debug for Broadcast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Broadcast")
+            .field("per_client", &self.per_client)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Broadcast {
+    /// A hub keeping recent events in `replay`, queueing at most `per_client` (at least 1)
+    /// events per client.
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_smol::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// # let _ = hub;
+    /// ```
+    pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
+        Broadcast {
+            hub: Arc::new(Mutex::new(Hub {
+                replay,
+                subscribers: Vec::new(),
+            })),
+            per_client: per_client.max(1),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Hub> {
+        self.hub.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends `event` (give it an id) to every subscriber; returns how many got it.
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_smol::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// assert_eq!(hub.publish(&ssekit::Event::message("nobody listens"))?, 0);
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
+        let mut hub = self.lock();
+        let wire = hub.replay.push(event)?;
+        hub.subscribers
+            .retain(|tx| tx.try_send(wire.clone()).is_ok());
+        Ok(hub.subscribers.len())
+    }
+
+    /// A body for a new client: the events after `last_event_id` (none for `None`), then
+    /// the live ones; `Err(Gap)` when they can no longer all be replayed.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{Gap, ReplayBuffer};
+    /// let hub = ssekit_smol::server::Broadcast::new(ReplayBuffer::default(), 8);
+    /// assert!(matches!(hub.subscribe(Some("never-sent")), Err(Gap::Unknown)));
+    /// ```
+    pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
+        let (tx, rx) = async_channel::bounded(self.per_client);
+        let missed: Vec<Bytes> = {
+            let mut hub = self.lock();
+            let missed = match last_event_id {
+                Some(id) => hub.replay.since(id)?.collect(),
+                None => Vec::new(),
+            };
+            // Registered under the same lock the replay was read under: nothing falls between.
+            hub.subscribers.push(tx);
+            missed
+        };
+        Ok(SseBody::from_bytes(
+            futures_lite::stream::iter(missed).chain(rx),
+        ))
+    }
+
+    /// Ends every current client's stream after what is queued; they reconnect and resume.
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_smol::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// hub.disconnect_all();
+    /// ```
+    pub fn disconnect_all(&self) {
+        self.lock().subscribers.clear();
+    }
+}
+
+/// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on a
+/// task of smol's global executor (hyper with smol's timer, via `smol-hyper`).
+///
+/// # Example
+/// ```no_run
+/// use hyper::service::service_fn;
+/// use ssekit_smol::server::{response, serve, SseBody};
+/// # smol::block_on(async {
+/// let listener = smol::net::TcpListener::bind("127.0.0.1:0").await?;
+/// serve(listener, service_fn(|_req| async {
+///     let events = futures_lite::stream::iter(vec![ssekit::Event::message("hi")]);
+///     Ok::<_, std::convert::Infallible>(response(SseBody::new(events)))
+/// }))
+/// .await
+/// # }).unwrap();
+/// ```
+pub async fn serve<S, B>(listener: TcpListener, service: S) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            // Out of file descriptors and the like: back off instead of spinning.
+            Err(_) => {
+                async_io::Timer::after(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let service = service.clone();
+        smol::spawn(async move {
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(SmolTimer::new())
+                .serve_connection(FuturesIo::new(stream), service)
+                .await;
+        })
+        .detach();
+    }
+}
