@@ -15,6 +15,7 @@
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
 //! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
 //! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s |
+//! | `ors` (feature `http`) | `Calls`: the ORS `POST /{env}/call` stream with task-id resumption (core `TaskRegistry` + `Chunker`) |
 //!
 //! ## Crate features
 //! - `http` (default): the HTTP server and client, on hyper 1 driven by smol's executor and
@@ -44,6 +45,8 @@
 pub mod client;
 mod error;
 pub mod io;
+#[cfg(feature = "http")]
+pub mod ors;
 #[cfg(feature = "http")]
 pub mod server;
 mod time;

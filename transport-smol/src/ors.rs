@@ -1,0 +1,217 @@
+//! ORS tool calls on smol: [`Calls`], the `POST /{env}/call` event stream with task-id
+//! resumption, from the core [`TaskRegistry`] and [`Chunker`]. Routing, sessions and the
+//! other ORS routes are the application's (see `ssekit-hyper`'s `ors::Server` for all of
+//! them on tokio).
+//!
+//! ```text
+//!  {name, input, task_id?} ─▶ TaskRegistry::open
+//!     Started ─▶ smol::spawn(tool) ─▶ Chunker ─▶ TaskRegistry::push ─┐
+//!     Resumed ──────────────────────────────────────────────────────┼─▶ task_id, chunk*, end|error ─▶ SseBody (+ pings)
+//!     Unknown ─▶ error "unknown task_id"                             ┘
+//! ```
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use bytes::Bytes;
+use event_listener::Event as Notify;
+use ssekit::chunk::Chunker;
+use ssekit::profile::ors::ToolResult;
+use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry, TaskState};
+use ssekit::{Encoder, Event};
+
+use crate::server::SseBody;
+use crate::time::Clock;
+
+struct Inner {
+    tasks: Mutex<TaskRegistry<Bytes>>,
+    changed: Notify,
+    clock: Clock,
+    keep_alive: Duration,
+    chunker: Chunker,
+}
+
+/// The `/call` half of an ORS server: starts a tool call as a task whose output (a
+/// `task_id` event, then the result as `chunk`* + `end`, or an `error`) is kept by the core
+/// [`TaskRegistry`], and streams it from any point, so a client that lost its connection
+/// resumes by sending the same call with `task_id`. The tool runs on smol's global
+/// executor and keeps running when the client goes away.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::ors::{ToolOutput, ToolResult};
+/// use ssekit_smol::ors::Calls;
+/// let calls = Calls::new(ssekit::server::TaskConfig::default());
+/// // In a handler for POST /{env}/call, after parsing {name, input, task_id}:
+/// let body = calls.call(None, async { Ok(ToolResult::success(ToolOutput::text("4"))) });
+/// let resp = ssekit_smol::server::response(body);
+/// # let _ = resp;
+/// ```
+#[derive(Clone)]
+pub struct Calls {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Calls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Calls").finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn encode(event: &Event) -> Bytes {
+    let mut out = Vec::with_capacity(Encoder::new().encoded_len(event));
+    // Events built here have fixed, valid names; an empty frame is harmless if one did not encode.
+    let _ = Encoder::new().encode(event, &mut out);
+    out.into()
+}
+
+fn error_event(message: String) -> Event {
+    match Event::builder().event("error") {
+        Ok(b) => b.data(message).build(),
+        Err(_) => Event::message(message),
+    }
+}
+
+impl Calls {
+    /// Tasks kept per `config` (result TTL, bounds, id format); pings after 10 s of silence
+    /// ([`KeepAlive::ORS`]); chunks of at most 4096 bytes.
+    ///
+    /// # Example
+    /// ```
+    /// let calls = ssekit_smol::ors::Calls::new(ssekit::server::TaskConfig::default());
+    /// # let _ = calls;
+    /// ```
+    pub fn new(config: TaskConfig) -> Self {
+        Calls::with_options(config, KeepAlive::ORS, ssekit::chunk::DEFAULT_MAX_CHUNK)
+    }
+
+    /// Tasks kept per `config`, pings after `keep_alive` of silence, chunks of at most
+    /// `max_chunk` bytes.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let calls = ssekit_smol::ors::Calls::with_options(Default::default(), Duration::from_secs(5), 1024);
+    /// # let _ = calls;
+    /// ```
+    pub fn with_options(config: TaskConfig, keep_alive: Duration, max_chunk: usize) -> Self {
+        Calls {
+            inner: Arc::new(Inner {
+                tasks: Mutex::new(TaskRegistry::new(config)),
+                changed: Notify::new(),
+                clock: Clock::new(),
+                keep_alive,
+                chunker: Chunker::new().max_chunk(max_chunk),
+            }),
+        }
+    }
+
+    /// The response body for one `/call`. With `task_id: None`, `run` is spawned as a new
+    /// task; with `Some(id)`, the task's output is streamed again from its start (`run` is
+    /// dropped unpolled), or an `error` event says the id is unknown or expired. `run`'s
+    /// `Err(message)` becomes an `error` event; its [`ToolResult`] is chunked.
+    ///
+    /// # Example
+    /// ```
+    /// let calls = ssekit_smol::ors::Calls::new(Default::default());
+    /// let body = calls.call(Some("no-such-task"), async { Err("unused".to_owned()) });
+    /// # let _ = body;
+    /// ```
+    pub fn call<F>(&self, task_id: Option<&str>, run: F) -> SseBody
+    where
+        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
+    {
+        let now = self.inner.clock.now();
+        let mut tasks = lock(&self.inner.tasks);
+        tasks.handle_timeout(now);
+        let cursor = match tasks.open(task_id, now) {
+            Open::Started(cursor) => {
+                let id = cursor.task_id().to_owned();
+                let inner = Arc::clone(&self.inner);
+                smol::spawn(async move {
+                    let frames = match run.await {
+                        Ok(result) => inner.result_frames(&result),
+                        Err(message) => vec![encode(&error_event(message))],
+                    };
+                    let now = inner.clock.now();
+                    let mut tasks = lock(&inner.tasks);
+                    for frame in frames {
+                        if tasks.push(&id, frame).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = tasks.finish(&id, now);
+                    drop(tasks);
+                    inner.changed.notify(usize::MAX);
+                })
+                .detach();
+                cursor
+            }
+            Open::Resumed(cursor) => cursor,
+            _ => {
+                let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
+                return self.body(futures_lite::stream::iter([frame]));
+            }
+        };
+        drop(tasks);
+        self.body(self.follow(cursor))
+    }
+
+    fn body(&self, frames: impl futures_lite::Stream<Item = Bytes> + Send + 'static) -> SseBody {
+        SseBody::from_bytes(frames).keep_alive(self.inner.keep_alive)
+    }
+
+    /// `task_id`, then the task's output as it is produced, until it finishes.
+    fn follow(&self, cursor: Cursor) -> impl futures_lite::Stream<Item = Bytes> + Send + 'static {
+        let first = TaskRegistry::<Bytes>::task_id_event(&cursor).map(|e| encode(&e));
+        let pending: VecDeque<Bytes> = first.into_iter().collect();
+        let state = (Arc::clone(&self.inner), cursor, pending, false);
+        futures_lite::stream::unfold(
+            state,
+            |(inner, mut cursor, mut pending, mut done)| async move {
+                loop {
+                    if let Some(frame) = pending.pop_front() {
+                        return Some((frame, (inner, cursor, pending, done)));
+                    }
+                    if done {
+                        return None;
+                    }
+                    // Listen before reading, so a finish in between is not missed.
+                    let listener = inner.changed.listen();
+                    match lock(&inner.tasks).read(&mut cursor) {
+                        Ok(progress) => {
+                            pending.extend(progress.items.iter().cloned());
+                            done = progress.state == TaskState::Finished;
+                        }
+                        Err(_) => {
+                            pending.push_back(encode(&TaskRegistry::<Bytes>::unknown_task_event()));
+                            done = true;
+                        }
+                    }
+                    if pending.is_empty() && !done {
+                        listener.await;
+                    }
+                }
+            },
+        )
+    }
+}
+
+impl Inner {
+    /// The result as `chunk`* + `end` frames, or an `error` frame if it cannot be sent intact.
+    fn result_frames(&self, result: &ToolResult) -> Vec<Bytes> {
+        let chunks = serde_json::to_string(result)
+            .map_err(|e| e.to_string())
+            .and_then(|json| self.chunker.chunk(json).map_err(|e| e.to_string()));
+        match chunks {
+            Ok(pieces) => pieces.map(|p| encode(&p.into_event())).collect(),
+            Err(e) => vec![encode(&error_event(format!("internal error: {e}")))],
+        }
+    }
+}
