@@ -112,10 +112,12 @@ impl Calls {
         }
     }
 
-    /// The response body for one `/call`. With `task_id: None`, `run` is spawned as a new
-    /// task; with `Some(id)`, the task's output is streamed again from its start (`run` is
-    /// dropped unpolled), or an `error` event says the id is unknown or expired. `run`'s
-    /// `Err(message)` becomes an `error` event; its [`ToolResult`] is chunked.
+    /// The response body for one `/call`; the core [`TaskRegistry::open`] decides. With
+    /// `task_id: None`, `run` is spawned as a new task. With `Some(id)`, a known task's output
+    /// is streamed again from its start (`run` is dropped unpolled); an unknown or expired id
+    /// gets an `error` event, unless the [`TaskConfig`] lets clients choose ids, in which case
+    /// `run` starts under that id. `run`'s `Err(message)` becomes an `error` event; its
+    /// [`ToolResult`] is chunked into `chunk`* + `end`.
     ///
     /// # Example
     /// ```

@@ -120,3 +120,98 @@ fn an_unknown_task_id_and_a_tool_that_cannot_run_are_error_events() {
         assert_eq!(broken.len(), 2);
     });
 }
+
+fn tokio_rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn reassemble(events: &[Event]) -> ToolResult {
+    let mut whole = Reassembler::new();
+    let mut json = None;
+    for ev in events.iter().filter(|ev| ev.event_type() != "task_id") {
+        json = whole.push(ev).unwrap();
+    }
+    serde_json::from_str(&json.expect("no end event")).unwrap()
+}
+
+#[test]
+fn a_hyper_client_resumes_a_call_on_the_smol_server() {
+    let addr = run(start());
+    let rt = tokio_rt();
+    let url = format!("http://{addr}/gsm8k/call");
+    let take = |body: String, n: usize| {
+        let url = url.clone();
+        rt.block_on(async move {
+            let events = ssekit_hyper::client::EventSource::post(&url, body)
+                .unwrap()
+                .reconnect(ReconnectConfig::default().reconnect(false))
+                .events()
+                .take(n)
+                .map(Result::unwrap)
+                .collect::<Vec<_>>();
+            tokio::time::timeout(Duration::from_secs(10), events)
+                .await
+                .unwrap()
+        })
+    };
+    let first = take(r#"{"name":"slow","input":{}}"#.into(), 1);
+    let task_id = first[0].data().to_owned();
+    let resumed = take(
+        format!(r#"{{"name":"slow","input":{{}},"task_id":"{task_id}"}}"#),
+        usize::MAX,
+    );
+    assert_eq!(resumed[0].data(), task_id);
+    assert_eq!(reassemble(&resumed), big_result());
+}
+
+#[test]
+fn a_smol_client_resumes_a_call_on_the_hyper_ors_server() {
+    use ssekit_hyper::ors::{gsm8k::Gsm8k, Server, ServerConfig};
+    let rt = tokio_rt();
+    let config = ServerConfig::default().keep_alive(Duration::from_millis(100));
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    rt.spawn(ssekit_hyper::server::serve(
+        listener,
+        Server::with_config(vec![std::sync::Arc::new(Gsm8k)], config),
+    ));
+    let base = format!("http://{addr}");
+    let sid = rt
+        .block_on(async {
+            let ors = ssekit_hyper::ors::Client::new(&base)?;
+            ors.open_session(
+                "gsm8k",
+                &serde_json::json!({"question": "2+2?", "answer": 4}),
+            )
+            .await
+        })
+        .unwrap();
+    let take = |body: String, n: usize| {
+        let source = EventSource::post(&format!("{base}/gsm8k/call"), body)
+            .unwrap()
+            .header("x-session-id", &sid)
+            .unwrap()
+            .reconnect(ReconnectConfig::default().reconnect(false));
+        run(source
+            .events()
+            .take(n)
+            .map(Result::unwrap)
+            .collect::<Vec<_>>())
+    };
+    let call = r#""name":"work","input":{"delay_ms":300,"steps":300}"#;
+    let first = take(format!("{{{call}}}"), 1);
+    assert_eq!(first[0].event_type(), "task_id");
+    let task_id = first[0].data().to_owned();
+    let resumed = take(format!(r#"{{{call},"task_id":"{task_id}"}}"#), usize::MAX);
+    assert_eq!(resumed[0].data(), task_id);
+    assert!(resumed.len() > 3, "several chunks");
+    let result = reassemble(&resumed);
+    let json = serde_json::to_string(&result).unwrap();
+    assert!(result.ok && json.contains("Step 300:"), "{json}");
+}

@@ -131,3 +131,58 @@ fn a_full_channel_refuses_and_a_dropped_body_closes_it() {
         Err(TrySendError::Closed)
     ));
 }
+
+#[test]
+fn a_client_that_stops_reading_fills_a_bounded_queue_and_then_its_departure_closes_it() {
+    run(async {
+        let (handoff, senders) = smol::channel::bounded(1);
+        let listener = smol::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let service = service_fn(move |_req: http::Request<hyper::body::Incoming>| {
+            let handoff = handoff.clone();
+            async move {
+                let (tx, body) = channel(8);
+                handoff.send(tx).await.unwrap();
+                Ok::<_, Infallible>(response(body))
+            }
+        });
+        smol::spawn(serve(listener, service)).detach();
+        let mut sock = smol::net::TcpStream::connect(addr).await.unwrap();
+        sock.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .unwrap();
+        let mut head = [0u8; 64];
+        let _ = sock.read(&mut head).await.unwrap(); // the head, then never read again
+        let tx = senders.recv().await.unwrap();
+        let event = Event::message("x".repeat(16 << 10));
+        let mut queued = 0usize;
+        loop {
+            match tx.try_send(&event) {
+                Ok(()) => queued += 1,
+                Err(TrySendError::Full) => {
+                    // hyper and the kernel may still drain a little: wait and re-check.
+                    smol::Timer::after(Duration::from_millis(50)).await;
+                    if tx.try_send(&event).is_err() {
+                        break;
+                    }
+                    queued += 1;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        // Bounded: queue (8) + hyper's write buffer + the socket buffers, in 16 KiB events.
+        assert!(
+            queued < 2_000,
+            "queued {queued} events of 16 KiB before backpressure"
+        );
+        drop(sock);
+        loop {
+            match tx.try_send(&event) {
+                Err(TrySendError::Closed) => break,
+                _ => {
+                    smol::Timer::after(Duration::from_millis(20)).await;
+                }
+            }
+        }
+    });
+}
