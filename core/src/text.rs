@@ -121,9 +121,9 @@ impl Utf8Bytes {
         // `Default`), checks the bytes first (`try_from_bytes` and `from_utf8_lossy`, with
         // `core::str::from_utf8`, or this module's `is_ascii`, which implies UTF-8 and is
         // tested against a planted high byte at every position of every length up to 80 and
-        // around its 256-byte switch, which covers its block, word, byte and std paths), or is `slice`, which cuts
-        // an already valid string only where `str::get` confirms character boundaries (a
-        // substring of UTF-8 between two boundaries is UTF-8). `Bytes` is an immutable
+        // around its 256-byte switch, covering its block, word, byte and std paths), or is
+        // `slice`, which cuts an already valid string only where `str::get` confirms
+        // character boundaries (a substring of UTF-8 between two boundaries is UTF-8). `Bytes` is an immutable
         // view, and nothing here hands out a way to change the bytes. Checking again here
         // would make every `data()` call O(n). Every fuzz target exercises this path.
         unsafe { core::str::from_utf8_unchecked(&self.0) }
