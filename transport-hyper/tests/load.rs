@@ -20,8 +20,10 @@ const EVENTS: usize = 10;
 async fn a_thousand_concurrent_streams_each_get_every_event_and_a_keep_alive() {
     let addr = spawn(|_req| async {
         let events = futures_util::stream::iter(0..EVENTS).then(|i| async move {
-            // The first gap is longer than the keep-alive interval, so every stream pings.
-            let pause = if i == 0 { 400 } else { 5 };
+            // The first gap is ten keep-alive intervals long, so every stream pings even when a
+            // loaded machine leaves its task unpolled for a few hundred milliseconds (with a
+            // 400 ms gap, 11% of the streams missed their ping on a busy 2-core machine).
+            let pause = if i == 0 { 1000 } else { 5 };
             tokio::time::sleep(Duration::from_millis(pause)).await;
             Event::builder()
                 .id(i.to_string())
