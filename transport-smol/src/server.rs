@@ -289,7 +289,34 @@ impl Sender {
     /// ```
     pub async fn send(&self, event: &Event) -> Result<(), TrySendError> {
         let wire = encode(&self.encoder, event).map_err(TrySendError::Encode)?;
+        self.send_bytes(wire).await
+    }
+
+    /// Queues already encoded SSE blocks, waiting while the queue is full.
+    ///
+    /// # Example
+    /// ```
+    /// # smol::block_on(async {
+    /// let (tx, _body) = ssekit_smol::server::channel(4);
+    /// tx.send_bytes(bytes::Bytes::from_static(b": hello\n\n")).await?;
+    /// # Ok::<(), ssekit_smol::server::TrySendError>(()) }).unwrap();
+    /// ```
+    pub async fn send_bytes(&self, wire: Bytes) -> Result<(), TrySendError> {
         self.tx.send(wire).await.map_err(|_| TrySendError::Closed)
+    }
+
+    /// [`try_send`](Self::try_send) for already encoded blocks.
+    ///
+    /// # Example
+    /// ```
+    /// let (tx, _body) = ssekit_smol::server::channel(1);
+    /// assert!(tx.try_send_bytes(bytes::Bytes::from_static(b"data: x\n\n")).is_ok());
+    /// ```
+    pub fn try_send_bytes(&self, wire: Bytes) -> Result<(), TrySendError> {
+        self.tx.try_send(wire).map_err(|e| match e {
+            async_channel::TrySendError::Full(_) => TrySendError::Full,
+            async_channel::TrySendError::Closed(_) => TrySendError::Closed,
+        })
     }
 
     /// Queues an event without waiting; [`TrySendError::Full`] when the client is behind.
@@ -301,10 +328,7 @@ impl Sender {
     /// ```
     pub fn try_send(&self, event: &Event) -> Result<(), TrySendError> {
         let wire = encode(&self.encoder, event).map_err(TrySendError::Encode)?;
-        self.tx.try_send(wire).map_err(|e| match e {
-            async_channel::TrySendError::Full(_) => TrySendError::Full,
-            async_channel::TrySendError::Closed(_) => TrySendError::Closed,
-        })
+        self.try_send_bytes(wire)
     }
 
     /// Whether the client went away (the body was dropped).
@@ -426,6 +450,18 @@ impl Broadcast {
     /// ```
     pub fn disconnect_all(&self) {
         self.lock().subscribers.clear();
+    }
+
+    /// Clients currently subscribed (including ones that left since the last publish).
+    ///
+    /// # Example
+    /// ```
+    /// let hub = ssekit_smol::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// let _body = hub.subscribe(None);
+    /// assert_eq!(hub.subscribers(), 1);
+    /// ```
+    pub fn subscribers(&self) -> usize {
+        self.lock().subscribers.len()
     }
 }
 
