@@ -640,16 +640,17 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
     let base = format!("http://{}", listener.local_addr().unwrap());
     let server = Server::with_config(
         vec![Arc::new(Lab { log: log.clone() })],
-        ServerConfig::default().session_timeout(Duration::from_millis(400)),
+        ServerConfig::default().session_timeout(Duration::from_millis(1200)),
     );
     tokio::spawn(ssekit_hyper::server::serve(listener, server));
     let ors = client(&base);
 
     let started = std::time::Instant::now();
-    let slow = json!({"setup_ms": 300});
+    // A setup far slower than /create could ever be, so a loaded machine cannot blur the two.
+    let slow = json!({"setup_ms": 800});
     let sid = ors.open_session("lab", &slow).await.unwrap();
     assert!(
-        started.elapsed() < Duration::from_millis(250),
+        started.elapsed() < Duration::from_millis(600),
         "/create does not wait for setup"
     );
     let r = ors
@@ -658,7 +659,7 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
         .unwrap();
     assert!(r.ok);
     assert!(
-        started.elapsed() >= Duration::from_millis(300),
+        started.elapsed() >= Duration::from_millis(800),
         "the call waited for setup"
     );
     let prompt = ors
@@ -694,7 +695,7 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(*log.lock().unwrap(), [slow]);
     // sid2 expires; the next request sweeps it and tears it down.
-    tokio::time::sleep(Duration::from_millis(450)).await;
+    tokio::time::sleep(Duration::from_millis(1250)).await;
     assert_eq!(raw(&base, "GET", "/health", None, "").await.0, 200);
     let _ = ors.ping(&sid2).await;
     tokio::time::sleep(Duration::from_millis(50)).await;

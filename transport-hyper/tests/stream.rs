@@ -93,37 +93,38 @@ async fn response_headers_prevent_buffering() {
 
 #[tokio::test]
 async fn each_event_is_flushed_on_its_own() {
-    // The producer waits 300 ms between events; the client must see each one before the next
-    // exists (nothing sits in a buffer).
-    let addr = spawn(|_req| async {
-        let (tx, body) = channel(4);
-        tokio::spawn(async move {
-            for i in 0..3 {
-                tx.send(&Event::message(i.to_string())).await.unwrap();
-                tokio::time::sleep(Duration::from_millis(300)).await;
-            }
-        });
-        boxed(response(body))
+    // The producer sends event i and then waits until the client has received it before it
+    // even creates event i + 1: if the body held events in a buffer, the acknowledgement could
+    // never come. Causality, not wall-clock bounds, so a loaded machine cannot fail it.
+    let (ack_tx, ack_rx) = tokio::sync::mpsc::unbounded_channel::<usize>();
+    let ack_rx = std::sync::Arc::new(tokio::sync::Mutex::new(ack_rx));
+    let addr = spawn(move |_req| {
+        let ack_rx = ack_rx.clone();
+        async move {
+            let (tx, body) = channel(4);
+            tokio::spawn(async move {
+                let mut acks = ack_rx.lock().await;
+                for i in 0..3 {
+                    tx.send(&Event::message(i.to_string())).await.unwrap();
+                    let acked = tokio::time::timeout(Duration::from_secs(5), acks.recv()).await;
+                    assert_eq!(acked.ok().flatten(), Some(i), "event {i} sat in a buffer");
+                }
+            });
+            boxed(response(body))
+        }
     })
     .await;
-    let start = Instant::now();
     let mut events = EventSource::get(&format!("http://{addr}/"))
         .unwrap()
         .reconnect(fast().reconnect(false))
         .events();
-    let mut arrivals = Vec::new();
-    while let Some(ev) = within(5, events.next()).await {
-        arrivals.push((ev.unwrap().data().to_owned(), start.elapsed()));
+    let mut received = 0;
+    while let Some(ev) = within(20, events.next()).await {
+        assert_eq!(ev.unwrap().data(), received.to_string());
+        ack_tx.send(received).unwrap();
+        received += 1;
     }
-    assert_eq!(arrivals.len(), 3);
-    for (i, (data, at)) in arrivals.iter().enumerate() {
-        assert_eq!(data, &i.to_string());
-        let earliest = Duration::from_millis(300 * i as u64);
-        assert!(
-            *at >= earliest && *at < earliest + Duration::from_millis(280),
-            "event {i} at {at:?}"
-        );
-    }
+    assert_eq!(received, 3);
 }
 
 #[tokio::test]
@@ -159,11 +160,13 @@ async fn keep_alive_pings_while_idle_at_the_interval() {
         }
     }
     assert!(got_event);
-    assert!((4..=6).contains(&pings.len()), "pings at {pings:?}");
+    // Never faster than the interval (no busy loop); on a loaded machine pings may come late,
+    // so the upper bounds leave room (560 ms of silence at a 100 ms interval: 4-6 when idle).
+    assert!((2..=6).contains(&pings.len()), "pings at {pings:?}");
     for pair in pings.windows(2) {
         let gap = pair[1] - pair[0];
         assert!(
-            gap >= Duration::from_millis(90) && gap < Duration::from_millis(250),
+            gap >= Duration::from_millis(90) && gap < Duration::from_millis(450),
             "gaps {pings:?}"
         );
     }
