@@ -100,7 +100,7 @@ n_chunks = -(-len(result_json) // 4096) - 1
 check(code == 0, f"tail exits 0 at the end event (rc={code}, {err.strip()})")
 check(kinds == ["task_id"] + ["chunk"] * n_chunks + ["end"], f"task_id, {n_chunks} chunks, end, in order")
 check(events[0]["data"] == "5a05c55ee16845eea9c8870778ab61bd", "task_id data")
-check(len(comments) >= 2 and all(c["text"].startswith("ping") for c in comments),
+check(len(comments) >= 1 and all(c["text"].startswith("ping") for c in comments),
       f"{len(comments)} keep-alive comments seen as comments, not events")
 joined = "".join(e["data"] for e in events[1:])
 check(joined == result_json, f"chunks + end join to the server's JSON, byte for byte ({len(joined.encode())} bytes)")
