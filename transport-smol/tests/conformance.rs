@@ -304,3 +304,40 @@ fn a_refused_connection_is_one_network_error() {
         );
     }
 }
+
+#[test]
+fn a_connection_broken_mid_body_is_a_failure_and_resumes_with_last_event_id() {
+    each_pair(|server, side| {
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let seen_ids = ids.clone();
+        let addr = serve(server, move |req| {
+            seen_ids.lock().unwrap().push(req.last_event_id.clone());
+            match req.last_event_id {
+                None => Reply::Abort {
+                    frames: numbered(3).iter().map(encode).collect(),
+                },
+                Some(_) => Reply::Stream {
+                    frames: numbered(5)[3..].iter().map(encode).collect(),
+                    keep_alive: None,
+                    hang: true,
+                },
+            }
+        });
+        let seen = client(side, Run::new(addr, 9));
+        assert_eq!(events_of(&seen), numbered(5), "{seen:?}");
+        let trace: Vec<_> = seen
+            .iter()
+            .filter(|s| !matches!(s, Seen::Event(_)))
+            .collect();
+        assert_eq!(
+            trace,
+            [
+                &Seen::Connected(0),
+                &Seen::Disconnected("failed"),
+                &Seen::Reconnecting(Duration::from_millis(20)),
+                &Seen::Connected(1),
+            ]
+        );
+        assert_eq!(*ids.lock().unwrap(), [None, Some("3".to_owned())]);
+    });
+}

@@ -51,6 +51,10 @@ pub enum Reply {
         keep_alive: Option<Duration>,
         hang: bool,
     },
+    /// `200 text/event-stream` with these pieces, then the body fails: the server aborts the
+    /// connection without ending the chunked message (the same body for both servers; this
+    /// exercises the clients).
+    Abort { frames: Vec<Bytes> },
     /// A plain response.
     Plain {
         status: u16,
@@ -128,9 +132,27 @@ fn plain(status: u16, content_type: &'static str) -> http::Response<Boxed> {
     resp
 }
 
+fn abort(frames: Vec<Bytes>) -> http::Response<Boxed> {
+    let data =
+        futures_util::stream::iter(frames.into_iter().map(|b| Ok(http_body::Frame::data(b))));
+    // The failure comes after the data had time to go out (hyper polls bodies eagerly).
+    let fail = futures_util::stream::once(async {
+        async_io::Timer::after(Duration::from_millis(50)).await;
+        Err("server aborted".into())
+    });
+    let body = http_body_util::StreamBody::new(data.chain(fail));
+    let mut resp = http::Response::new(BodyExt::boxed_unsync(body));
+    resp.headers_mut().insert(
+        "content-type",
+        http::HeaderValue::from_static("text/event-stream"),
+    );
+    resp
+}
+
 fn smol_reply(reply: Reply) -> http::Response<Boxed> {
     use ssekit_smol::server::{response, SseBody};
     match reply {
+        Reply::Abort { frames } => abort(frames),
         Reply::Plain {
             status,
             content_type,
@@ -160,6 +182,7 @@ fn smol_reply(reply: Reply) -> http::Response<Boxed> {
 fn hyper_reply(reply: Reply) -> http::Response<Boxed> {
     use ssekit_hyper::server::{response, SseBody};
     match reply {
+        Reply::Abort { frames } => abort(frames),
         Reply::Plain {
             status,
             content_type,
