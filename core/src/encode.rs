@@ -105,7 +105,7 @@ impl core::error::Error for EncodeError {}
 /// let enc = Encoder::new();
 /// enc.encode(&Event::builder().event("end")?.data("a\nb").build(), &mut out)?;
 /// enc.comment("ping", &mut out)?;
-/// assert_eq!(out, b"event: end\ndata: a\ndata: b\n\n: ping\n\n");
+/// assert_eq!(out, b"event: end\ndata: a\ndata: b\n\n: ping\n");
 /// # Ok::<(), ssekit::EncodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -147,13 +147,17 @@ impl Encoder {
         self.write_block(event, true, out)
     }
 
-    /// Writes a comment line followed by a blank line (`: text\n\n`), the usual keep-alive.
+    /// Writes a comment line (`: text\n`), the usual keep-alive.
+    ///
+    /// No blank line follows it: once a stream has carried an `id:`, some widely used clients
+    /// (the `openai` Python SDK, `httpx-sse`) turn a blank line into an empty event, and the
+    /// `openai` SDK then fails parsing its data as JSON. A comment line alone is complete.
     ///
     /// # Example
     /// ```
     /// let mut out = Vec::new();
     /// ssekit::Encoder::new().comment("keep-alive", &mut out)?;
-    /// assert_eq!(out, b": keep-alive\n\n");
+    /// assert_eq!(out, b": keep-alive\n");
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn comment<B: BufMut + ?Sized>(
@@ -162,11 +166,11 @@ impl Encoder {
         out: &mut B,
     ) -> Result<usize, EncodeError> {
         check_single_line(Field::Comment, text)?;
-        let required = text.len() + 4;
+        let required = text.len() + 3;
         ensure_room(out, required)?;
         out.put_slice(b": ");
         out.put_slice(text.as_bytes());
-        out.put_slice(b"\n\n");
+        out.put_u8(b'\n');
         Ok(required)
     }
 

@@ -79,7 +79,7 @@
 //! let due = start + Duration::from_secs(14);
 //! assert_eq!(keep_alive.poll_timeout(), Some(due));
 //! keep_alive.handle_timeout(due);
-//! assert_eq!(keep_alive.poll_transmit().as_deref(), Some(&b": ping\n\n"[..]));
+//! assert_eq!(keep_alive.poll_transmit().as_deref(), Some(&b": ping\n"[..]));
 //! assert_eq!(keep_alive.poll_timeout(), Some(due + Duration::from_secs(10)));
 //! ```
 //!

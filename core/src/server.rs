@@ -8,7 +8,7 @@
 //! ```text
 //!  app events ──▶ ReplayBuffer::push ──▶ bytes ──▶ socket   (and KeepAlive::handle_write)
 //!  reconnect with Last-Event-ID ──▶ ReplayBuffer::since ──▶ missed bytes, or Gap
-//!  timer ──▶ KeepAlive::handle_timeout ──▶ poll_transmit ──▶ ": ping\n\n" ──▶ socket
+//!  timer ──▶ KeepAlive::handle_timeout ──▶ poll_transmit ──▶ ": ping\n" ──▶ socket
 //!  ORS POST /call {task_id?} ──▶ TaskRegistry::open ──▶ Started / Resumed / Unknown
 //! ```
 

@@ -399,7 +399,7 @@ fn keep_alive_cadence() {
             ka.handle_timeout(ms(t));
         }
         if let Some(bytes) = ka.poll_transmit() {
-            assert_eq!(&bytes[..], b": ping\n\n");
+            assert_eq!(&bytes[..], b": ping\n");
             pings.push(t);
         }
     }

@@ -37,6 +37,7 @@ const log = (await (await fetch(`${base}/log?run=${run}`)).json()).connections;
 assert.deepEqual(log.map((c) => c.last_event_id), [null, '3']);
 ok("the reconnect sent Last-Event-ID: 3");
 const gap = log[1].gap_ms;
-assert.ok(gap >= 600 && gap <= 2500, `reconnect gap ${gap} ms`);
+// Not before retry: 700 asks (the point); the upper bound only catches a reconnect that never came.
+assert.ok(gap >= 600 && gap <= 6000, `reconnect gap ${gap} ms`);
 ok(`the reconnect honoured retry: 700 (gap ${gap} ms)`);
 console.log('PASS node-eventsource');

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use crate::encode::{EncodeError, Encoder};
 use crate::time::Instant;
 
-/// Emits a keep-alive comment (`: ping\n\n` by default) whenever the stream has been silent
+/// Emits a keep-alive comment (`: ping\n` by default) whenever the stream has been silent
 /// for `interval`. Any write resets the timer, so a busy stream carries no pings; a ping
 /// itself counts as a write.
 ///
@@ -26,7 +26,7 @@ use crate::time::Instant;
 /// ka.handle_write(Instant::from_secs(4));                 // an event went out
 /// assert_eq!(ka.poll_timeout(), Some(Instant::from_secs(14)));
 /// ka.handle_timeout(Instant::from_secs(14));
-/// assert_eq!(ka.poll_transmit().as_deref(), Some(&b": ping\n\n"[..]));
+/// assert_eq!(ka.poll_transmit().as_deref(), Some(&b": ping\n"[..]));
 /// assert_eq!(ka.poll_transmit(), None);
 /// assert_eq!(ka.poll_timeout(), Some(Instant::from_secs(24)));
 /// ```
@@ -76,20 +76,20 @@ impl KeepAlive {
     pub fn new(interval: Duration, now: Instant) -> Self {
         KeepAlive {
             interval: interval.max(Duration::from_millis(1)),
-            frame: Bytes::from_static(b": ping\n\n"),
+            frame: Bytes::from_static(b": ping\n"),
             last_write: now,
             pending: false,
         }
     }
 
-    /// Uses `text` as the comment (refused if it holds CR or LF). An empty text sends `: \n\n`.
+    /// Uses `text` as the comment (refused if it holds CR or LF). An empty text sends `: \n`.
     ///
     /// # Example
     /// ```
     /// use ssekit::{server::KeepAlive, time::Instant};
     /// let mut ka = KeepAlive::new(KeepAlive::ORS, Instant::ZERO).with_comment("keep-alive")?;
     /// ka.handle_timeout(Instant::from_secs(10));
-    /// assert_eq!(ka.poll_transmit().as_deref(), Some(&b": keep-alive\n\n"[..]));
+    /// assert_eq!(ka.poll_transmit().as_deref(), Some(&b": keep-alive\n"[..]));
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn with_comment(mut self, text: &str) -> Result<Self, EncodeError> {
