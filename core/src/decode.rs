@@ -391,18 +391,19 @@ pub struct Decoder {
     queue: VecDeque<Bytes>,
     /// Bytes in `front` and `queue`.
     queued: usize,
-    /// Bytes from `feed_slice`, appended to `input` in order as one piece.
+    /// Bytes from `feed_slice`, queued behind `front`/`queue` in order as one piece.
     staging: BytesMut,
     /// A line that began in an earlier piece of input and has no line ending yet.
     line: BytesMut,
-    /// Stream offset of the front of `input`.
+    /// Stream offset of the first byte of `front`.
     offset: u64,
     /// Stream offset where the current line starts.
     line_start: u64,
     /// The last line ended with a CR at the end of a piece: an LF next belongs to it.
     after_cr: bool,
-    /// How many bytes of a BOM have been matched at stream start; 3 = done with the BOM.
+    /// How many bytes of a BOM have been matched at stream start.
     bom_matched: u8,
+    /// Whether the BOM question is settled: stripped, or the first bytes were not one.
     bom_done: bool,
     /// Discarding the rest of a line that went over `max_line` (Resync).
     discarding_line: bool,
@@ -686,7 +687,7 @@ impl Decoder {
         }
     }
 
-    /// Consumes `n` bytes from the front piece, popping it when empty.
+    /// Consumes `n` bytes from `front`, refilling it from `queue` when it runs empty.
     fn drop_front(&mut self, n: usize) {
         self.front.advance(n);
         if self.front.is_empty() {
