@@ -364,6 +364,35 @@ pub enum StreamEnd {
     Failed(DecodeError),
 }
 
+/// Pieces up to this size that only continue the current line skip the queue (see
+/// `Decoder::append_tiny`); larger ones are cheaper to queue and scan with SIMD.
+const TINY_PIECE: usize = 16;
+
+/// Room for the bytes of tiny pieces before they are moved into the line buffer in one go.
+const TAIL: usize = 128;
+
+/// Bytes of tiny pieces waiting to join the line buffer.
+#[derive(Debug)]
+struct Tail([u8; TAIL]);
+
+impl Default for Tail {
+    fn default() -> Self {
+        Tail([0; TAIL])
+    }
+}
+
+/// Whether any of the 8 bytes of `word` is LF or CR: the exact "has a zero byte" test
+/// (`(x - 0x01..) & !x & 0x80..` is non-zero iff a byte of `x` is zero) applied to the word
+/// XORed with each byte sought.
+#[inline(always)]
+fn has_line_ending(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let lf = word ^ (ONES * u64::from(b'\n'));
+    let cr = word ^ (ONES * u64::from(b'\r'));
+    ((lf.wrapping_sub(ONES) & !lf) | (cr.wrapping_sub(ONES) & !cr)) & HIGHS != 0
+}
+
 /// The UTF-8 byte order mark, stripped once at the very start of a stream.
 const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
 
@@ -395,6 +424,9 @@ pub struct Decoder {
     staging: BytesMut,
     /// A line that began in an earlier piece of input and has no line ending yet.
     line: BytesMut,
+    /// More of that line, from tiny pieces: `tail[..tail_len]` follows `line`.
+    tail: Tail,
+    tail_len: usize,
     /// Stream offset of the first byte of `front`.
     offset: u64,
     /// Stream offset where the current line starts.
@@ -508,7 +540,7 @@ impl Decoder {
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
     pub fn feed(&mut self, chunk: Bytes) -> Result<(), DecodeError> {
-        if chunk.is_empty() {
+        if chunk.is_empty() || self.append_tiny(&chunk) {
             return Ok(());
         }
         self.check_room(chunk.len())?;
@@ -540,12 +572,91 @@ impl Decoder {
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
     pub fn feed_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
-        if chunk.is_empty() {
+        if chunk.is_empty() || self.append_tiny(chunk) {
             return Ok(());
         }
         self.check_room(chunk.len())?;
         self.staging.extend_from_slice(chunk);
         Ok(())
+    }
+
+    /// The fast path for tiny pieces (a socket read of a few bytes): when nothing is queued
+    /// and the piece has no line ending, it only extends the current line, so it is copied
+    /// into `tail` at once instead of being queued and scanned by `next_frame`. The bytes are
+    /// examined once, here, and counted as scanned. Returns false, with the line unchanged,
+    /// when the piece must take the general path (a line ending, queued input, a pending BOM
+    /// or CR, a line over the limit, a failed or resyncing decoder).
+    #[inline(always)]
+    fn append_tiny(&mut self, piece: &[u8]) -> bool {
+        if piece.len() > TINY_PIECE
+            || self.queued != 0
+            || !self.staging.is_empty()
+            || !self.bom_done
+            || self.after_cr
+            || self.discarding_line
+            || self.failed.is_some()
+        {
+            return false;
+        }
+        let start = self.tail_len;
+        let end = start + piece.len();
+        if end > TAIL || self.line.len() + end > self.config.limits.max_line {
+            return self.append_tiny_after_flush(piece);
+        }
+        if let (Some(first), Some(last)) = (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
+            // 8 to 16 bytes: two overlapping words cover the piece; look at both, then copy both.
+            let (first, last) = (u64::from_ne_bytes(*first), u64::from_ne_bytes(*last));
+            if has_line_ending(first) || has_line_ending(last) {
+                return false;
+            }
+            let Some(slots) = self.tail.0.get_mut(start..end) else {
+                return false;
+            };
+            if let Some(head) = slots.first_chunk_mut::<8>() {
+                *head = first.to_ne_bytes();
+            }
+            if let Some(tail) = slots.last_chunk_mut::<8>() {
+                *tail = last.to_ne_bytes();
+            }
+        } else {
+            let Some(slots) = self.tail.0.get_mut(start..end) else {
+                return false;
+            };
+            // Copy and look for a line ending in one pass; bytes written past `tail_len`
+            // before a line ending is seen do not count.
+            for (slot, &byte) in slots.iter_mut().zip(piece) {
+                if byte == b'\n' || byte == b'\r' {
+                    return false;
+                }
+                *slot = byte;
+            }
+        }
+        self.tail_len = end;
+        self.offset += piece.len() as u64;
+        self.scanned += piece.len() as u64;
+        true
+    }
+
+    /// [`append_tiny`](Self::append_tiny) when `tail` is full or the line may be over the
+    /// limit: moves `tail` into the line buffer first; the general path reports the limit.
+    #[cold]
+    #[inline(never)]
+    fn append_tiny_after_flush(&mut self, piece: &[u8]) -> bool {
+        if self.line.len() + self.tail_len + piece.len() > self.config.limits.max_line {
+            return false;
+        }
+        self.flush_tail();
+        self.append_tiny(piece)
+    }
+
+    /// Moves the bytes tiny pieces left in `tail` to the end of `line`.
+    #[inline]
+    fn flush_tail(&mut self) {
+        if self.tail_len > 0 {
+            self.line
+                .extend_from_slice(self.tail.0.get(..self.tail_len).unwrap_or_default());
+            self.tail_len = 0;
+        }
     }
 
     fn check_room(&self, incoming: usize) -> Result<(), DecodeError> {
@@ -585,10 +696,20 @@ impl Decoder {
     /// assert_eq!(n, 2);
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
+    #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame>, DecodeError> {
+        if self.queued == 0 && self.staging.is_empty() && self.failed.is_none() {
+            // Everything fed has been consumed (the common case after a tiny piece).
+            return Ok(None);
+        }
+        self.next_frame_slow()
+    }
+
+    fn next_frame_slow(&mut self) -> Result<Option<Frame>, DecodeError> {
         if let Some(err) = self.failed {
             return Err(err);
         }
+        self.flush_tail();
         self.flush_staging();
         match self.scan() {
             Ok(frame) => Ok(frame),
@@ -745,7 +866,8 @@ impl Decoder {
         } else {
             usize::from(self.bom_matched)
         };
-        let unterminated = self.line.len() + self.queued + self.staging.len() + pending_bom;
+        let unterminated =
+            self.line.len() + self.tail_len + self.queued + self.staging.len() + pending_bom;
         let open_event = self.fields.block_open() || self.fields.skip_block || self.discarding_line;
         if unterminated == 0 && !open_event {
             StreamEnd::Clean
@@ -1024,6 +1146,26 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn has_line_ending_finds_lf_and_cr_at_every_position_and_nothing_else() {
+        for position in 0..8 {
+            for other in 0..=255u8 {
+                let mut word = [other; 8];
+                let plain = other != b'\n' && other != b'\r';
+                assert_eq!(has_line_ending(u64::from_ne_bytes(word)), !plain);
+                for sought in [b'\n', b'\r'] {
+                    word[position] = sought;
+                    assert!(has_line_ending(u64::from_ne_bytes(word)));
+                }
+            }
+        }
+        // Neighbours of the bytes sought, and bytes that borrow in the subtraction.
+        for byte in [0x00, 0x09, 0x0B, 0x0C, 0x0E, 0x80, 0x8A, 0x8D, 0xFF] {
+            let word = u64::from_ne_bytes([byte, 0x0B, 0x0C, byte, 0x8A, 0x8D, 0x01, byte]);
+            assert!(!has_line_ending(word), "{byte:#x}");
+        }
+    }
 
     #[test]
     fn retry_parsing_accepts_only_ascii_digits() {

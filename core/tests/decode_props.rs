@@ -187,3 +187,73 @@ proptest! {
         prop_assert_eq!(frames.iter().filter(|f| matches!(f, Frame::Event(_))).count(), events);
     }
 }
+
+/// Every frame and error of a stream fed in `pieces` (alternating `feed` and `feed_slice`),
+/// draining after each piece, and how it ended.
+fn frames_and_errors(
+    config: Config,
+    pieces: &[&[u8]],
+) -> (Vec<Result<Frame, ssekit::DecodeError>>, ssekit::StreamEnd) {
+    let mut dec = Decoder::with_config(config);
+    let mut out = Vec::new();
+    for (i, piece) in pieces.iter().enumerate() {
+        let fed = if i % 2 == 0 {
+            dec.feed(Bytes::copy_from_slice(piece))
+        } else {
+            dec.feed_slice(piece)
+        };
+        fed.unwrap();
+        loop {
+            match dec.next_frame() {
+                Ok(Some(frame)) => out.push(Ok(frame)),
+                Ok(None) => break,
+                Err(err) => {
+                    if config.get_on_limit() == ssekit::decode::OnLimit::FailStop {
+                        // Sticky: the same error from every later call; record it once.
+                        if out.last() != Some(&Err(err)) {
+                            out.push(Err(err));
+                        }
+                        break;
+                    }
+                    out.push(Err(err));
+                }
+            }
+        }
+    }
+    (out, dec.finish())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// Tiny pieces take a fast path that appends to the current line without queueing; sizes
+    /// around its threshold (16 bytes), both feeding calls, and small line limits in both
+    /// limit policies must give exactly the frames, errors (with offsets) and end of one feed.
+    #[test]
+    fn tiny_pieces_yield_the_frames_errors_and_end_of_one_feed(
+        stream in any_stream(),
+        sizes in prop::collection::vec(1usize..=20, 1..64),
+        max_line in 4usize..200,
+        resync in any::<bool>(),
+        mode in mode(),
+    ) {
+        let on_limit = if resync { ssekit::decode::OnLimit::Resync } else { ssekit::decode::OnLimit::FailStop };
+        let config = Config::default()
+            .mode(mode)
+            .on_limit(on_limit)
+            .limits(ssekit::Limits::default().max_line(max_line));
+        let mut pieces = Vec::new();
+        let mut rest = &stream[..];
+        for size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (piece, tail) = rest.split_at((*size).min(rest.len()));
+            pieces.push(piece);
+            rest = tail;
+        }
+        let whole = frames_and_errors(config, &[&stream[..]]);
+        let tiny = frames_and_errors(config, &pieces);
+        prop_assert_eq!(tiny, whole);
+    }
+}

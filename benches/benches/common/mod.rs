@@ -25,8 +25,9 @@ use ssekit::{Decoder, Frame};
 pub type Impl = (&'static str, fn(&[Bytes]) -> usize);
 
 /// ssekit first, then the peers, then the floors.
-pub const DECODERS: [Impl; 10] = [
+pub const DECODERS: [Impl; 12] = [
     ("ssekit", ssekit),
+    ("ssekit-slice", ssekit_slice),
     ("sse-core", sse_core),
     ("sse-parse", sse_parse),
     ("sseer", sseer),
@@ -36,11 +37,12 @@ pub const DECODERS: [Impl; 10] = [
     ("sse-codec", sse_codec),
     ("memchr2", memchr2_floor),
     ("memcpy", memcpy_floor),
+    ("bytes-clone", bytes_clone_floor),
 ];
 
 /// Whether `name` is a floor rather than a decoder (its result is not an event count).
 pub fn is_floor(name: &str) -> bool {
-    matches!(name, "memchr2" | "memcpy")
+    matches!(name, "memchr2" | "memcpy" | "bytes-clone")
 }
 
 fn ready_stream(
@@ -55,6 +57,24 @@ pub fn ssekit(pieces: &[Bytes]) -> usize {
     let mut events = 0;
     for piece in pieces {
         decoder.feed(piece.clone()).expect("feed");
+        while let Some(frame) = decoder.next_frame().expect("frame") {
+            if let Frame::Event(ev) = frame {
+                black_box(&ev);
+                events += 1;
+            }
+        }
+    }
+    events
+}
+
+/// ssekit: `feed_slice(&[u8])` each piece (copied into the decoder), drain `next_frame` after
+/// each: what a reader that reuses one read buffer calls, and the cheaper call for tiny
+/// pieces (no reference count is touched).
+pub fn ssekit_slice(pieces: &[Bytes]) -> usize {
+    let mut decoder = Decoder::new();
+    let mut events = 0;
+    for piece in pieces {
+        decoder.feed_slice(piece).expect("feed");
         while let Some(frame) = decoder.next_frame().expect("frame") {
             if let Frame::Event(ev) = frame {
                 black_box(&ev);
@@ -192,6 +212,16 @@ pub fn memchr2_floor(pieces: &[Bytes]) -> usize {
     pieces
         .iter()
         .map(|piece| memchr::memchr2_iter(b'\n', b'\r', piece).count())
+        .sum()
+}
+
+/// Floor of any decoder that takes ownership of `Bytes` pieces (ssekit's `feed`, sse-core):
+/// each piece cloned and dropped, i.e. one atomic reference-count increment and decrement.
+/// Returns the bytes handed over.
+pub fn bytes_clone_floor(pieces: &[Bytes]) -> usize {
+    pieces
+        .iter()
+        .map(|piece| black_box(piece.clone()).len())
         .sum()
 }
 
