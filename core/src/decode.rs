@@ -992,7 +992,7 @@ impl FieldState {
         match name {
             FieldName::Comment => Ok(Some(Frame::Comment(Utf8Bytes::from_utf8_lossy(value())))),
             FieldName::Data => {
-                self.append_data(config, value(), line_offset)?;
+                self.append_data(config, src, value_start.min(end)..end, line_offset)?;
                 Ok(None)
             }
             FieldName::Event => {
@@ -1014,12 +1014,18 @@ impl FieldState {
         }
     }
 
+    /// Appends the value `src[range]` of a `data:` line, within `max_event`. Only the first
+    /// data line of an event becomes a slice of the input (the event's data when it has one
+    /// line); later lines are copied into the joining buffer, so they need no reference of
+    /// their own.
     fn append_data(
         &mut self,
         config: &Config,
-        value: Bytes,
+        src: &Bytes,
+        range: core::ops::Range<usize>,
         line_offset: u64,
     ) -> Result<(), DecodeError> {
+        let value = src.get(range.clone()).unwrap_or_default();
         let limit = config.limits.max_event;
         let separator = usize::from(!matches!(self.data, Data::Empty));
         if self.data.len() + separator + value.len() > limit {
@@ -1028,24 +1034,23 @@ impl FieldState {
                 limit,
             });
         }
-        self.data = match core::mem::take(&mut self.data) {
-            Data::Empty => Data::One(value),
+        match &mut self.data {
+            Data::Empty => self.data = Data::One(src.slice(range)),
+            Data::Many(joined) => {
+                reserve_within(joined, 1 + value.len(), limit);
+                joined.push(b'\n');
+                joined.extend_from_slice(value);
+            }
             Data::One(first) => {
                 let mut joined = core::mem::take(&mut self.scratch);
                 joined.clear();
                 reserve_within(&mut joined, first.len() + 1 + value.len(), limit);
-                joined.extend_from_slice(&first);
+                joined.extend_from_slice(first);
                 joined.push(b'\n');
-                joined.extend_from_slice(&value);
-                Data::Many(joined)
+                joined.extend_from_slice(value);
+                self.data = Data::Many(joined);
             }
-            Data::Many(mut joined) => {
-                reserve_within(&mut joined, 1 + value.len(), limit);
-                joined.push(b'\n');
-                joined.extend_from_slice(&value);
-                Data::Many(joined)
-            }
-        };
+        }
         Ok(())
     }
 
