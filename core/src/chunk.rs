@@ -55,10 +55,11 @@
 //! data` per `data:` line) drop LF between lines; compact JSON has none, so they are served
 //! too.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use crate::event::Event;
 use crate::text::Utf8Bytes;
@@ -231,58 +232,254 @@ impl Chunker {
     }
 
     fn check(&self, payload: &str) -> Result<(), ChunkError> {
-        if let Some(position) = memchr::memchr(b'\r', payload.as_bytes()) {
-            return Err(ChunkError::CarriageReturn { position });
+        if !self.strip_safe {
+            return match memchr::memchr(b'\r', payload.as_bytes()) {
+                Some(position) => Err(ChunkError::CarriageReturn { position }),
+                None => Ok(()),
+            };
         }
-        if !self.strip_safe || (payload.len() <= self.max_chunk && !starts_line_with_space(payload))
-        {
-            return Ok(());
-        }
-        // Every allowed boundary (a non-strippable character's start, or the end) must lie
-        // within `max_chunk` of the previous one, or the greedy cut cannot find one.
-        let mut last_allowed = 0;
-        let mut after_lf = true;
-        for (i, c) in payload.char_indices() {
-            let strippable = strippable(c);
-            if strippable && after_lf {
-                return Err(ChunkError::LeadingWhitespace { position: i });
+        // One pass for CR (refused wherever it is) and LF (the next character starts a line).
+        let starts_bad = |at: usize| {
+            let (c, _) = char_at(payload, at);
+            at < payload.len() && strippable(c)
+        };
+        let mut leading = starts_bad(0).then_some(0);
+        for at in memchr::memchr2_iter(b'\r', b'\n', payload.as_bytes()) {
+            if payload.as_bytes().get(at) == Some(&b'\r') {
+                return Err(ChunkError::CarriageReturn { position: at });
             }
-            after_lf = c == '\n';
-            if !strippable {
-                if i - last_allowed > self.max_chunk {
-                    return Err(self.no_boundary(payload, last_allowed));
-                }
-                last_allowed = i;
+            if leading.is_none() && starts_bad(at + 1) {
+                leading = Some(at + 1);
             }
         }
-        if payload.len() - last_allowed > self.max_chunk {
-            return Err(self.no_boundary(payload, last_allowed));
+        // No line may begin with a strippable character, and every allowed boundary (a
+        // non-strippable character's start, or the end) must lie within `max_chunk` of the
+        // previous one, or the greedy cut cannot find one. When a payload breaks both, the
+        // error it reaches first is reported (a leading character where it starts, a long
+        // run where it ends).
+        match (
+            leading,
+            self.first_long_run(payload, leading.unwrap_or(usize::MAX)),
+        ) {
+            (_, Some(err)) => Err(err),
+            (Some(position), None) => Err(ChunkError::LeadingWhitespace { position }),
+            (None, None) => Ok(()),
+        }
+    }
+
+    /// The first run of strippable characters too long for a boundary, if it ends before
+    /// byte `before`.
+    ///
+    /// Characters are at most 4 bytes and the limit at least 4, so only runs of strippable
+    /// characters can open a gap. Every strippable character starts with a byte below 0x21
+    /// or at or above 0x80 ("candidates"); 8-byte words are tested for them a word at a time.
+    /// With a limit of 24 or more, a run long enough to matter (limit - 3 bytes) covers
+    /// whole words of candidates, so only some words are tested (`scan_words`) and
+    /// looked at closely, from the last printable ASCII byte before them to the first after.
+    /// With a smaller limit every candidate is looked at.
+    fn first_long_run(&self, text: &str, before: usize) -> Option<ChunkError> {
+        let outcome = if self.max_chunk >= 3 * WORD {
+            self.scan_words(text)
+        } else {
+            self.scan_candidates(text)
+        };
+        match outcome {
+            Err((end, err)) if end < before => Some(err),
+            _ => None,
+        }
+    }
+
+    /// The scan for a limit of 24 or more. A run long enough to matter is at least
+    /// limit - 3 bytes long, so it covers a whole word at a multiple of any stride up to
+    /// limit - 10: only those words are tested, and looked at closely when they are all
+    /// candidates. With the default limit that is one word in 2048 bytes.
+    fn scan_words(&self, text: &str) -> Result<(), (usize, ChunkError)> {
+        let reach = self.max_chunk - 10;
+        let stride = if reach.is_power_of_two() {
+            reach
+        } else {
+            reach.next_power_of_two() / 2
+        };
+        let mut resume = 0;
+        let mut base = 0;
+        while let Some(word) = text.as_bytes().get(base..base + WORD) {
+            self.scan_word(text, word, base, &mut resume)?;
+            base += stride;
         }
         Ok(())
     }
 
-    fn no_boundary(&self, payload: &str, allowed: usize) -> ChunkError {
-        // The run starts after the character at `allowed`.
-        let char_len = payload
-            .get(allowed..)
-            .and_then(|s| s.chars().next())
-            .map_or(0, char::len_utf8);
-        ChunkError::NoBoundary {
-            position: allowed + char_len,
-            limit: self.max_chunk,
+    /// Looks closely around `word` (at byte `base`) if it is all candidates and past
+    /// `resume`, where the last close look stopped; moves `resume` past this look.
+    fn scan_word(
+        &self,
+        text: &str,
+        word: &[u8],
+        base: usize,
+        resume: &mut usize,
+    ) -> Result<(), (usize, ChunkError)> {
+        let bytes = text.as_bytes();
+        let resume_at = *resume;
+        if candidate_bits(word) != HIGH || base < resume_at {
+            return Ok(());
         }
+        // Back to the last printable byte (not strippable, so no run is open there), then
+        // forward to the first printable byte past the word.
+        let mut at = base;
+        while at > resume_at && !bytes.get(at - 1).copied().is_some_and(printable) {
+            at -= 1;
+        }
+        let mut run = Run::default();
+        while let Some(&byte) = bytes.get(at) {
+            self.visit(text, at, byte, &mut run)?;
+            at += 1;
+            if at > base + WORD && printable(byte) {
+                break;
+            }
+        }
+        self.finish_run(text, &run)?;
+        *resume = at;
+        Ok(())
+    }
+
+    /// The scan for a limit under 24: every candidate byte.
+    fn scan_candidates(&self, text: &str) -> Result<(), (usize, ChunkError)> {
+        let mut run = Run::default();
+        let mut words = text.as_bytes().chunks_exact(WORD);
+        let mut base = 0;
+        for word in &mut words {
+            // One bit per candidate byte.
+            let mut candidates = candidate_bits(word);
+            while candidates != 0 {
+                let offset = (candidates.trailing_zeros() / 8) as usize;
+                let byte = word.get(offset).copied().unwrap_or(0);
+                self.visit(text, base + offset, byte, &mut run)?;
+                candidates &= candidates - 1;
+            }
+            base += WORD;
+        }
+        for (offset, &byte) in words.remainder().iter().enumerate() {
+            self.visit(text, base + offset, byte, &mut run)?;
+        }
+        self.finish_run(text, &run)
+    }
+
+    /// Closes a run still open where a scan stopped (at the end of the payload).
+    fn finish_run(&self, text: &str, run: &Run) -> Result<(), (usize, ChunkError)> {
+        if run.open {
+            self.close_run(text, run, run.end)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Handles the byte at `at`: any candidate, and perhaps other bytes.
+    #[inline]
+    fn visit(
+        &self,
+        text: &str,
+        at: usize,
+        byte: u8,
+        run: &mut Run,
+    ) -> Result<(), (usize, ChunkError)> {
+        if is_continuation(byte) {
+            return Ok(());
+        }
+        if run.open && at != run.end {
+            // The run ended at `run.end`, in front of a character that is not strippable.
+            self.close_run(text, run, run.end)?;
+            run.open = false;
+        }
+        let (c, len) = char_at(text, at);
+        if !printable(byte) && strippable(c) {
+            if !run.open {
+                run.open = true;
+                run.anchor = char_start_before(text.as_bytes(), at);
+            }
+            run.end = at + len;
+        } else if run.open {
+            self.close_run(text, run, at)?;
+            run.open = false;
+        }
+        Ok(())
+    }
+
+    /// A run of strippable characters ends at `end`: the boundaries around it are `run.anchor`
+    /// (the start of the character before it) and `end`. The error comes with `end`, where
+    /// a scan finds it.
+    fn close_run(&self, text: &str, run: &Run, end: usize) -> Result<(), (usize, ChunkError)> {
+        if end - run.anchor > self.max_chunk {
+            // The run starts after the character at `anchor`.
+            let (_, len) = char_at(text, run.anchor);
+            return Err((
+                end,
+                ChunkError::NoBoundary {
+                    position: run.anchor + len,
+                    limit: self.max_chunk,
+                },
+            ));
+        }
+        Ok(())
     }
 }
 
-/// Whether any line of `s` begins with a character a stripping client removes (fast path
-/// for payloads that fit in one event).
-fn starts_line_with_space(s: &str) -> bool {
-    let mut after_lf = true;
-    s.chars().any(|c| {
-        let bad = after_lf && strippable(c);
-        after_lf = c == '\n';
-        bad
-    })
+/// Whether `byte` is printable ASCII (0x21..0x7F): a character that is not strippable.
+#[inline]
+fn printable(byte: u8) -> bool {
+    (0x21..0x80).contains(&byte)
+}
+
+/// The high bit of every byte in a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Bytes per word of the strip-safe scan.
+const WORD: usize = 8;
+
+/// A run of strippable characters being scanned: `anchor` is the start of the character in
+/// front of it, `end` the byte after its last character.
+#[derive(Default)]
+struct Run {
+    open: bool,
+    anchor: usize,
+    end: usize,
+}
+
+/// The high bit of each byte of the 8-byte `word` that is below 0x21 or at or above 0x80,
+/// exactly: the low seven bits plus 0x5F carry into the high bit when they are 0x21 or more.
+#[inline]
+fn candidate_bits(word: &[u8]) -> u64 {
+    const LOW: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let mut buf = [0u8; WORD];
+    buf.copy_from_slice(word);
+    let w = u64::from_le_bytes(buf);
+    (!((w & LOW) + 0x5F5F_5F5F_5F5F_5F5F) | w) & HIGH
+}
+
+/// Whether `byte` continues a UTF-8 character (`0b10xx_xxxx`).
+#[inline]
+fn is_continuation(byte: u8) -> bool {
+    byte & 0xC0 == 0x80
+}
+
+/// The character starting at byte `at` of `text` and its length (U+0000 and 1 when `at` is
+/// not a character start, which the callers rule out).
+#[inline]
+fn char_at(text: &str, at: usize) -> (char, usize) {
+    let c = text
+        .get(at..)
+        .and_then(|s| s.chars().next())
+        .unwrap_or('\0');
+    (c, c.len_utf8())
+}
+
+/// The start of the character that ends just before byte `at` (`at > 0`).
+#[inline]
+fn char_start_before(bytes: &[u8], at: usize) -> usize {
+    let mut start = at.saturating_sub(1);
+    while start > 0 && bytes.get(start).copied().is_some_and(is_continuation) {
+        start -= 1;
+    }
+    start
 }
 
 /// What Python's `str.lstrip()` removes from a value (`str.isspace`), except LF, which never
@@ -514,7 +711,7 @@ impl core::error::Error for ReassembleError {}
 #[derive(Clone, Debug)]
 pub struct Reassembler {
     max_size: usize,
-    parts: Vec<Bytes>,
+    parts: Vec<Utf8Bytes>,
     size: usize,
     ended: bool,
     failed: Option<ReassembleError>,
@@ -655,19 +852,19 @@ impl Reassembler {
         self.accept(data)?;
         self.ended = true;
         let parts = core::mem::take(&mut self.parts);
-        let joined = match parts.as_slice() {
-            [] => Bytes::new(),
+        Ok(match parts.as_slice() {
+            [] => Utf8Bytes::new(),
             [one] => one.clone(),
             many => {
-                let mut buf = BytesMut::with_capacity(self.size);
+                // Each part is UTF-8, so their concatenation is: joined as a `String`, it is
+                // copied once and never validated again.
+                let mut joined = String::with_capacity(self.size);
                 for part in many {
-                    buf.extend_from_slice(part);
+                    joined.push_str(part);
                 }
-                buf.freeze()
+                Utf8Bytes::from(joined)
             }
-        };
-        // Each part is UTF-8, so their concatenation is: this validates, never copies.
-        Ok(Utf8Bytes::from_utf8_lossy(joined))
+        })
     }
 
     fn accept(&mut self, data: &Utf8Bytes) -> Result<(), ReassembleError> {
@@ -686,7 +883,7 @@ impl Reassembler {
         }
         self.size = size;
         if !data.is_empty() {
-            self.parts.push(data.as_bytes().clone());
+            self.parts.push(data.clone());
         }
         Ok(())
     }
@@ -716,7 +913,6 @@ impl Reassembler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::string::String;
 
     fn pieces(chunker: Chunker, payload: &str) -> Vec<Piece> {
         chunker
@@ -835,6 +1031,107 @@ mod tests {
         assert_eq!(r.push(&chunk), Err(err));
         let end = Event::builder().event("end").unwrap().build();
         assert_eq!(r.push(&end), Err(err));
+    }
+
+    /// The strip-safe check written the obvious way, a character at a time: the reference
+    /// the byte-level scan must agree with.
+    fn naive_check(chunker: Chunker, payload: &str) -> Result<(), ChunkError> {
+        if let Some(position) = payload.find('\r') {
+            return Err(ChunkError::CarriageReturn { position });
+        }
+        if !chunker.strip_safe {
+            return Ok(());
+        }
+        let no_boundary = |allowed: usize| ChunkError::NoBoundary {
+            position: allowed + payload[allowed..].chars().next().map_or(0, char::len_utf8),
+            limit: chunker.max_chunk,
+        };
+        let mut last_allowed = 0;
+        let mut after_lf = true;
+        for (i, c) in payload.char_indices() {
+            if strippable(c) && after_lf {
+                return Err(ChunkError::LeadingWhitespace { position: i });
+            }
+            after_lf = c == '\n';
+            if !strippable(c) {
+                if i - last_allowed > chunker.max_chunk {
+                    return Err(no_boundary(last_allowed));
+                }
+                last_allowed = i;
+            }
+        }
+        if payload.len() - last_allowed > chunker.max_chunk {
+            return Err(no_boundary(last_allowed));
+        }
+        Ok(())
+    }
+
+    /// Text rich in what the check looks at: ASCII and Unicode whitespace, LF, CR, Python's
+    /// U+001C..U+001F, multi-byte letters.
+    fn tricky_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let c = prop_oneof![
+            4 => proptest::char::range('a', 'c'),
+            3 => Just(' '),
+            1 => Just('\n'),
+            1 => Just('\t'),
+            1 => Just('\r'),
+            1 => Just('\u{1d}'),
+            1 => Just('\u{a0}'),
+            1 => Just('\u{85}'),
+            1 => Just('\u{2003}'),
+            1 => Just('\u{3000}'),
+            1 => Just('é'),
+            1 => Just('€'),
+            1 => Just('😀'),
+            1 => Just('\u{200b}'),
+        ];
+        // Runs of one character, so that whitespace runs reach the larger limits too.
+        proptest::collection::vec((c, 1usize..90), 0..24).prop_map(|v| {
+            v.into_iter()
+                .flat_map(|(c, n)| core::iter::repeat_n(c, if c.is_alphabetic() { 1 } else { n }))
+                .collect()
+        })
+    }
+
+    use alloc::vec;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn byte_level_check_agrees_with_the_char_level_reference(
+            text in tricky_text(),
+            limit in proptest::prop_oneof![4usize..12, 20usize..40, 40usize..100],
+            strip_safe in proptest::bool::weighted(0.9),
+        ) {
+            let chunker = Chunker::new().max_chunk(limit).strip_safe(strip_safe);
+            proptest::prop_assert_eq!(chunker.check(&text), naive_check(chunker, &text));
+        }
+    }
+
+    #[test]
+    fn byte_level_check_agrees_on_long_runs_and_word_edges() {
+        for pad in 0..20 {
+            for run in 0..140 {
+                for ws in [" ", "\u{3000}", "\u{a0}", "\t", " \u{85}"] {
+                    let text = ["x".repeat(pad), ws.repeat(run), "y".into()].concat();
+                    for limit in [4, 5, 8, 9, 16, 24, 25, 31, 32, 40, 73, 128] {
+                        let chunker = Chunker::new().max_chunk(limit);
+                        assert_eq!(
+                            chunker.check(&text),
+                            naive_check(chunker, &text),
+                            "{text:?}"
+                        );
+                        let trailing = ["x".repeat(pad), ws.repeat(run)].concat();
+                        assert_eq!(
+                            chunker.check(&trailing),
+                            naive_check(chunker, &trailing),
+                            "{trailing:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     #[test]
