@@ -362,7 +362,7 @@ impl Driver {
                     Action::Close(_) => {
                         self.response = None;
                         self.out.push_back(Item::Disconnected(Ended::IdleTimeout));
-                        self.schedule();
+                        self.schedule(self.clock.now());
                     }
                     Action::GiveUp(reason) => {
                         self.finished = true;
@@ -401,10 +401,10 @@ impl Driver {
         }
     }
 
-    /// After a disconnect: report the wait the policy chose.
-    fn schedule(&mut self) {
+    /// After a disconnect the policy was told of at `now`: report the wait it chose.
+    fn schedule(&mut self, now: ssekit::Instant) {
         if let Some(at) = self.rc.poll_timeout() {
-            let after = at.saturating_duration_since(self.clock.now());
+            let after = at.saturating_duration_since(now);
             self.out.push_back(Item::Reconnecting { after });
         }
     }
@@ -472,8 +472,9 @@ impl Driver {
                 self.out
                     .push_back(Item::Disconnected(Ended::Failed(err.to_string())));
                 self.last_error = Some(err);
-                self.rc.handle_closed(self.clock.now(), Disconnect::Error);
-                self.schedule();
+                let now = self.clock.now();
+                self.rc.handle_closed(now, Disconnect::Error);
+                self.schedule(now);
             }
             Ok((resp, task)) => {
                 let status = resp.status().as_u16();
@@ -482,9 +483,10 @@ impl Driver {
                     .get(CONTENT_TYPE)
                     .and_then(|v| v.to_str().ok())
                     .map(str::to_owned);
+                let now = self.clock.now();
                 match self
                     .rc
-                    .handle_response(self.clock.now(), status, content_type.as_deref())
+                    .handle_response(now, status, content_type.as_deref())
                 {
                     Ok(()) => {
                         self.decoder.reset();
@@ -501,7 +503,7 @@ impl Driver {
                             self.out.push_back(Item::Disconnected(Ended::Failed(format!(
                                 "HTTP {status}"
                             ))));
-                            self.schedule();
+                            self.schedule(now);
                         }
                     }
                 }
@@ -576,7 +578,8 @@ impl Driver {
             (None, _) => Ended::Truncated,
         };
         self.out.push_back(Item::Disconnected(ended));
-        self.rc.handle_closed(self.clock.now(), how);
-        self.schedule();
+        let now = self.clock.now();
+        self.rc.handle_closed(now, how);
+        self.schedule(now);
     }
 }
