@@ -1,17 +1,14 @@
-//! Broadcast: live events to many clients, Last-Event-ID resumption, slow clients dropped.
+//! Broadcast without sockets: Last-Event-ID resumption and slow clients dropped. Clients
+//! resuming over HTTP across a server-side disconnect is a scenario of the conformance
+//! suite (`transport-smol/tests/conformance.rs`), on every server x client pairing.
 
 mod common;
 
-use std::time::Duration;
-
-use common::{boxed, spawn, within};
-use futures_util::StreamExt;
+use common::within;
 use http_body_util::BodyExt;
-use ssekit::client::ReconnectConfig;
 use ssekit::server::{Gap, ReplayBuffer};
 use ssekit::Event;
-use ssekit_hyper::client::{Ended, EventSource, Item};
-use ssekit_hyper::server::{last_event_id, response, Broadcast, SseBody};
+use ssekit_hyper::server::{Broadcast, SseBody};
 
 fn tick(i: u32) -> Event {
     Event::builder()
@@ -74,64 +71,4 @@ async fn a_client_that_falls_behind_is_dropped_and_the_others_are_not_slowed() {
     let again = hub.subscribe(Some("4")).unwrap();
     hub.disconnect_all();
     assert_eq!(drain(again).await.matches("event: tick").count(), 6);
-}
-
-#[tokio::test]
-async fn clients_over_http_resume_across_a_server_side_disconnect() {
-    let hub = Broadcast::new(ReplayBuffer::new(64, 1 << 20), 16);
-    let server_hub = hub.clone();
-    let addr = spawn(move |req| {
-        let hub = server_hub.clone();
-        async move {
-            let body = hub
-                .subscribe(last_event_id(req.headers()))
-                .unwrap_or_else(|_| SseBody::from_bytes(futures_util::stream::empty()));
-            boxed(response(body))
-        }
-    })
-    .await;
-    let mut items = EventSource::get(&format!("http://{addr}/"))
-        .unwrap()
-        .reconnect(
-            ReconnectConfig::default()
-                .retry_timeout(Duration::from_millis(20))
-                .min_delay(Duration::from_millis(10))
-                .jitter(0),
-        )
-        .stream();
-    assert_eq!(next(&mut items).await, Item::Connected { attempt: 0 });
-    let mut events = Vec::new();
-    for i in 1..=3 {
-        hub.publish(&tick(i)).unwrap();
-        match next(&mut items).await {
-            Item::Event(e) => events.push(e),
-            other => panic!("{other:?}"),
-        }
-    }
-    // The server drops everyone (a deploy, say) and keeps publishing while they are away.
-    hub.disconnect_all();
-    hub.publish(&tick(4)).unwrap();
-    hub.publish(&tick(5)).unwrap();
-    assert_eq!(next(&mut items).await, Item::Disconnected(Ended::Clean));
-    assert!(matches!(next(&mut items).await, Item::Reconnecting { .. }));
-    assert_eq!(next(&mut items).await, Item::Connected { attempt: 1 });
-    for _ in 4..=5 {
-        match next(&mut items).await {
-            Item::Event(e) => events.push(e),
-            other => panic!("{other:?}"),
-        }
-    }
-    hub.publish(&tick(6)).unwrap();
-    match next(&mut items).await {
-        Item::Event(e) => events.push(e),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(events, (1..=6).map(tick).collect::<Vec<_>>());
-}
-
-type Items =
-    std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Item, ssekit_hyper::Error>> + Send>>;
-
-async fn next(items: &mut Items) -> Item {
-    within(5, items.next()).await.unwrap().unwrap()
 }

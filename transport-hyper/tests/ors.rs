@@ -11,8 +11,6 @@ use common::within;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
-use ssekit::profile::ors::ToolCall;
-use ssekit::sequence::Validator;
 use ssekit::{Decoder, Frame};
 use ssekit_hyper::ors::gsm8k::Gsm8k;
 use ssekit_hyper::ors::{CallOptions, Client, Server, ServerConfig, Trace};
@@ -177,54 +175,6 @@ async fn the_call_stream_on_the_wire() {
         ["task_id", "end"]
     );
     assert_eq!(evs[1].1, "");
-}
-
-#[tokio::test]
-async fn large_results_are_chunked_within_4096_bytes_and_reassemble_exactly() {
-    let base = start(ServerConfig::default()).await;
-    let ors = client(&base);
-    let sid = ors.open_session("gsm8k", &task()).await.unwrap();
-    let (_, _, wire) = within(
-        5,
-        raw(
-            &base,
-            "POST",
-            "/gsm8k/call",
-            Some(&sid),
-            r#"{"name":"work","input":{"steps":400}}"#,
-        ),
-    )
-    .await;
-    let evs = events(&wire);
-    let kinds: Vec<&str> = evs.iter().map(|e| e.0.as_str()).collect();
-    assert!(kinds.len() > 10, "{} events", kinds.len());
-    assert_eq!(kinds[0], "task_id");
-    assert!(kinds[1..kinds.len() - 1].iter().all(|k| *k == "chunk"));
-    assert_eq!(kinds.last(), Some(&"end"));
-    assert!(evs.iter().all(|(_, d)| d.len() <= 4096));
-    assert!(
-        evs.iter().all(|(_, d)| !d.starts_with(char::is_whitespace)),
-        "no chunk starts with whitespace"
-    );
-    // Validate with the core profile and compare with the client's result.
-    let mut dec = Decoder::new();
-    dec.feed_slice(wire.as_bytes()).unwrap();
-    let mut v = Validator::new(ToolCall::new());
-    while let Some(frame) = dec.next_frame().unwrap() {
-        v.frame(&frame).unwrap();
-    }
-    v.finish().unwrap();
-    let direct = v.profile().result().cloned().unwrap();
-    let via_client = ors
-        .call_tool("gsm8k", &sid, "work", json!({"steps": 400}))
-        .await
-        .unwrap();
-    assert_eq!(direct, via_client);
-    let ssekit_hyper::ors::Block::Text { text, .. } = &direct.output.unwrap().blocks[0] else {
-        panic!()
-    };
-    assert_eq!(text.lines().count(), 400);
-    assert!(text.contains("«"), "non-ASCII text survives chunking");
 }
 
 #[tokio::test]

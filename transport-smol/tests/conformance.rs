@@ -7,7 +7,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use kit::{client, each_pair, encode, events_of, fast, numbered, serve, Reply, Run, Seen};
+use kit::{
+    big_result, build, client, each_pair, encode, events_of, fast, numbered, serve, serve_ors, Hub,
+    Producer, Reply, Run, Seen, Side, SLOW_TOOL,
+};
 use ssekit::server::ReplayBuffer;
 use ssekit::{Config, Event, Limits};
 
@@ -33,16 +36,95 @@ fn keep_alive_pings_reach_the_client_while_the_server_is_idle() {
             hang: true,
         });
         let started = std::time::Instant::now();
-        let seen = client(side, Run::new(addr, 3));
+        let at = Arc::new(Mutex::new(Vec::new()));
+        let mut run = Run::new(addr, 4);
+        let log = at.clone();
+        run.on_item = Some(Arc::new(move |_, _| {
+            log.lock().unwrap().push(started.elapsed())
+        }));
+        let seen = client(side, run);
+        let ping = Seen::Comment("ping".into());
+        assert_eq!(seen, [Seen::Connected(0), ping.clone(), ping.clone(), ping]);
+        // Never sooner than the interval (no busy loop); late is allowed on a loaded machine.
+        let at = at.lock().unwrap();
+        for gap in at[1..].windows(2) {
+            assert!(
+                gap[1] - gap[0] >= Duration::from_millis(70),
+                "pings at {at:?}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_busy_stream_carries_no_pings() {
+    each_pair(|server, side| {
+        // An event every 20 ms against a 400 ms keep-alive: only a 20-fold stall could ping.
+        let addr = serve(server, |_| Reply::Channel {
+            capacity: 4,
+            keep_alive: Some(Duration::from_millis(400)),
+            producer: Arc::new(|tx: Producer| {
+                for i in 0..10 {
+                    assert!(tx.send(&Event::message(i.to_string())));
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }),
+        });
+        let mut run = Run::new(addr, 100);
+        run.reconnect = fast().reconnect(false);
+        let seen = client(side, run);
+        assert!(
+            !seen.iter().any(|s| matches!(s, Seen::Comment(_))),
+            "{seen:?}"
+        );
+        assert_eq!(events_of(&seen).len(), 10);
+    });
+}
+
+#[test]
+fn broadcast_clients_resume_across_a_server_side_disconnect() {
+    each_pair(|server, side| {
+        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), 16);
+        let serving = hub.clone();
+        let addr = serve(server, move |req| Reply::Subscribe {
+            hub: serving.clone(),
+            last_event_id: req.last_event_id,
+        });
+        // The test publishes from the client's thread as it sees items, so each step
+        // follows from the one before it, not from timing.
+        let mut run = Run::new(addr, 10);
+        run.on_item = Some(Arc::new(move |_, seen| match seen {
+            Seen::Connected(0) => {
+                for ev in &numbered(3) {
+                    assert_eq!(hub.publish(ev), 1);
+                }
+            }
+            Seen::Event(ev) if ev.id() == Some("3") => {
+                // The server drops everyone and keeps publishing while they are away.
+                hub.disconnect_all();
+                assert_eq!(hub.publish(&numbered(5)[3]), 0);
+                assert_eq!(hub.publish(&numbered(5)[4]), 0);
+            }
+            Seen::Connected(1) => {
+                assert_eq!(hub.publish(&numbered(6)[5]), 1);
+            }
+            _ => {}
+        }));
+        let seen = client(side, run);
+        assert_eq!(events_of(&seen), numbered(6), "{seen:?}");
+        let trace: Vec<_> = seen
+            .iter()
+            .filter(|s| !matches!(s, Seen::Event(_)))
+            .collect();
         assert_eq!(
-            seen,
+            trace,
             [
-                Seen::Connected(0),
-                Seen::Comment("ping".into()),
-                Seen::Comment("ping".into())
+                &Seen::Connected(0),
+                &Seen::Disconnected("clean"),
+                &Seen::Reconnecting(Duration::from_millis(20)),
+                &Seen::Connected(1),
             ]
         );
-        assert!(started.elapsed() >= Duration::from_millis(150));
     });
 }
 
@@ -106,8 +188,8 @@ fn post_bodies_and_headers_are_sent_again_on_reconnect() {
             Reply::events(&[Event::builder().id(id).unwrap().data("x").build()])
         });
         let mut run = Run::new(addr, 10);
-        run.post = Some(r#"{"q":1}"#);
-        run.headers = vec![("authorization", "Bearer t")];
+        run.post = Some(r#"{"q":1}"#.into());
+        run.headers = vec![("authorization".into(), "Bearer t".into())];
         let seen = client(side, run);
         assert_eq!(events_of(&seen).len(), 3, "{seen:?}");
         let requests = requests.lock().unwrap();
@@ -139,6 +221,7 @@ fn status_and_content_type_are_checked() {
                 status: 204,
                 content_type: "text/plain",
             },
+            "/bare" => Reply::NoContentType,
             _ => Reply::events(&numbered(1)),
         });
         let at = |path: &str| {
@@ -151,6 +234,7 @@ fn status_and_content_type_are_checked() {
             at("/html"),
             [Seen::Error("content-type Some(\"text/html\")".into())]
         );
+        assert_eq!(at("/bare"), [Seen::Error("content-type None".into())]);
         assert_eq!(at("/done"), [], "204 ends the stream without an error");
     });
 }
@@ -180,6 +264,28 @@ fn a_retryable_status_is_retried_with_backoff() {
                 Seen::Reconnecting(Duration::from_millis(20)),
                 Seen::Connected(1),
                 Seen::Event(numbered(1).remove(0)),
+            ]
+        );
+    });
+}
+
+#[test]
+fn a_retryable_status_past_the_attempt_limit_gives_up() {
+    each_pair(|server, side| {
+        let addr = serve(server, |_| Reply::Plain {
+            status: 503,
+            content_type: "text/plain",
+        });
+        let mut run = Run::new(addr, 10);
+        run.reconnect = fast().max_attempts(Some(1));
+        let seen = client(side, run);
+        assert_eq!(
+            seen,
+            [
+                Seen::Disconnected("failed"),
+                Seen::Reconnecting(Duration::from_millis(20)),
+                Seen::Disconnected("failed"),
+                Seen::Error("gave up".into()),
             ]
         );
     });
@@ -289,7 +395,7 @@ fn concurrent_streams_do_not_interfere() {
 
 #[test]
 fn a_refused_connection_is_one_network_error() {
-    for side in [kit::Side::Smol, kit::Side::Hyper] {
+    for side in [Side::Smol, Side::Hyper] {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -299,7 +405,7 @@ fn a_refused_connection_is_one_network_error() {
         let seen = client(side, run);
         assert_eq!(
             seen.last(),
-            Some(&Seen::Error("network".into())),
+            Some(&Seen::Error("network: refused".into())),
             "{side:?}: {seen:?}"
         );
     }
@@ -339,5 +445,371 @@ fn a_connection_broken_mid_body_is_a_failure_and_resumes_with_last_event_id() {
             ]
         );
         assert_eq!(*ids.lock().unwrap(), [None, Some("3".to_owned())]);
+    });
+}
+
+#[test]
+fn a_server_that_never_answers_trips_the_response_timeout_and_is_retried() {
+    each_pair(|server, side| {
+        let addr = serve(server, |_| Reply::Silent);
+        let mut run = Run::new(addr, 10);
+        run.response_timeout = Some(Duration::from_millis(100));
+        run.reconnect = fast().max_attempts(Some(1));
+        let seen = client(side, run);
+        assert_eq!(
+            seen,
+            [
+                Seen::Disconnected("no response"),
+                Seen::Reconnecting(Duration::from_millis(20)),
+                Seen::Disconnected("no response"),
+                Seen::Error("no response".into()),
+            ]
+        );
+    });
+}
+
+#[test]
+fn requests_that_cannot_be_sent_safely_are_refused_before_any_connection() {
+    for side in [Side::Smol, Side::Hyper] {
+        let url = "http://127.0.0.1:9/events";
+        let refused = |url: &str, headers: &[(&str, &str)]| build(side, url, headers);
+        assert_eq!(refused(url, &[("authorization", "Bearer t")]), Ok(()));
+        assert_eq!(refused("not a url", &[]), Err("request".into()));
+        assert_eq!(refused("ftp://127.0.0.1/x", &[]), Err("request".into()));
+        for injection in [
+            ("last-event-id", "1\r\nx-injected: yes"),
+            ("last-event-id", "1\nid: 2"),
+            ("authorization", "a\rb"),
+            ("x-nul", "a\0b"),
+            ("bad name", "v"),
+            ("x-injected:", "v"),
+        ] {
+            assert_eq!(
+                refused(url, &[injection]),
+                Err("request".into()),
+                "{side:?} sent {injection:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_response_head_prevents_buffering_and_one_event_is_one_chunk() {
+    use std::io::{Read, Write};
+    for server in [Side::Smol, Side::Hyper] {
+        let event = Event::builder().id("1").unwrap().data("n1").build();
+        let wire = encode(&event);
+        let frames = vec![wire.clone()];
+        let addr = serve(server, move |_| Reply::Stream {
+            frames: frames.clone(),
+            keep_alive: None,
+            hang: true,
+        });
+        let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        tcp.write_all(b"GET /events HTTP/1.1\r\nhost: x\r\n\r\n")
+            .unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            tcp.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap().to_ascii_lowercase();
+        assert!(
+            head.starts_with("http/1.1 200 ok\r\n"),
+            "{server:?}: {head}"
+        );
+        for line in [
+            "content-type: text/event-stream",
+            "cache-control: no-cache",
+            "x-accel-buffering: no",
+            "transfer-encoding: chunked",
+        ] {
+            assert!(head.contains(line), "{server:?}: {line} missing in {head}");
+        }
+        assert!(!head.contains("content-encoding"), "{server:?}: {head}");
+        assert!(!head.contains("content-length"), "{server:?}: {head}");
+        let mut chunk = vec![0u8; format!("{:x}\r\n", wire.len()).len() + wire.len() + 2];
+        tcp.read_exact(&mut chunk).unwrap();
+        let want = [format!("{:x}\r\n", wire.len()).as_bytes(), &wire, b"\r\n"].concat();
+        assert_eq!(chunk, want, "{server:?}");
+    }
+}
+
+#[test]
+fn each_event_is_flushed_before_the_next_is_produced() {
+    // The producer sends event i and then waits until the client has received it before it
+    // creates event i + 1: if a server held events in a buffer the acknowledgement could
+    // never come. Causality, not wall-clock bounds.
+    each_pair(|server, side| {
+        let (ack_tx, ack_rx) = std::sync::mpsc::channel::<usize>();
+        let ack_rx = Arc::new(Mutex::new(ack_rx));
+        let addr = serve(server, move |_| {
+            let acks = ack_rx.clone();
+            Reply::Channel {
+                capacity: 4,
+                keep_alive: None,
+                producer: Arc::new(move |tx: Producer| {
+                    let acks = acks.lock().unwrap();
+                    for i in 0..3 {
+                        assert!(tx.send(&Event::message(i.to_string())));
+                        let acked = acks.recv_timeout(Duration::from_secs(5));
+                        assert_eq!(acked.ok(), Some(i), "event {i} sat in a buffer");
+                    }
+                }),
+            }
+        });
+        let mut run = Run::new(addr, 5);
+        run.reconnect = fast().reconnect(false);
+        let acks = Mutex::new(ack_tx);
+        run.on_item = Some(Arc::new(move |_, seen| {
+            if let Seen::Event(ev) = seen {
+                let _ = acks.lock().unwrap().send(ev.data().parse().unwrap());
+            }
+        }));
+        let seen = client(side, run);
+        let data: Vec<String> = events_of(&seen)
+            .iter()
+            .map(|e| e.data().to_owned())
+            .collect();
+        assert_eq!(data, ["0", "1", "2"]);
+        assert_eq!(seen.last(), Some(&Seen::Disconnected("clean")), "{seen:?}");
+    });
+}
+
+/// A slow reader's queue fills and pushes back on the producer, loses nothing when the
+/// reader catches up, and a reader that leaves closes it.
+#[test]
+fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_closes_the_queue() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    const PAUSE_AT: usize = 10;
+    #[derive(Default)]
+    struct Progress {
+        /// Events queued so far.
+        sent: AtomicUsize,
+        /// A `try_send` found the queue full (the producer then waits in `send`).
+        full: AtomicBool,
+        /// The producer stops after this many events (0: not yet known).
+        stop_at: AtomicUsize,
+        /// A send failed: the client went away.
+        closed: AtomicBool,
+    }
+    each_pair(|server, side| {
+        let payload = "x".repeat(16 << 10);
+        let progress = Arc::new(Progress::default());
+        let shared = progress.clone();
+        let addr = serve(server, move |_| {
+            let p = shared.clone();
+            let payload = payload.clone();
+            Reply::Channel {
+                capacity: 8,
+                keep_alive: None,
+                producer: Arc::new(move |tx: Producer| {
+                    let started = std::time::Instant::now();
+                    for i in 1.. {
+                        let ev = Event::builder()
+                            .id(i.to_string())
+                            .unwrap()
+                            .data(payload.clone())
+                            .build();
+                        let queued = match tx.try_send(&ev) {
+                            Ok(true) => true,
+                            Ok(false) => {
+                                p.full.store(true, SeqCst);
+                                tx.send(&ev) // waits: backpressure
+                            }
+                            Err(()) => false,
+                        };
+                        if !queued {
+                            p.closed.store(true, SeqCst);
+                            return;
+                        }
+                        p.sent.store(i, SeqCst);
+                        if i == p.stop_at.load(SeqCst) {
+                            return; // the stream ends cleanly
+                        }
+                        assert!(
+                            started.elapsed() < Duration::from_secs(30),
+                            "never pushed back"
+                        );
+                    }
+                }),
+            }
+        });
+        // After PAUSE_AT items the client stops reading until the producer has found the
+        // queue full and stopped; it then ends `extra` events later (0: never, the client
+        // leaves).
+        let pause = |extra: usize| -> kit::OnItem {
+            let p = progress.clone();
+            Arc::new(move |i, _: &Seen| {
+                if i == PAUSE_AT {
+                    p.full.store(false, SeqCst);
+                    let waited = std::time::Instant::now();
+                    while !p.full.load(SeqCst) {
+                        assert!(
+                            waited.elapsed() < Duration::from_secs(15),
+                            "the queue never filled"
+                        );
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                    // Then the producer stops: no event queued for 100 ms.
+                    let mut stalled = p.sent.load(SeqCst);
+                    loop {
+                        std::thread::sleep(Duration::from_millis(100));
+                        let now = p.sent.load(SeqCst);
+                        if now == stalled {
+                            break;
+                        }
+                        assert!(
+                            waited.elapsed() < Duration::from_secs(15),
+                            "the producer never stopped"
+                        );
+                        stalled = now;
+                    }
+                    // Bounded: the queue, hyper's buffers and the sockets', in 16 KiB events.
+                    assert!(
+                        stalled < 4_000,
+                        "{stalled} events queued for a paused reader"
+                    );
+                    if extra > 0 {
+                        p.stop_at.store(stalled + extra, SeqCst);
+                    }
+                }
+            })
+        };
+        let mut run = Run::new(addr, usize::MAX);
+        run.reconnect = fast().reconnect(false);
+        run.deadline = Duration::from_secs(30);
+        run.on_item = Some(pause(50));
+        let seen = client(side, run);
+        let total = progress.sent.load(SeqCst);
+        let ids: Vec<usize> = events_of(&seen)
+            .iter()
+            .map(|e| e.id().unwrap().parse().unwrap())
+            .collect();
+        assert_eq!(
+            ids,
+            (1..=total).collect::<Vec<_>>(),
+            "every queued event, in order"
+        );
+        assert_eq!(seen.last(), Some(&Seen::Disconnected("clean")));
+        eprintln!("{server:?} server, {side:?} client: the paused reader held up the producer after {} events of 16 KiB", total - 50);
+
+        // The same, but the reader leaves while the producer waits on the full queue.
+        progress.stop_at.store(0, SeqCst);
+        let mut run = Run::new(addr, PAUSE_AT + 1);
+        run.reconnect = fast().reconnect(false);
+        run.deadline = Duration::from_secs(30);
+        run.on_item = Some(pause(0));
+        let seen = client(side, run);
+        assert_eq!(seen.len(), PAUSE_AT + 1);
+        let waited = std::time::Instant::now();
+        while !progress.closed.load(SeqCst) {
+            assert!(
+                waited.elapsed() < Duration::from_secs(15),
+                "the departure never closed the queue"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+}
+
+/// Reads an ORS call's events until its stream ends (`items` caps the count).
+fn ors_call(
+    side: Side,
+    url: &str,
+    headers: &[(String, String)],
+    body: String,
+    items: usize,
+) -> Vec<Event> {
+    let mut run = Run::new("127.0.0.1:9".parse().unwrap(), items);
+    run.url = url.to_owned();
+    run.post = Some(body);
+    run.headers = headers.to_vec();
+    run.reconnect = fast().reconnect(false);
+    run.deadline = Duration::from_secs(10);
+    let seen = client(side, run);
+    assert!(
+        !seen.iter().any(|s| matches!(s, Seen::Error(_))),
+        "{seen:?}"
+    );
+    events_of(&seen)
+}
+
+#[test]
+fn an_ors_call_resumes_by_task_id_and_its_chunked_result_is_whole() {
+    use ssekit::chunk::Reassembler;
+    use ssekit::profile::ors::{ToolCall, ToolResult};
+    use ssekit::sequence::Validator;
+    each_pair(|server, side| {
+        let (url, headers) = serve_ors(server);
+        // First connection: the task id, then the client drops it while the tool still runs.
+        let started = std::time::Instant::now();
+        let first = ors_call(
+            side,
+            &url,
+            &headers,
+            r#"{"name":"slow","input":{}}"#.into(),
+            2,
+        );
+        assert!(started.elapsed() < SLOW_TOOL * 20);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].event_type(), "task_id");
+        let task_id = first[0].data().to_owned();
+        // The same call with the task id: the task from its start, then its live output.
+        let body = format!(r#"{{"name":"slow","input":{{}},"task_id":"{task_id}"}}"#);
+        let resumed = ors_call(side, &url, &headers, body, usize::MAX);
+        assert_eq!(resumed[0].event_type(), "task_id");
+        assert_eq!(resumed[0].data(), task_id);
+        assert!(
+            resumed.len() >= 5,
+            "a 14 KB result is several chunks: {}",
+            resumed.len()
+        );
+        let mut profile = Validator::new(ToolCall::new());
+        let mut whole = Reassembler::new();
+        let mut json = None;
+        for ev in &resumed {
+            profile.event(ev).unwrap();
+            if ev.event_type() != "task_id" {
+                assert!(ev.data().len() <= 4096, "{} bytes", ev.data().len());
+                assert!(
+                    !ev.data().starts_with(char::is_whitespace),
+                    "{:?}",
+                    &ev.data()[..9]
+                );
+                json = whole.push(ev).unwrap();
+            }
+        }
+        profile.finish().unwrap();
+        assert_eq!(resumed.last().unwrap().event_type(), "end");
+        let got: ToolResult = serde_json::from_str(&json.expect("no end")).unwrap();
+        assert_eq!(got, big_result());
+        assert_eq!(profile.profile().result(), Some(&big_result()));
+    });
+}
+
+#[test]
+fn ors_calls_that_cannot_run_are_error_events() {
+    each_pair(|server, side| {
+        let (url, headers) = serve_ors(server);
+        let unknown = r#"{"name":"slow","input":{},"task_id":"no-such-task"}"#;
+        let got = ors_call(side, &url, &headers, unknown.into(), 10);
+        let got: Vec<_> = got
+            .iter()
+            .map(|e| (e.event_type().to_owned(), e.data().to_owned()))
+            .collect();
+        assert_eq!(got, [("error".to_owned(), "unknown task_id".to_owned())]);
+        let broken = ors_call(
+            side,
+            &url,
+            &headers,
+            r#"{"name":"broken","input":{}}"#.into(),
+            10,
+        );
+        let kinds: Vec<_> = broken.iter().map(|e| e.event_type().to_owned()).collect();
+        assert_eq!(kinds, ["task_id", "error"]);
+        assert_eq!(broken[1].data(), "'broken' cannot run");
     });
 }

@@ -42,7 +42,7 @@ pub struct Req {
 }
 
 /// What the server answers.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub enum Reply {
     /// `200 text/event-stream` with these already encoded pieces, each its own body frame;
     /// then the body ends, or (`hang`) stays open.
@@ -60,6 +60,90 @@ pub enum Reply {
         status: u16,
         content_type: &'static str,
     },
+    /// `200` with no `Content-Type` at all.
+    NoContentType,
+    /// Accept the request and never answer (no response head).
+    Silent,
+    /// `200 text/event-stream` fed by the transport's own bounded `channel(capacity)`:
+    /// `producer` runs on a thread of its own with the [`Producer`] half.
+    Channel {
+        capacity: usize,
+        keep_alive: Option<Duration>,
+        producer: Arc<dyn Fn(Producer) + Send + Sync>,
+    },
+    /// A subscriber of the transport's `Broadcast`, resumed after `last_event_id`.
+    Subscribe {
+        hub: Hub,
+        last_event_id: Option<String>,
+    },
+}
+
+/// Either transport's `server::Broadcast` (make it with the server's [`Side`]).
+#[derive(Clone)]
+pub enum Hub {
+    Smol(ssekit_smol::server::Broadcast),
+    Hyper(ssekit_hyper::server::Broadcast),
+}
+
+impl Hub {
+    pub fn new(side: Side, replay: ssekit::server::ReplayBuffer, per_client: usize) -> Hub {
+        match side {
+            Side::Smol => Hub::Smol(ssekit_smol::server::Broadcast::new(replay, per_client)),
+            Side::Hyper => Hub::Hyper(ssekit_hyper::server::Broadcast::new(replay, per_client)),
+        }
+    }
+
+    /// Publishes `event`; returns how many subscribers it was queued for.
+    pub fn publish(&self, event: &Event) -> usize {
+        match self {
+            Hub::Smol(hub) => hub.publish(event).unwrap(),
+            Hub::Hyper(hub) => hub.publish(event).unwrap(),
+        }
+    }
+
+    pub fn disconnect_all(&self) {
+        match self {
+            Hub::Smol(hub) => hub.disconnect_all(),
+            Hub::Hyper(hub) => hub.disconnect_all(),
+        }
+    }
+}
+
+/// The application's half of either transport's `server::channel`, driven from a plain
+/// thread (both senders' futures run on any executor).
+pub enum Producer {
+    Smol(ssekit_smol::server::Sender),
+    Hyper(ssekit_hyper::server::Sender),
+}
+
+impl Producer {
+    /// Queues `event`, waiting while the queue is full; `false` once the client went away.
+    pub fn send(&self, event: &Event) -> bool {
+        futures_lite::future::block_on(async {
+            match self {
+                Producer::Smol(tx) => tx.send(event).await.is_ok(),
+                Producer::Hyper(tx) => tx.send(event).await.is_ok(),
+            }
+        })
+    }
+
+    /// Queues `event` without waiting: `Ok(true)` queued, `Ok(false)` full, `Err(())` closed.
+    pub fn try_send(&self, event: &Event) -> Result<bool, ()> {
+        use ssekit_hyper::server::TrySendError as H;
+        use ssekit_smol::server::TrySendError as S;
+        match self {
+            Producer::Smol(tx) => match tx.try_send(event) {
+                Ok(()) => Ok(true),
+                Err(S::Full) => Ok(false),
+                Err(_) => Err(()),
+            },
+            Producer::Hyper(tx) => match tx.try_send(event) {
+                Ok(()) => Ok(true),
+                Err(H::Full) => Ok(false),
+                Err(_) => Err(()),
+            },
+        }
+    }
 }
 
 impl Reply {
@@ -132,6 +216,12 @@ fn plain(status: u16, content_type: &'static str) -> http::Response<Boxed> {
     resp
 }
 
+fn no_content_type() -> http::Response<Boxed> {
+    let mut resp = plain(200, "text/plain");
+    resp.headers_mut().remove("content-type");
+    resp
+}
+
 fn abort(frames: Vec<Bytes>) -> http::Response<Boxed> {
     let data =
         futures_util::stream::iter(frames.into_iter().map(|b| Ok(http_body::Frame::data(b))));
@@ -150,9 +240,31 @@ fn abort(frames: Vec<Bytes>) -> http::Response<Boxed> {
 }
 
 fn smol_reply(reply: Reply) -> http::Response<Boxed> {
-    use ssekit_smol::server::{response, SseBody};
+    use ssekit_smol::server::{channel, response, SseBody};
     match reply {
         Reply::Abort { frames } => abort(frames),
+        Reply::NoContentType => no_content_type(),
+        Reply::Silent => unreachable!("answered in serve"),
+        Reply::Channel {
+            capacity,
+            keep_alive,
+            producer,
+        } => {
+            let (tx, mut body) = channel(capacity);
+            if let Some(every) = keep_alive {
+                body = body.keep_alive(every);
+            }
+            let tx = Producer::Smol(tx);
+            std::thread::spawn(move || producer(tx));
+            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
+        }
+        Reply::Subscribe { hub, last_event_id } => {
+            let Hub::Smol(hub) = hub else {
+                panic!("a hub of the other transport")
+            };
+            let body = hub.subscribe(last_event_id.as_deref()).unwrap();
+            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
+        }
         Reply::Plain {
             status,
             content_type,
@@ -180,9 +292,31 @@ fn smol_reply(reply: Reply) -> http::Response<Boxed> {
 }
 
 fn hyper_reply(reply: Reply) -> http::Response<Boxed> {
-    use ssekit_hyper::server::{response, SseBody};
+    use ssekit_hyper::server::{channel, response, SseBody};
     match reply {
         Reply::Abort { frames } => abort(frames),
+        Reply::NoContentType => no_content_type(),
+        Reply::Silent => unreachable!("answered in serve"),
+        Reply::Channel {
+            capacity,
+            keep_alive,
+            producer,
+        } => {
+            let (tx, mut body) = channel(capacity);
+            if let Some(every) = keep_alive {
+                body = body.keep_alive(every);
+            }
+            let tx = Producer::Hyper(tx);
+            std::thread::spawn(move || producer(tx));
+            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
+        }
+        Reply::Subscribe { hub, last_event_id } => {
+            let Hub::Hyper(hub) = hub else {
+                panic!("a hub of the other transport")
+            };
+            let body = hub.subscribe(last_event_id.as_deref()).unwrap();
+            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
+        }
         Reply::Plain {
             status,
             content_type,
@@ -221,6 +355,9 @@ pub fn serve(side: Side, handler: impl Fn(Req) -> Reply + Send + Sync + 'static)
                     .map(|b| b.to_bytes())
                     .unwrap_or_default();
                 let reply = handler(req_of(parts, body));
+                if let Reply::Silent = reply {
+                    std::future::pending::<()>().await;
+                }
                 Ok::<_, Infallible>(if is_smol {
                     smol_reply(reply)
                 } else {
@@ -248,16 +385,25 @@ pub fn serve(side: Side, handler: impl Fn(Req) -> Reply + Send + Sync + 'static)
     }
 }
 
+/// A callback on each item a client run sees (its index and value).
+pub type OnItem = Arc<dyn Fn(usize, &Seen) + Send + Sync>;
+
 /// How a client run is set up.
 #[derive(Clone)]
 pub struct Run {
     pub url: String,
-    pub post: Option<&'static str>,
-    pub headers: Vec<(&'static str, &'static str)>,
+    pub post: Option<String>,
+    pub headers: Vec<(String, String)>,
     pub reconnect: ReconnectConfig,
     pub decoder: Config,
-    /// Stop after this many items (or when the stream ends, or after 5 s).
+    pub response_timeout: Option<Duration>,
+    /// Stop after this many items (or when the stream ends, or after `deadline`).
     pub items: usize,
+    /// The whole run fails (panics) past this (default 5 s).
+    pub deadline: Duration,
+    /// Called with each item's index and value as it is seen, on the client's own thread
+    /// (blocking in it stops the client reading).
+    pub on_item: Option<OnItem>,
 }
 
 impl Run {
@@ -268,7 +414,10 @@ impl Run {
             headers: Vec::new(),
             reconnect: fast(),
             decoder: Config::default(),
+            response_timeout: None,
             items,
+            deadline: Duration::from_secs(5),
+            on_item: None,
         }
     }
 }
@@ -286,7 +435,10 @@ fn smol_error(e: ssekit_smol::Error) -> String {
         E::Status(s) => format!("status {s}"),
         E::ContentType(ct) => format!("content-type {ct:?}"),
         E::Decode(_) => "decode".into(),
-        E::Io(_) | E::Http(_) => "network".into(),
+        E::Http(e) if e.to_string().starts_with("no response within") => "no response".into(),
+        e @ (E::Io(_) | E::Http(_)) => network(&e.to_string()),
+        E::Request(_) => "request".into(),
+        E::GaveUp(_) => "gave up".into(),
         other => format!("other: {other}"),
     }
 }
@@ -297,8 +449,21 @@ fn hyper_error(e: ssekit_hyper::Error) -> String {
         E::Status(s) => format!("status {s}"),
         E::ContentType(ct) => format!("content-type {ct:?}"),
         E::Decode(_) => "decode".into(),
-        E::Io(_) | E::Http(_) => "network".into(),
+        E::Http(e) if e.to_string().starts_with("no response within") => "no response".into(),
+        e @ (E::Io(_) | E::Http(_)) => network(&e.to_string()),
+        E::Request(_) => "request".into(),
+        E::GaveUp(_) => "gave up".into(),
         other => format!("other: {other}"),
+    }
+}
+
+/// A network error: says "refused" when it does, and must be one line for people.
+fn network(text: &str) -> String {
+    assert!(!text.contains('\n'), "{text}");
+    if text.to_lowercase().contains("refused") {
+        "network: refused".into()
+    } else {
+        "network".into()
     }
 }
 
@@ -307,11 +472,17 @@ fn ended(text: &str) -> &'static str {
         t if t.starts_with("Clean") => "clean",
         t if t.starts_with("Truncated") => "truncated",
         t if t.starts_with("IdleTimeout") => "idle",
+        t if t.contains("no response within") => "no response",
         _ => "failed",
     }
 }
 
-async fn gather<S, I>(mut items: S, want: usize, map: impl Fn(I) -> Seen) -> Vec<Seen>
+async fn gather<S, I>(
+    mut items: S,
+    want: usize,
+    on_item: Option<OnItem>,
+    map: impl Fn(I) -> Seen,
+) -> Vec<Seen>
 where
     S: futures_util::Stream<Item = I> + Unpin,
 {
@@ -321,6 +492,9 @@ where
             Some(item) => {
                 let item = map(item);
                 let stop = matches!(item, Seen::Error(_));
+                if let Some(hook) = &on_item {
+                    hook(seen.len(), &item);
+                }
                 seen.push(item);
                 if stop {
                     break;
@@ -334,7 +508,7 @@ where
 
 /// Runs a client of the given transport and returns what it reported.
 pub fn client(side: Side, run: Run) -> Vec<Seen> {
-    let deadline = Duration::from_secs(5);
+    let deadline = run.deadline;
     match side {
         Side::Smol => {
             use ssekit_smol::client::{EventSource, Item};
@@ -348,8 +522,11 @@ pub fn client(side: Side, run: Run) -> Vec<Seen> {
             for (n, v) in &run.headers {
                 source = source.header(n, v).unwrap();
             }
+            if let Some(limit) = run.response_timeout {
+                source = source.response_timeout(limit);
+            }
             let stream = source.stream();
-            let fut = gather(stream, run.items, |item| match item {
+            let fut = gather(stream, run.items, run.on_item, |item| match item {
                 Ok(Item::Connected { attempt }) => Seen::Connected(attempt),
                 Ok(Item::Event(ev)) => Seen::Event(ev),
                 Ok(Item::Comment(c)) => Seen::Comment(c.to_string()),
@@ -374,8 +551,11 @@ pub fn client(side: Side, run: Run) -> Vec<Seen> {
                 for (n, v) in &run.headers {
                     source = source.header(n, v).unwrap();
                 }
+                if let Some(limit) = run.response_timeout {
+                    source = source.response_timeout(limit);
+                }
                 let stream = source.stream();
-                let fut = gather(stream, run.items, |item| match item {
+                let fut = gather(stream, run.items, run.on_item, |item| match item {
                     Ok(Item::Connected { attempt }) => Seen::Connected(attempt),
                     Ok(Item::Event(ev)) => Seen::Event(ev),
                     Ok(Item::Comment(c)) => Seen::Comment(c.to_string()),
@@ -433,4 +613,150 @@ pub fn events_of(seen: &[Seen]) -> Vec<Event> {
             _ => None,
         })
         .collect()
+}
+
+/// Builds a client of the given transport for `url` with `headers` and reports how the
+/// builder refused it (`"request"`), or `Ok` when it was accepted.
+pub fn build(side: Side, url: &str, headers: &[(&str, &str)]) -> Result<(), String> {
+    match side {
+        Side::Smol => {
+            let mut source = ssekit_smol::client::EventSource::get(url).map_err(smol_error)?;
+            for (n, v) in headers {
+                source = source.header(n, v).map_err(smol_error)?;
+            }
+            Ok(())
+        }
+        Side::Hyper => {
+            let mut source = ssekit_hyper::client::EventSource::get(url).map_err(hyper_error)?;
+            for (n, v) in headers {
+                source = source.header(n, v).map_err(hyper_error)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The result the ORS `slow` tool answers: 14 KB of text with spaces, line breaks and
+/// multi-byte characters, so the 4096-byte chunks must fall on UTF-8 boundaries and must
+/// not start with a space the decoder would strip.
+pub fn big_result() -> ssekit::profile::ors::ToolResult {
+    use ssekit::profile::ors::{ToolOutput, ToolResult};
+    let text: String = (0..12_000)
+        .map(|i| match i {
+            _ if i % 7 == 0 => 'é',
+            _ if i % 11 == 0 => ' ',
+            _ if i % 13 == 0 => '\n',
+            _ if i % 17 == 0 => '«',
+            _ => 'x',
+        })
+        .collect();
+    ToolResult::success(ToolOutput::text(text).reward(1.0).finished(true))
+}
+
+/// How long the ORS `slow` tool runs before it answers.
+pub const SLOW_TOOL: Duration = Duration::from_millis(300);
+
+/// An ORS `/kit/call` server of the given transport: the smol crate's `ors::Calls`, or the
+/// hyper crate's `ors::Server` (a session is opened for it with its `ors::Client`). Tools:
+/// `slow` answers [`big_result`] after [`SLOW_TOOL`], `broken` cannot run. Returns the call
+/// URL and the headers a call needs.
+pub fn serve_ors(side: Side) -> (String, Vec<(String, String)>) {
+    match side {
+        Side::Smol => {
+            let calls = ssekit_smol::ors::Calls::with_options(
+                ssekit::server::TaskConfig::default(),
+                Duration::from_secs(5),
+                4096,
+            );
+            let listener = smol::block_on(smol::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+            let addr = listener.local_addr().unwrap();
+            let service =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let calls = calls.clone();
+                    async move {
+                        assert_eq!(req.uri().path(), "/kit/call");
+                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let call: serde_json::Value = serde_json::from_slice(&body).unwrap();
+                        let name = call["name"].as_str().unwrap_or_default().to_owned();
+                        let body = calls.call(call["task_id"].as_str(), async move {
+                            match name.as_str() {
+                                "slow" => {
+                                    async_io::Timer::after(SLOW_TOOL).await;
+                                    Ok(big_result())
+                                }
+                                _ => Err(format!("'{name}' cannot run")),
+                            }
+                        });
+                        Ok::<_, Infallible>(ssekit_smol::server::response(body))
+                    }
+                });
+            smol::spawn(ssekit_smol::server::serve(listener, service)).detach();
+            (format!("http://{addr}/kit/call"), Vec::new())
+        }
+        Side::Hyper => {
+            use ssekit_hyper::ors::{Client, Server, ServerConfig};
+            let rt = tokio_rt();
+            let listener = rt
+                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+                .unwrap();
+            let addr = listener.local_addr().unwrap();
+            let config = ServerConfig::default().keep_alive(Duration::from_secs(5));
+            let server = Server::with_config(vec![Arc::new(KitEnv)], config);
+            rt.spawn(ssekit_hyper::server::serve(listener, server));
+            let base = format!("http://{addr}");
+            let sid = rt
+                .block_on(
+                    Client::new(&base)
+                        .unwrap()
+                        .open_session("kit", &serde_json::json!({})),
+                )
+                .unwrap();
+            (
+                format!("{base}/kit/call"),
+                vec![("x-session-id".to_owned(), sid)],
+            )
+        }
+    }
+}
+
+/// The hyper ORS server's environment with the kit's tools.
+struct KitEnv;
+
+impl ssekit_hyper::ors::Environment for KitEnv {
+    fn name(&self) -> &str {
+        "kit"
+    }
+    fn splits(&self) -> Vec<ssekit_hyper::ors::Split> {
+        vec![ssekit_hyper::ors::Split::new("test", "test")]
+    }
+    fn tasks(&self, split: &str) -> Option<Vec<serde_json::Value>> {
+        (split == "test").then(|| vec![serde_json::json!({})])
+    }
+    fn tools(&self) -> Vec<ssekit_hyper::ors::ToolSpec> {
+        use ssekit_hyper::ors::ToolSpec;
+        vec![
+            ToolSpec::new("slow", "answers a large result after a while", None),
+            ToolSpec::new("broken", "cannot run", None),
+        ]
+    }
+    fn prompt(&self, _task: &serde_json::Value) -> String {
+        "kit".into()
+    }
+    fn call(
+        &self,
+        _task: &serde_json::Value,
+        tool: &str,
+        _input: serde_json::Value,
+    ) -> ssekit_hyper::ors::ToolFuture {
+        let tool = tool.to_owned();
+        Box::pin(async move {
+            match tool.as_str() {
+                "slow" => {
+                    tokio::time::sleep(SLOW_TOOL).await;
+                    Ok(big_result())
+                }
+                _ => Err(format!("'{tool}' cannot run")),
+            }
+        })
+    }
 }
