@@ -208,6 +208,8 @@ pub struct Config {
     limits: Limits,
     mode: Mode,
     on_limit: OnLimit,
+    /// Comment lines are skipped instead of surfaced (false by default).
+    skip_comments: bool,
 }
 
 impl Config {
@@ -242,6 +244,34 @@ impl Config {
     pub const fn on_limit(mut self, on_limit: OnLimit) -> Self {
         self.on_limit = on_limit;
         self
+    }
+
+    /// Whether comment lines are surfaced as [`Frame::Comment`] (the default) or skipped,
+    /// as a browser does. A client that only watches for liveness can count bytes instead
+    /// and skip them: each surfaced comment costs a frame.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Config, Decoder, Frame};
+    /// let mut dec = Decoder::with_config(Config::default().comments(false));
+    /// dec.feed_slice(b": ping\ndata: x\n\n")?;
+    /// assert!(matches!(dec.next_frame()?, Some(Frame::Event(_))));
+    /// assert!(!Config::default().comments(false).get_comments());
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub const fn comments(mut self, surface: bool) -> Self {
+        self.skip_comments = !surface;
+        self
+    }
+
+    /// Whether comment lines are surfaced as frames.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit::Config::default().get_comments());
+    /// ```
+    pub const fn get_comments(&self) -> bool {
+        !self.skip_comments
     }
 
     /// The limits in force.
@@ -809,6 +839,7 @@ impl Decoder {
     }
 
     /// Consumes `n` bytes from `front`, refilling it from `queue` when it runs empty.
+    #[inline]
     fn drop_front(&mut self, n: usize) {
         self.front.advance(n);
         if self.front.is_empty() {
@@ -990,6 +1021,7 @@ impl FieldState {
         };
         let value = || src.slice(value_start.min(end)..end);
         match name {
+            FieldName::Comment if config.skip_comments => Ok(None),
             FieldName::Comment => Ok(Some(Frame::Comment(Utf8Bytes::from_utf8_lossy(value())))),
             FieldName::Data => {
                 self.append_data(config, src, value_start.min(end)..end, line_offset)?;

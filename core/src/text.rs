@@ -152,31 +152,28 @@ impl Utf8Bytes {
     }
 }
 
-/// Whether every byte is below 0x80. ORs 32-byte blocks together before testing the high
-/// bits, a loop the compiler vectorizes; about twice as fast as `<[u8]>::is_ascii` on the
-/// 30-150-byte fields typical of SSE (measured with callgrind on the `tokens` workload).
+/// Whether every byte is below 0x80. ORs the input together a word at a time and tests the
+/// high bits once; the last word overlaps the one before it instead of finishing byte by
+/// byte. About twice as fast as `<[u8]>::is_ascii` on the 30-150-byte fields typical of SSE
+/// (measured with callgrind on the `tokens` workload).
 fn is_ascii(bytes: &[u8]) -> bool {
     // Long fields: the standard library's check is the faster one there.
     if bytes.len() >= 256 {
         return bytes.is_ascii();
     }
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+    let Some(last) = bytes.last_chunk::<8>() else {
+        return bytes.iter().fold(0, |acc, &b| acc | b) < 0x80;
+    };
     let word = |w: &[u8]| {
         let mut buf = [0u8; 8];
         buf.copy_from_slice(w);
         u64::from_ne_bytes(buf)
     };
-    let mut blocks = bytes.chunks_exact(32);
-    for block in &mut blocks {
-        let acc = block.chunks_exact(8).fold(0, |acc, w| acc | word(w));
-        if acc & HIGH_BITS != 0 {
-            return false;
-        }
-    }
-    let tail = blocks.remainder();
-    let mut words = tail.chunks_exact(8);
-    let acc = (&mut words).fold(0, |acc, w| acc | word(w));
-    acc & HIGH_BITS == 0 && words.remainder().iter().all(u8::is_ascii)
+    let acc = bytes
+        .chunks_exact(8)
+        .fold(u64::from_ne_bytes(*last), |acc, w| acc | word(w));
+    acc & HIGH_BITS == 0
 }
 
 impl Deref for Utf8Bytes {

@@ -257,3 +257,22 @@ proptest! {
         prop_assert_eq!(tiny, whole);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+
+    /// `Config::comments(false)` drops exactly the comment frames and changes nothing else.
+    #[test]
+    fn skipping_comments_drops_exactly_the_comment_frames(stream in any_stream(), mode in mode()) {
+        let surfaced = decode_pieces(Config::default().mode(mode), [&stream[..]]).unwrap();
+        let skipped = decode_pieces(Config::default().mode(mode).comments(false), [&stream[..]]).unwrap();
+        let without: Vec<Frame> = surfaced
+            .frames
+            .iter()
+            .filter(|f| !matches!(f, Frame::Comment(_)))
+            .cloned()
+            .collect();
+        prop_assert_eq!(&skipped.frames, &without);
+        prop_assert_eq!(skipped.end, surfaced.end);
+    }
+}

@@ -25,9 +25,10 @@ use ssekit::{Decoder, Frame};
 pub type Impl = (&'static str, fn(&[Bytes]) -> usize);
 
 /// ssekit first, then the peers, then the floors.
-pub const DECODERS: [Impl; 12] = [
+pub const DECODERS: [Impl; 13] = [
     ("ssekit", ssekit),
     ("ssekit-slice", ssekit_slice),
+    ("ssekit-nocomment", ssekit_nocomment),
     ("sse-core", sse_core),
     ("sse-parse", sse_parse),
     ("sseer", sseer),
@@ -75,6 +76,24 @@ pub fn ssekit_slice(pieces: &[Bytes]) -> usize {
     let mut events = 0;
     for piece in pieces {
         decoder.feed_slice(piece).expect("feed");
+        while let Some(frame) = decoder.next_frame().expect("frame") {
+            if let Frame::Event(ev) = frame {
+                black_box(&ev);
+                events += 1;
+            }
+        }
+    }
+    events
+}
+
+/// ssekit configured to skip comment lines (`Config::comments(false)`), as sse-core and
+/// browsers do: the same work as the peers on `keepalive-heavy`, where plain `ssekit`
+/// surfaces every comment as a frame.
+pub fn ssekit_nocomment(pieces: &[Bytes]) -> usize {
+    let mut decoder = Decoder::with_config(ssekit::Config::default().comments(false));
+    let mut events = 0;
+    for piece in pieces {
+        decoder.feed(piece.clone()).expect("feed");
         while let Some(frame) = decoder.next_frame().expect("frame") {
             if let Frame::Event(ev) = frame {
                 black_box(&ev);
