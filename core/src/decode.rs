@@ -997,6 +997,7 @@ impl FieldState {
     }
 
     /// Interprets the line `src[..end]`. Values are slices of `src`.
+    #[inline]
     fn line(
         &mut self,
         config: &Config,
