@@ -212,7 +212,10 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                     v.event(e)
                         .map_err(|err| CliError::Invalid(err.to_string()))?;
                     if v.is_terminated() {
-                        return Ok(ExitCode::SUCCESS);
+                        return match failure_terminal(e) {
+                            Some(why) => Err(CliError::Invalid(why)),
+                            None => Ok(ExitCode::SUCCESS),
+                        };
                     }
                 }
             }
@@ -220,6 +223,21 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A terminal event that reports a failure (ORS and agent `error`, Responses
+/// `response.failed` and `error`): the call did not succeed, so `tail` must not exit 0.
+/// Returns the one-line message to print.
+fn failure_terminal(event: &ssekit::Event) -> Option<String> {
+    let kind = event.event_type();
+    if !matches!(kind, "error" | "response.failed") {
+        return None;
+    }
+    let data: String = event.data().chars().take(200).collect();
+    Some(format!(
+        "the stream ended with the failure event `{kind}`: {}",
+        data.replace('\n', " ")
+    ))
 }
 
 pub async fn check(file: &str, profile: ProfileName) -> Result<ExitCode, CliError> {

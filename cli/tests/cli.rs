@@ -480,3 +480,51 @@ fn tail_resumes_a_cut_ors_call_by_task_id() {
     };
     assert_eq!(id(connects[0]), id(connects[1]), "the same task, resumed");
 }
+
+#[test]
+fn tail_exits_with_an_error_when_the_call_ends_with_an_error_event() {
+    let server = serve();
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/create_session", server.1),
+            "-d",
+            "{}",
+            "--profile",
+            "ors",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let sid = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["event"] == "task_id")
+        .unwrap()["data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let created = http_post(
+        &server.1,
+        "/create",
+        &[("x-session-id", &sid)],
+        r#"{"split":"test","index":0}"#,
+    );
+    assert!(created.contains(&sid), "{created}");
+    // A tool the environment does not have: a valid ORS stream that ends with `error`.
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/gsm8k/call", server.1),
+            "-H",
+            &format!("X-Session-ID: {sid}"),
+            "-d",
+            r#"{"name":"no_such_tool","input":{}}"#,
+            "--profile",
+            "ors",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "the stream ended with the failure event `error`");
+}
