@@ -47,10 +47,9 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod client;
-mod error;
 pub mod ors;
 pub mod server;
 mod time;
 pub mod utcp;
 
-pub use error::{BoxError, Error};
+pub use ssekit_http::{BoxError, Error};

@@ -26,12 +26,13 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
-use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http_body::{Body, Frame, SizeHint};
 use hyper::rt::{Sleep, Timer};
 use ssekit::server::KeepAlive;
 use ssekit::{Encoder, Event};
 use tokio::sync::mpsc;
+
+pub use ssekit_http::server::{last_event_id, response, TrySendError};
 
 use crate::time::Clock;
 use crate::Error;
@@ -277,42 +278,6 @@ impl Body for SseBody {
     }
 }
 
-/// Wraps a body in a `200` response with the headers that keep every hop from buffering:
-/// `Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`
-/// (nginx). No `Content-Encoding` is set: compress an event stream and a proxy will hold it.
-///
-/// # Example
-/// ```
-/// let resp = ssekit_hyper::server::response(ssekit_hyper::server::SseBody::new(futures_util::stream::empty()));
-/// assert_eq!(resp.status(), 200);
-/// assert_eq!(resp.headers()["cache-control"], "no-cache");
-/// ```
-pub fn response<B>(body: B) -> http::Response<B> {
-    let mut resp = http::Response::new(body);
-    let headers = resp.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    resp
-}
-
-/// The `Last-Event-ID` a reconnecting client sent, if any (empty and non-UTF-8 values count
-/// as none).
-///
-/// # Example
-/// ```
-/// let mut headers = http::HeaderMap::new();
-/// headers.insert("last-event-id", "41".parse()?);
-/// assert_eq!(ssekit_hyper::server::last_event_id(&headers), Some("41"));
-/// # Ok::<(), http::header::InvalidHeaderValue>(())
-/// ```
-pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
-    headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty())
-}
-
 /// A bounded per-stream queue: the [`Sender`] half for the application, the [`SseBody`] half
 /// for the response. `capacity` events at most wait in the queue (at least 1).
 ///
@@ -358,36 +323,6 @@ pub struct Sender {
     tx: mpsc::Sender<Bytes>,
     encoder: Encoder,
 }
-
-/// Why an event was not queued.
-///
-/// # Example
-/// ```
-/// use ssekit_hyper::server::TrySendError;
-/// assert_eq!(TrySendError::Full.to_string(), "the client is not keeping up: its queue is full");
-/// ```
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum TrySendError {
-    /// The queue is full: the client is not reading fast enough.
-    Full,
-    /// The response body was dropped: the client went away.
-    Closed,
-    /// The event could not be encoded.
-    Encode(ssekit::EncodeError),
-}
-
-impl std::fmt::Display for TrySendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TrySendError::Full => f.write_str("the client is not keeping up: its queue is full"),
-            TrySendError::Closed => f.write_str("the client went away"),
-            TrySendError::Encode(e) => write!(f, "cannot encode event: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for TrySendError {}
 
 impl Sender {
     fn encode(&self, event: &Event) -> Result<Bytes, TrySendError> {
@@ -511,9 +446,9 @@ where
         + Send
         + 'static,
     S::Future: Send + 'static,
-    S::Error: Into<crate::error::BoxError>,
+    S::Error: Into<crate::BoxError>,
     B: Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<crate::error::BoxError>,
+    B::Error: Into<crate::BoxError>,
 {
     loop {
         let (stream, _) = match listener.accept().await {

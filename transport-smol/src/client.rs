@@ -2,100 +2,35 @@
 //! (GET, or POST with a body sent again on every reconnect), as a `Stream` of [`Item`]s.
 //!
 //! ```text
-//!  Reconnect::poll_action ─▶ Connect{headers} ─▶ TCP + hyper http1 on smol ─▶ handle_response(status, type)
-//!          ▲                                                         │ accepted
-//!          └── handle_timeout ◀── async_io::Timer(poll_timeout) ◀── wait ──▶ body frame ─▶ handle_bytes
-//!                                                                    ─▶ Decoder ─▶ handle_event / handle_retry
+//!  Session::poll ─▶ Connect{request} ─▶ TCP + hyper http1 on smol ─▶ Session::handle_response(status, type)
+//!       ▲                                                        │ accepted
+//!       └── handle_timeout ◀── async_io::Timer(deadline) ◀── Wait ──▶ body frame ─▶ Session::handle_data / handle_end
 //! ```
-//! Every decision (headers, `Last-Event-ID`, backoff, `retry:`, idle timeout, 204, giving
-//! up, duplicate suppression) is the core [`Reconnect`]'s.
+//! The [`Session`] (from `ssekit-http`, shared with `ssekit-hyper`) holds the core
+//! `Reconnect` and `Decoder`: every decision (headers, `Last-Event-ID`, backoff, `retry:`,
+//! idle timeout, 204, giving up, duplicate suppression) is the core's. This module only
+//! connects, reads and waits.
 
-use std::collections::VecDeque;
-use std::fmt;
 use std::pin::Pin;
-use std::time::Duration;
 
 use async_io::Timer;
 use bytes::Bytes;
 use futures_lite::{Stream, StreamExt};
-use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST};
-use http::{Method, Request, Uri};
+use http::header::CONTENT_TYPE;
+use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
-use ssekit::client::{
-    Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
-};
-use ssekit::{Config, Decoder, Event, Frame, StreamEnd, Utf8Bytes};
+use ssekit::Event;
+pub use ssekit_http::client::{Ended, Item};
+use ssekit_http::client::{RequestSpec, Session, Step, Target};
 
 use crate::time::Clock;
 use crate::Error;
 
-/// What an [`EventSource`] reports: events, and what happened to the connection.
-///
-/// # Example
-/// ```
-/// use ssekit_smol::client::Item;
-/// let item = Item::Event(ssekit::Event::message("x"));
-/// assert!(matches!(item, Item::Event(ref e) if e.data() == "x"));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Item {
-    /// A response was accepted (`200 text/event-stream`).
-    Connected {
-        /// 0 for the first connection and after a healthy stream, else the retry number.
-        attempt: u32,
-    },
-    /// An event to deliver (duplicates and filtered types are not reported).
-    Event(Event),
-    /// A comment, usually a keep-alive.
-    Comment(Utf8Bytes),
-    /// The server set the reconnection time (milliseconds).
-    Retry(u64),
-    /// The connection ended or failed.
-    Disconnected(Ended),
-    /// The next connection attempt starts after this wait.
-    Reconnecting {
-        /// The wait.
-        after: Duration,
-    },
-}
-
-/// How a connection ended: clean end, truncation and transport error are different outcomes.
-///
-/// # Example
-/// ```
-/// assert_eq!(ssekit_smol::client::Ended::Truncated.to_string(), "the stream was cut inside an event");
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Ended {
-    /// The body ended after a complete event.
-    Clean,
-    /// The body ended inside a line or an event; the partial event was discarded.
-    Truncated,
-    /// The connection failed (refused, reset, ...), or the response was refused.
-    Failed(String),
-    /// No bytes arrived within the idle timeout; the client closed the connection.
-    IdleTimeout,
-}
-
-impl fmt::Display for Ended {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Ended::Clean => f.write_str("the server ended the stream cleanly"),
-            Ended::Truncated => f.write_str("the stream was cut inside an event"),
-            Ended::Failed(why) => write!(f, "the connection failed: {why}"),
-            Ended::IdleTimeout => f.write_str("no bytes within the idle timeout"),
-        }
-    }
-}
-
-type Hook = Box<dyn FnMut(&mut Request<Bytes>) + Send>;
-
 /// A reconnecting SSE client on smol (`http://` only). Build it, then take
-/// [`stream`](Self::stream) (everything) or [`events`](Self::events) (events only).
+/// [`stream`](Self::stream) (everything) or [`events`](Self::events) (events only). The
+/// builder and the drive state are `ssekit-http`'s, shared with `ssekit-hyper`.
 ///
 /// # Example
 /// ```no_run
@@ -107,155 +42,17 @@ type Hook = Box<dyn FnMut(&mut Request<Bytes>) + Send>;
 /// }
 /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
 /// ```
+#[derive(Debug)]
 pub struct EventSource {
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-    config: ReconnectConfig,
-    headers: Vec<(Utf8Bytes, Utf8Bytes)>,
-    decoder: Config,
-    hook: Option<Hook>,
-    response_timeout: Duration,
-}
-
-impl fmt::Debug for EventSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("EventSource")
-            .field("method", &self.method)
-            .field("uri", &self.uri)
-            .finish_non_exhaustive()
-    }
+    spec: RequestSpec,
 }
 
 impl EventSource {
-    /// A source for `method url` with `body` (sent again, unchanged, on every reconnect).
-    ///
-    /// # Example
-    /// ```
-    /// let source = ssekit_smol::client::EventSource::new(http::Method::PUT, "http://127.0.0.1:1/x", "{}")?;
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn new(method: Method, url: &str, body: impl Into<Bytes>) -> Result<Self, Error> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| Error::Request(format!("bad URL {url:?}: {e}")))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
-            return Err(Error::Request(format!(
-                "bad URL {url:?}: expected http://host[:port]/..."
-            )));
-        }
-        Ok(EventSource {
-            method,
-            uri,
-            body: body.into(),
-            config: ReconnectConfig::default(),
-            headers: Vec::new(),
-            decoder: Config::default(),
-            hook: None,
-            response_timeout: Duration::from_secs(30),
-        })
+    fn from_spec(spec: RequestSpec) -> Self {
+        EventSource { spec }
     }
 
-    /// `GET url`.
-    ///
-    /// # Example
-    /// ```
-    /// assert!(ssekit_smol::client::EventSource::get("not a url").is_err());
-    /// ```
-    pub fn get(url: &str) -> Result<Self, Error> {
-        EventSource::new(Method::GET, url, Bytes::new())
-    }
-
-    /// `POST url` with `body`, replayed on every reconnect.
-    ///
-    /// # Example
-    /// ```
-    /// let source = ssekit_smol::client::EventSource::post("http://127.0.0.1:1/call", "{}")?;
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn post(url: &str, body: impl Into<Bytes>) -> Result<Self, Error> {
-        EventSource::new(Method::POST, url, body)
-    }
-
-    /// Sets the reconnect policy; headers from [`header`](Self::header) win over the
-    /// policy's own of the same name.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit::client::ReconnectConfig;
-    /// let source = ssekit_smol::client::EventSource::get("http://127.0.0.1:1/")?
-    ///     .reconnect(ReconnectConfig::default().max_attempts(Some(3)));
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn reconnect(mut self, config: ReconnectConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// Adds a request header, sent on every connection.
-    ///
-    /// # Example
-    /// ```
-    /// let source = ssekit_smol::client::EventSource::get("http://127.0.0.1:1/")?
-    ///     .header("authorization", "Bearer t")?;
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
-        let (name, value) = (
-            Utf8Bytes::copy_from_str(name),
-            Utf8Bytes::copy_from_str(value),
-        );
-        // Checked by the core now, applied to the policy when the stream starts.
-        let _checked = ReconnectConfig::default()
-            .header(name.clone(), value.clone())
-            .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-        self.headers.push((name, value));
-        Ok(self)
-    }
-
-    /// Sets the decoder's limits and mode.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit::{Config, Limits};
-    /// let source = ssekit_smol::client::EventSource::get("http://127.0.0.1:1/")?
-    ///     .decoder(Config::default().limits(Limits::default().max_event(1 << 20)));
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn decoder(mut self, config: Config) -> Self {
-        self.decoder = config;
-        self
-    }
-
-    /// How long to wait for each response head (default 30 s); past it the attempt counts
-    /// as a network failure and the policy decides on the retry.
-    ///
-    /// # Example
-    /// ```
-    /// let source = ssekit_smol::client::EventSource::get("http://127.0.0.1:1/")?
-    ///     .response_timeout(std::time::Duration::from_secs(5));
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn response_timeout(mut self, timeout: Duration) -> Self {
-        self.response_timeout = timeout;
-        self
-    }
-
-    /// Calls `hook` on every request just before it is sent (refresh a token, change the
-    /// body of a resumed call).
-    ///
-    /// # Example
-    /// ```
-    /// let source = ssekit_smol::client::EventSource::get("http://127.0.0.1:1/")?
-    ///     .on_connect(|req| {
-    ///         req.headers_mut().insert("authorization", http::HeaderValue::from_static("Bearer fresh"));
-    ///     });
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn on_connect(mut self, hook: impl FnMut(&mut Request<Bytes>) + Send + 'static) -> Self {
-        self.hook = Some(Box::new(hook));
-        self
-    }
+    ssekit_http::event_source_builder!(ssekit_smol, &["http"]);
 
     /// Everything that happens, as a stream: connections, events, comments, `retry:`,
     /// disconnects and waits. It ends after a 204 (without an error) or with the error that
@@ -273,27 +70,11 @@ impl EventSource {
     /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
     /// ```
     pub fn stream(self) -> Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>> {
-        let mut config = self.config;
-        for (name, value) in self.headers {
-            // Checked in `header`, so this cannot fail.
-            config = match config.clone().header(name, value) {
-                Ok(with) => with,
-                Err(_) => config,
-            };
-        }
         let driver = Driver {
-            rc: Reconnect::new(config),
-            decoder: Decoder::with_config(self.decoder),
+            session: self.spec.into_session(Target::Origin),
             clock: Clock::new(),
-            method: self.method,
-            uri: self.uri,
-            body: self.body,
-            hook: self.hook,
-            response_timeout: self.response_timeout,
             response: None,
-            out: VecDeque::new(),
-            last_error: None,
-            finished: false,
+            done: false,
         };
         Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
             d.next().await.map(|item| (item, d))
@@ -322,19 +103,12 @@ impl EventSource {
 /// A response body and the task driving its connection (dropping it closes the socket).
 type Open = (Incoming, smol::Task<()>);
 
+/// The IO of one stream: the shared [`Session`] decides, this moves bytes and waits.
 struct Driver {
-    rc: Reconnect,
-    decoder: Decoder,
+    session: Session,
     clock: Clock,
-    method: Method,
-    uri: Uri,
-    body: Bytes,
-    hook: Option<Hook>,
-    response_timeout: Duration,
     response: Option<Open>,
-    out: VecDeque<Item>,
-    last_error: Option<Error>,
-    finished: bool,
+    done: bool,
 }
 
 enum Woke {
@@ -344,177 +118,77 @@ enum Woke {
 
 impl Driver {
     async fn next(&mut self) -> Option<Result<Item, Error>> {
-        loop {
-            if let Some(item) = self.out.pop_front() {
-                return Some(Ok(item));
-            }
-            if self.finished {
-                return None;
-            }
-            if let Some(action) = self.rc.poll_action() {
-                match action {
-                    Action::Connect { headers, attempt } => {
-                        if let Err(e) = self.connect(headers, attempt).await {
-                            self.finished = true;
-                            return Some(Err(e));
-                        }
-                    }
-                    Action::Close(_) => {
-                        self.response = None;
-                        self.out.push_back(Item::Disconnected(Ended::IdleTimeout));
-                        self.schedule(self.clock.now());
-                    }
-                    Action::GiveUp(reason) => {
-                        self.finished = true;
-                        self.response = None;
-                        return self.give_up(reason).map(Err);
-                    }
-                    _ => {}
+        while !self.done {
+            match self.session.poll(self.clock.now()) {
+                Step::Item(item) => return Some(Ok(item)),
+                Step::Connect { request, .. } => self.connect(request).await,
+                Step::Close => self.response = None,
+                Step::Wait { read, deadline } => self.wait(read, deadline).await,
+                Step::End(error) => {
+                    self.done = true;
+                    self.response = None;
+                    return error.map(Err);
                 }
-                continue;
-            }
-            if let Err(e) = self.wait().await {
-                self.finished = true;
-                self.response = None;
-                return Some(Err(e));
+                _ => {}
             }
         }
-    }
-
-    fn give_up(&mut self, reason: GiveUpReason) -> Option<Error> {
-        match reason {
-            GiveUpReason::NoContent | GiveUpReason::ReconnectDisabled { last: Failure::Eof } => {
-                None
-            }
-            GiveUpReason::Status(s) => Some(Error::Status(s)),
-            GiveUpReason::ContentType => {
-                Some(self.last_error.take().unwrap_or(Error::ContentType(None)))
-            }
-            GiveUpReason::MaxAttempts {
-                last: Failure::Network,
-                ..
-            }
-            | GiveUpReason::ReconnectDisabled {
-                last: Failure::Network,
-            } => Some(self.last_error.take().unwrap_or(Error::GaveUp(reason))),
-            other => Some(Error::GaveUp(other)),
-        }
-    }
-
-    /// After a disconnect the policy was told of at `now`: report the wait it chose.
-    fn schedule(&mut self, now: ssekit::Instant) {
-        if let Some(at) = self.rc.poll_timeout() {
-            let after = at.saturating_duration_since(now);
-            self.out.push_back(Item::Reconnecting { after });
-        }
-    }
-
-    fn request(&mut self, headers: Vec<ssekit::client::Header>) -> Result<Request<Bytes>, Error> {
-        let mut req = Request::new(self.body.clone());
-        *req.method_mut() = self.method.clone();
-        // HTTP/1.1 origin-form: the path here, the authority in Host.
-        let path = self.uri.path_and_query().map_or("/", |p| p.as_str());
-        *req.uri_mut() = path
-            .parse()
-            .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
-        if let Some(authority) = self.uri.authority() {
-            let host = HeaderValue::from_str(authority.as_str())
-                .map_err(|e| Error::Request(format!("bad host: {e}")))?;
-            req.headers_mut().insert(HOST, host);
-        }
-        for (name, value) in &headers {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            let value = HeaderValue::from_bytes(value.as_bytes())
-                .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            req.headers_mut().insert(name, value);
-        }
-        if let Some(hook) = self.hook.as_mut() {
-            hook(&mut req);
-        }
-        Ok(req)
+        None
     }
 
     /// One TCP connection, one HTTP/1.1 exchange (an event stream holds its connection for
     /// its whole life, so there is no pool to share).
     async fn send(
-        uri: Uri,
         req: Request<Bytes>,
+        host: String,
+        port: u16,
     ) -> Result<(http::Response<Incoming>, smol::Task<()>), Error> {
-        let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
-        let port = uri.port_u16().unwrap_or(80);
-        let tcp = smol::net::TcpStream::connect((host, port)).await?;
+        let tcp = smol::net::TcpStream::connect((host.as_str(), port)).await?;
         let _ = tcp.set_nodelay(true);
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(tcp)).await?;
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(tcp))
+            .await
+            .map_err(Error::http)?;
         let task = smol::spawn(async move {
             let _ = conn.await;
         });
-        let resp = sender.send_request(req.map(Full::new)).await?;
+        let resp = sender
+            .send_request(req.map(Full::new))
+            .await
+            .map_err(Error::http)?;
         Ok((resp, task))
     }
 
-    async fn connect(
-        &mut self,
-        headers: Vec<ssekit::client::Header>,
-        attempt: u32,
-    ) -> Result<(), Error> {
-        let req = self.request(headers)?;
-        let timeout = self.response_timeout;
-        let answer = futures_lite::future::or(Self::send(self.uri.clone(), req), async {
-            Timer::after(timeout).await;
-            Err(Error::Http(
-                format!("no response within {:.1} s", timeout.as_secs_f64()).into(),
-            ))
+    async fn connect(&mut self, req: Request<Bytes>) {
+        let uri = self.session.uri();
+        let host = uri
+            .host()
+            .unwrap_or_default()
+            .trim_matches(['[', ']'])
+            .to_owned();
+        let port = uri.port_u16().unwrap_or(80);
+        let limit = self.session.response_timeout();
+        let answer = futures_lite::future::or(Self::send(req, host, port), async {
+            Timer::after(limit).await;
+            Err(Error::no_response(limit))
         })
         .await;
+        let now = self.clock.now();
         match answer {
-            Err(err) => {
-                self.out
-                    .push_back(Item::Disconnected(Ended::Failed(err.to_string())));
-                self.last_error = Some(err);
-                let now = self.clock.now();
-                self.rc.handle_closed(now, Disconnect::Error);
-                self.schedule(now);
-            }
+            Err(err) => self.session.handle_connect_error(now, err),
             Ok((resp, task)) => {
-                let status = resp.status().as_u16();
                 let content_type = resp
                     .headers()
                     .get(CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned);
-                let now = self.clock.now();
-                match self
-                    .rc
-                    .handle_response(now, status, content_type.as_deref())
-                {
-                    Ok(()) => {
-                        self.decoder.reset();
-                        self.response = Some((resp.into_body(), task));
-                        self.out.push_back(Item::Connected { attempt });
-                    }
-                    Err(refused) => {
-                        self.last_error = Some(if status == 200 {
-                            Error::ContentType(content_type)
-                        } else {
-                            Error::Status(status)
-                        });
-                        if refused.is_retryable() {
-                            self.out.push_back(Item::Disconnected(Ended::Failed(format!(
-                                "HTTP {status}"
-                            ))));
-                            self.schedule(now);
-                        }
-                    }
+                    .and_then(|v| v.to_str().ok());
+                let status = resp.status().as_u16();
+                if self.session.handle_response(now, status, content_type) {
+                    self.response = Some((resp.into_body(), task));
                 }
             }
         }
-        Ok(())
     }
 
-    /// Waits for the body or the policy's deadline, whichever comes first.
-    async fn wait(&mut self) -> Result<(), Error> {
-        let deadline = self.rc.poll_timeout();
+    /// Waits for the body (when `read`) or the session's deadline, whichever comes first.
+    async fn wait(&mut self, read: bool, deadline: Option<ssekit::Instant>) {
         let clock = self.clock;
         let sleep = async move {
             match deadline {
@@ -525,61 +199,28 @@ impl Driver {
             }
             Woke::Timer
         };
-        let Some((body, _)) = self.response.as_mut() else {
-            if deadline.is_none() {
-                // Nothing to wait for and nothing to do: the machine is stopped.
-                self.finished = true;
-                return Ok(());
+        let woke = match self.response.as_mut().filter(|_| read) {
+            Some((body, _)) => {
+                futures_lite::future::or(async { Woke::Frame(body.frame().await) }, sleep).await
             }
-            sleep.await;
-            self.rc.handle_timeout(self.clock.now());
-            return Ok(());
+            None => sleep.await,
         };
-        let woke = futures_lite::future::or(async { Woke::Frame(body.frame().await) }, sleep).await;
+        let now = self.clock.now();
         match woke {
             Woke::Frame(Some(Ok(frame))) => {
                 if let Ok(data) = frame.into_data() {
-                    self.rc.handle_bytes(self.clock.now());
-                    self.decoder.feed(data)?;
-                    self.drain()?;
+                    self.session.handle_data(now, data);
                 }
             }
-            Woke::Frame(Some(Err(e))) => self.closed(Disconnect::Error, Some(e.to_string())),
-            Woke::Frame(None) => self.closed(Disconnect::Eof, None),
-            Woke::Timer => self.rc.handle_timeout(self.clock.now()),
-        }
-        Ok(())
-    }
-
-    fn drain(&mut self) -> Result<(), Error> {
-        while let Some(frame) = self.decoder.next_frame()? {
-            match frame {
-                Frame::Event(ev) if self.rc.handle_event(&ev) == Delivery::Deliver => {
-                    self.out.push_back(Item::Event(ev));
-                }
-                Frame::Comment(text) => self.out.push_back(Item::Comment(text)),
-                Frame::Retry(ms) => {
-                    self.rc.handle_retry(ms);
-                    self.out.push_back(Item::Retry(ms));
-                }
-                _ => {}
+            Woke::Frame(Some(Err(e))) => {
+                self.response = None;
+                self.session.handle_end(now, Some(e.to_string()));
             }
+            Woke::Frame(None) => {
+                self.response = None;
+                self.session.handle_end(now, None);
+            }
+            Woke::Timer => self.session.handle_timeout(now),
         }
-        Ok(())
-    }
-
-    fn closed(&mut self, how: Disconnect, error: Option<String>) {
-        self.response = None;
-        self.rc
-            .set_last_event_id(self.decoder.last_event_id_bytes().clone());
-        let ended = match (error, self.decoder.finish()) {
-            (Some(e), _) => Ended::Failed(e),
-            (None, StreamEnd::Clean) => Ended::Clean,
-            (None, _) => Ended::Truncated,
-        };
-        self.out.push_back(Item::Disconnected(ended));
-        let now = self.clock.now();
-        self.rc.handle_closed(now, how);
-        self.schedule(now);
     }
 }

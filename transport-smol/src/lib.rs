@@ -43,7 +43,6 @@
 
 #[cfg(feature = "http")]
 pub mod client;
-mod error;
 pub mod io;
 #[cfg(feature = "http")]
 pub mod ors;
@@ -51,4 +50,4 @@ pub mod ors;
 pub mod server;
 mod time;
 
-pub use error::{BoxError, Error};
+pub use ssekit_http::{BoxError, Error};

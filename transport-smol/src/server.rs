@@ -19,12 +19,13 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use futures_lite::{Stream, StreamExt};
-use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use http_body::{Body, Frame};
 use smol::net::TcpListener;
 use smol_hyper::rt::{FuturesIo, SmolTimer};
 use ssekit::server::{Gap, KeepAlive, ReplayBuffer};
 use ssekit::{EncodeError, Encoder, Event};
+
+pub use ssekit_http::server::{last_event_id, response, TrySendError};
 
 use crate::time::{Clock, Pinger};
 use crate::{BoxError, Error};
@@ -177,39 +178,6 @@ impl Body for SseBody {
     }
 }
 
-/// Wraps a body in a `200` response with `Content-Type: text/event-stream`,
-/// `Cache-Control: no-cache` and `X-Accel-Buffering: no`, and no `Content-Encoding`.
-///
-/// # Example
-/// ```
-/// let resp = ssekit_smol::server::response(ssekit_smol::server::SseBody::new(futures_lite::stream::empty()));
-/// assert_eq!(resp.headers()["cache-control"], "no-cache");
-/// assert_eq!(resp.headers()["x-accel-buffering"], "no");
-/// ```
-pub fn response<B>(body: B) -> http::Response<B> {
-    let mut resp = http::Response::new(body);
-    let headers = resp.headers_mut();
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    resp
-}
-
-/// The `Last-Event-ID` a reconnecting client sent, if any (empty and non-UTF-8 count as none).
-///
-/// # Example
-/// ```
-/// let mut headers = http::HeaderMap::new();
-/// headers.insert("last-event-id", http::HeaderValue::from_static("41"));
-/// assert_eq!(ssekit_smol::server::last_event_id(&headers), Some("41"));
-/// ```
-pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
-    headers
-        .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty())
-}
-
 /// A bounded per-stream queue: a [`Sender`] for the application, an [`SseBody`] for the
 /// response; at most `capacity` events (at least 1) wait in it.
 ///
@@ -247,35 +215,6 @@ pub struct Sender {
     tx: async_channel::Sender<Bytes>,
     encoder: Encoder,
 }
-
-/// Why an event was not queued.
-///
-/// # Example
-/// ```
-/// assert_eq!(ssekit_smol::server::TrySendError::Closed.to_string(), "the client went away");
-/// ```
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum TrySendError {
-    /// The queue is full: the client is not reading fast enough.
-    Full,
-    /// The response body was dropped: the client went away.
-    Closed,
-    /// The event could not be encoded.
-    Encode(EncodeError),
-}
-
-impl std::fmt::Display for TrySendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TrySendError::Full => f.write_str("the client is not keeping up: its queue is full"),
-            TrySendError::Closed => f.write_str("the client went away"),
-            TrySendError::Encode(e) => write!(f, "cannot encode event: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for TrySendError {}
 
 impl Sender {
     /// Queues an event, waiting while the queue is full (backpressure).

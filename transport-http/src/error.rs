@@ -1,27 +1,28 @@
-//! The umbrella error of the transport: [`Error`].
+//! The umbrella error of both transports: [`Error`].
 
 use std::fmt;
+use std::time::Duration;
 
 use ssekit::chunk::ChunkError;
 use ssekit::client::GiveUpReason;
 use ssekit::sequence::SequenceError;
 use ssekit::{DecodeError, EncodeError};
 
-/// A boxed error from hyper, hyper-util or rustls.
+/// A boxed error from the HTTP stack (hyper, hyper-util, rustls).
 ///
 /// # Example
 /// ```
-/// let e: ssekit_hyper::BoxError = "connection reset".into();
-/// assert_eq!(ssekit_hyper::Error::Http(e).to_string(), "HTTP error: connection reset");
+/// let e: ssekit_http::BoxError = "connection reset".into();
+/// assert_eq!(ssekit_http::Error::Http(e).to_string(), "HTTP error: connection reset");
 /// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Everything that can go wrong between an SSE server and client. Each variant prints as one
-/// line meant for people.
+/// Everything that can go wrong between an SSE server and client, on either transport.
+/// Each variant prints as one line meant for people.
 ///
 /// # Example
 /// ```
-/// use ssekit_hyper::Error;
+/// use ssekit_http::Error;
 /// assert_eq!(Error::Status(404).to_string(), "the server answered HTTP 404");
 /// let refused = Error::ContentType(Some("text/html".into()));
 /// assert_eq!(refused.to_string(), "the response is not an event stream (Content-Type: text/html)");
@@ -31,11 +32,12 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 pub enum Error {
     /// The byte stream broke a decoder limit.
     Decode(DecodeError),
-    /// The events broke the protocol's order rules, or the stream ended before its terminal event.
+    /// The events broke the protocol's order rules, or the stream ended before its terminal
+    /// event (the ORS client).
     Sequence(SequenceError),
     /// A socket error (refused, reset, ...).
     Io(std::io::Error),
-    /// An HTTP-level failure from hyper (connection closed mid-message, TLS, bad URL, ...).
+    /// An HTTP-level failure (connection closed mid-message, TLS, no response in time, ...).
     Http(BoxError),
     /// The server answered with a status that ends the stream (not 200, not retried).
     Status(u16),
@@ -53,6 +55,30 @@ pub enum Error {
     Tool(String),
     /// The request could not be built (a bad URL, header or method).
     Request(String),
+}
+
+impl Error {
+    /// An HTTP-level failure from any error type of the HTTP stack.
+    ///
+    /// # Example
+    /// ```
+    /// let e = ssekit_http::Error::http(std::io::Error::other("closed"));
+    /// assert_eq!(e.to_string(), "HTTP error: closed");
+    /// ```
+    pub fn http(e: impl Into<BoxError>) -> Self {
+        Error::Http(e.into())
+    }
+
+    /// The failure of a connection attempt whose response head did not come within `limit`.
+    ///
+    /// # Example
+    /// ```
+    /// let e = ssekit_http::Error::no_response(std::time::Duration::from_millis(100));
+    /// assert_eq!(e.to_string(), "HTTP error: no response within 0.1 s");
+    /// ```
+    pub fn no_response(limit: Duration) -> Self {
+        Error::Http(format!("no response within {:.1} s", limit.as_secs_f64()).into())
+    }
 }
 
 impl fmt::Display for Error {
@@ -123,12 +149,14 @@ from! {
     serde_json::Error => Json,
 }
 
+#[cfg(feature = "hyper")]
 impl From<hyper::Error> for Error {
     fn from(e: hyper::Error) -> Self {
         Error::Http(Box::new(e))
     }
 }
 
+#[cfg(feature = "hyper-util")]
 impl From<hyper_util::client::legacy::Error> for Error {
     fn from(e: hyper_util::client::legacy::Error) -> Self {
         Error::Http(Box::new(e))

@@ -1,0 +1,159 @@
+//! [`event_source_builder!`](crate::event_source_builder): the `EventSource` builder
+//! methods, written once for every transport.
+//!
+//! Each transport has its own `EventSource` type (its own `stream()`, and hyper's
+//! `client(..)`), and Rust lets only the crate that defines a type give it inherent
+//! methods. So the builder is a macro that each transport expands inside its
+//! `impl EventSource`: one definition, the same behaviour and docs on both, and examples
+//! that name the transport they are shown on.
+
+/// Expands to the builder methods of a transport's `EventSource`: `new`, `get`, `post`,
+/// `reconnect`, `header`, `decoder`, `response_timeout` and `on_connect`. The type must
+/// have a field `spec: ssekit_http::client::RequestSpec` and an associated function
+/// `fn from_spec(spec: RequestSpec) -> Self`; `$krate` is the transport crate's name (for
+/// the examples) and `$schemes` the URL schemes it can connect to.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::RequestSpec;
+///
+/// /// An EventSource of a transport.
+/// pub struct EventSource {
+///     spec: RequestSpec,
+/// }
+///
+/// impl EventSource {
+///     fn from_spec(spec: RequestSpec) -> Self {
+///         EventSource { spec }
+///     }
+///     ssekit_http::event_source_builder!(my_transport, &["http"]);
+/// }
+///
+/// let source = EventSource::get("http://127.0.0.1:1/events")?.header("authorization", "Bearer t")?;
+/// assert_eq!(source.spec.uri().path(), "/events");
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+#[macro_export]
+macro_rules! event_source_builder {
+    ($krate:ident, $schemes:expr) => {
+        /// A source for `method url` with `body` (sent again, unchanged, on every reconnect).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::new(http::Method::PUT, \"http://127.0.0.1:1/x\", \"{}\")?;")]
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn new(
+            method: $crate::__private::Method,
+            url: &str,
+            body: impl Into<$crate::__private::Bytes>,
+        ) -> Result<Self, $crate::Error> {
+            $crate::client::RequestSpec::new(method, url, body, $schemes).map(Self::from_spec)
+        }
+
+        /// `GET url`.
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("assert!(", stringify!($krate), "::client::EventSource::get(\"not a url\").is_err());")]
+        /// ```
+        pub fn get(url: &str) -> Result<Self, $crate::Error> {
+            Self::new($crate::__private::Method::GET, url, $crate::__private::Bytes::new())
+        }
+
+        /// `POST url` with `body`, replayed on every reconnect.
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::post(\"http://127.0.0.1:1/call\", \"{}\")?;")]
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn post(
+            url: &str,
+            body: impl Into<$crate::__private::Bytes>,
+        ) -> Result<Self, $crate::Error> {
+            Self::new($crate::__private::Method::POST, url, body)
+        }
+
+        /// Sets the reconnect policy. Headers added with [`header`](Self::header) are kept,
+        /// in either order, and win over headers of the same name in `config`.
+        ///
+        /// # Example
+        /// ```
+        /// use ssekit::client::ReconnectConfig;
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .reconnect(ReconnectConfig::default().max_attempts(Some(3)));
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn reconnect(mut self, config: $crate::__private::ReconnectConfig) -> Self {
+            self.spec = self.spec.reconnect(config);
+            self
+        }
+
+        /// Adds a request header, sent on every connection. Names that are not tokens and
+        /// values with CR, LF or NUL are refused (no header injection, `Last-Event-ID`
+        /// included).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .header("authorization", "Bearer t")?;
+        /// assert!(source.header("last-event-id", "1\nid: 2").is_err());
+        #[doc = concat!("# Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn header(mut self, name: &str, value: &str) -> Result<Self, $crate::Error> {
+            self.spec = self.spec.header(name, value)?;
+            Ok(self)
+        }
+
+        /// Sets the decoder's limits and mode.
+        ///
+        /// # Example
+        /// ```
+        /// use ssekit::{Config, Limits};
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .decoder(Config::default().limits(Limits::default().max_event(1 << 20)));
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn decoder(mut self, config: $crate::__private::Config) -> Self {
+            self.spec = self.spec.decoder(config);
+            self
+        }
+
+        /// How long to wait for the response head of each connection attempt (default
+        /// 30 s). A server that accepts the connection and never answers counts as a
+        /// network failure, and the policy decides on the retry.
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .response_timeout(std::time::Duration::from_secs(5));
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn response_timeout(mut self, timeout: std::time::Duration) -> Self {
+            self.spec = self.spec.response_timeout(timeout);
+            self
+        }
+
+        /// Calls `hook` on every request just before it is sent: refresh a token, or change
+        /// the body of a resumed call (ORS puts the `task_id` there).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .on_connect(|req| {
+        ///         req.headers_mut().insert("authorization", http::HeaderValue::from_static("Bearer fresh"));
+        ///     });
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn on_connect(
+            mut self,
+            hook: impl FnMut(&mut $crate::__private::Request<$crate::__private::Bytes>)
+                + Send
+                + 'static,
+        ) -> Self {
+            self.spec = self.spec.on_connect(hook);
+            self
+        }
+    };
+}

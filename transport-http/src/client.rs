@@ -1,0 +1,730 @@
+//! The IO-free client: what an `EventSource` reports ([`Item`], [`Ended`]), the request it
+//! makes ([`RequestSpec`]), and the state that drives it ([`Session`]).
+//!
+//! A transport builds a [`RequestSpec`], turns it into a [`Session`], and loops:
+//! ```text
+//!  poll(now) ─▶ Item(item)          ─▶ hand it to the caller
+//!            ─▶ Connect{request}    ─▶ HTTP exchange ─▶ handle_response(status, type) | handle_connect_error(e)
+//!            ─▶ Close               ─▶ drop the connection (idle timeout)
+//!            ─▶ Wait{deadline, ..}  ─▶ next body frame ─▶ handle_data / handle_end;  or deadline ─▶ handle_timeout
+//!            ─▶ End(error?)         ─▶ the stream ends
+//! ```
+//! Every decision (headers, `Last-Event-ID`, backoff, `retry:`, idle timeout, 204, giving
+//! up, duplicate suppression) is the core [`Reconnect`]'s; decoding is the core
+//! [`Decoder`]'s.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{HeaderName, HeaderValue, HOST};
+use http::{Method, Request, Uri};
+use ssekit::client::{
+    Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
+};
+use ssekit::{Config, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
+
+use crate::Error;
+
+/// What an `EventSource` reports: events, and what happened to the connection.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::Item;
+/// let item = Item::Event(ssekit::Event::message("x"));
+/// assert!(matches!(item, Item::Event(ref e) if e.data() == "x"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Item {
+    /// A response was accepted (`200 text/event-stream`); `attempt` is 0 for the first
+    /// connection and after a healthy stream, else the retry number.
+    Connected {
+        /// The retry number.
+        attempt: u32,
+    },
+    /// An event to deliver (duplicates and filtered types are not reported).
+    Event(Event),
+    /// A comment, usually a keep-alive.
+    Comment(Utf8Bytes),
+    /// The server set the reconnection time (milliseconds).
+    Retry(u64),
+    /// The connection ended or failed.
+    Disconnected(Ended),
+    /// The next connection attempt starts after this wait.
+    Reconnecting {
+        /// The wait.
+        after: Duration,
+    },
+}
+
+/// How a connection ended, in [`Item::Disconnected`]: clean end, truncation and transport
+/// error are different outcomes.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::Ended;
+/// assert_eq!(Ended::Clean.to_string(), "the server ended the stream cleanly");
+/// assert_eq!(Ended::Truncated.to_string(), "the stream was cut inside an event");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Ended {
+    /// The body ended after a complete event.
+    Clean,
+    /// The body ended inside a line or an event; the partial event was discarded.
+    Truncated,
+    /// The connection failed (refused, reset, TLS, no response in time, ...), or the
+    /// response was refused.
+    Failed(String),
+    /// No bytes arrived within the idle timeout; the client closed the connection.
+    IdleTimeout,
+}
+
+impl fmt::Display for Ended {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ended::Clean => f.write_str("the server ended the stream cleanly"),
+            Ended::Truncated => f.write_str("the stream was cut inside an event"),
+            Ended::Failed(why) => write!(f, "the connection failed: {why}"),
+            Ended::IdleTimeout => f.write_str("no bytes within the idle timeout"),
+        }
+    }
+}
+
+/// A hook called on every request just before it is sent.
+pub type Hook = Box<dyn FnMut(&mut Request<Bytes>) + Send>;
+
+/// Which request target a [`Session`] writes.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::{RequestSpec, Step, Target};
+/// let mut s = RequestSpec::get("http://127.0.0.1:8/a?b", &["http"])?.into_session(Target::Origin);
+/// let Step::Connect { request, .. } = s.poll(ssekit::Instant::ZERO) else { panic!() };
+/// assert_eq!(request.uri(), "/a?b");
+/// assert_eq!(request.headers()["host"], "127.0.0.1:8");
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Target {
+    /// The whole URL (for a client with a connection pool, such as hyper-util's).
+    Absolute,
+    /// The path and query, with the authority in `Host` (for one HTTP/1.1 connection).
+    Origin,
+}
+
+/// Everything an `EventSource` sends, without any IO: method, URL, body (sent again,
+/// unchanged, on every reconnect), headers, reconnect policy, decoder limits, response
+/// timeout and a per-request hook. Each transport's `EventSource` builder fills one in.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::RequestSpec;
+/// let spec = RequestSpec::post("http://127.0.0.1:1/call", "{}", &["http"])?
+///     .header("authorization", "Bearer t")?;
+/// assert_eq!(spec.uri(), "http://127.0.0.1:1/call");
+/// assert!(RequestSpec::get("ftp://127.0.0.1/", &["http"]).is_err());
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+pub struct RequestSpec {
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+    config: ReconnectConfig,
+    headers: Vec<(Utf8Bytes, Utf8Bytes)>,
+    decoder: Config,
+    hook: Option<Hook>,
+    response_timeout: Duration,
+}
+
+impl fmt::Debug for RequestSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestSpec")
+            .field("method", &self.method)
+            .field("uri", &self.uri)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RequestSpec {
+    /// `method url` with `body`; the URL's scheme must be one of `schemes` and it must name
+    /// a host.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::new(http::Method::PUT, "http://127.0.0.1:1/x", "{}", &["http"])?;
+    /// # let _ = spec; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn new(
+        method: Method,
+        url: &str,
+        body: impl Into<Bytes>,
+        schemes: &[&str],
+    ) -> Result<Self, Error> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| Error::Request(format!("bad URL {url:?}: {e}")))?;
+        let scheme_ok = uri.scheme_str().is_some_and(|s| schemes.contains(&s));
+        if !scheme_ok || uri.host().is_none() {
+            let schemes: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
+            return Err(Error::Request(format!(
+                "bad URL {url:?}: expected {}host[:port]/...",
+                schemes.join(" or ")
+            )));
+        }
+        Ok(RequestSpec {
+            method,
+            uri,
+            body: body.into(),
+            config: ReconnectConfig::default(),
+            headers: Vec::new(),
+            decoder: Config::default(),
+            hook: None,
+            response_timeout: Duration::from_secs(30),
+        })
+    }
+
+    /// `GET url`.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit_http::client::RequestSpec::get("not a url", &["http"]).is_err());
+    /// ```
+    pub fn get(url: &str, schemes: &[&str]) -> Result<Self, Error> {
+        RequestSpec::new(Method::GET, url, Bytes::new(), schemes)
+    }
+
+    /// `POST url` with `body`.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::post("http://127.0.0.1:1/call", "{}", &["http"])?;
+    /// # let _ = spec; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn post(url: &str, body: impl Into<Bytes>, schemes: &[&str]) -> Result<Self, Error> {
+        RequestSpec::new(Method::POST, url, body, schemes)
+    }
+
+    /// The URL.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?;
+    /// assert_eq!(spec.uri().port_u16(), Some(1));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// The reconnect policy. Headers added with [`header`](Self::header) are kept, in either
+    /// order, and win over headers of the same name in `config`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::ReconnectConfig;
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .reconnect(ReconnectConfig::default().max_attempts(Some(3)));
+    /// # let _ = spec; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn reconnect(mut self, config: ReconnectConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// Adds a request header, sent on every connection. The core refuses names that are not
+    /// tokens and values with CR, LF or NUL (no header injection, `Last-Event-ID` included).
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?;
+    /// assert!(spec.header("last-event-id", "1\r\nx-injected: yes").is_err());
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn header(mut self, name: &str, value: &str) -> Result<Self, Error> {
+        let (name, value) = (
+            Utf8Bytes::copy_from_str(name),
+            Utf8Bytes::copy_from_str(value),
+        );
+        // Validated now, applied to the policy when the session starts.
+        let _checked = ReconnectConfig::default()
+            .header(name.clone(), value.clone())
+            .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+        self.headers.push((name, value));
+        Ok(self)
+    }
+
+    /// The decoder's limits and mode.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Config, Limits};
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .decoder(Config::default().limits(Limits::default().max_event(1 << 20)));
+    /// # let _ = spec; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn decoder(mut self, config: Config) -> Self {
+        self.decoder = config;
+        self
+    }
+
+    /// How long to wait for the response head of each connection attempt (default 30 s).
+    /// Past it the attempt counts as a network failure and the policy decides on the retry.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .response_timeout(Duration::from_secs(5));
+    /// assert_eq!(spec.response_timeout_value(), Duration::from_secs(5));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// The response timeout.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?;
+    /// assert_eq!(spec.response_timeout_value(), std::time::Duration::from_secs(30));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn response_timeout_value(&self) -> Duration {
+        self.response_timeout
+    }
+
+    /// Calls `hook` on every request just before it is sent: refresh a token, or change the
+    /// body of a resumed call (ORS puts the `task_id` there).
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .on_connect(|req| {
+    ///         req.headers_mut().insert("authorization", http::HeaderValue::from_static("Bearer fresh"));
+    ///     });
+    /// # let _ = spec; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn on_connect(mut self, hook: impl FnMut(&mut Request<Bytes>) + Send + 'static) -> Self {
+        self.hook = Some(Box::new(hook));
+        self
+    }
+
+    /// The state that drives requests of this description, writing `target`s.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::client::{RequestSpec, Target};
+    /// let session = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// # let _ = session; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn into_session(self, target: Target) -> Session {
+        let mut config = self.config;
+        for (name, value) in self.headers {
+            // Checked in `header`, so this cannot fail; a refused header is left out.
+            config = match config.clone().header(name, value) {
+                Ok(with) => with,
+                Err(_) => config,
+            };
+        }
+        Session {
+            rc: Reconnect::new(config),
+            decoder: Decoder::with_config(self.decoder),
+            method: self.method,
+            uri: self.uri,
+            body: self.body,
+            hook: self.hook,
+            response_timeout: self.response_timeout,
+            target,
+            attempt: 0,
+            connected: false,
+            out: VecDeque::new(),
+            failed: None,
+            last_error: None,
+            finished: false,
+        }
+    }
+}
+
+/// What a [`Session`] wants done next.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::{RequestSpec, Step, Target};
+/// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+/// assert!(matches!(s.poll(ssekit::Instant::ZERO), Step::Connect { attempt: 0, .. }));
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Step {
+    /// Hand this item to the caller.
+    Item(Item),
+    /// Send this request (within [`Session::response_timeout`]) and report the outcome with
+    /// [`Session::handle_response`] or [`Session::handle_connect_error`].
+    Connect {
+        /// The request.
+        request: Request<Bytes>,
+        /// The retry number (0 for the first).
+        attempt: u32,
+    },
+    /// Drop the connection (the idle timeout fired).
+    Close,
+    /// Wait for the next body frame (when `read`) or until `deadline`, whichever comes first.
+    Wait {
+        /// Read the response body.
+        read: bool,
+        /// Call [`Session::handle_timeout`] at this moment.
+        deadline: Option<Instant>,
+    },
+    /// The stream is over: after a 204 or a clean end without reconnecting (`None`), or with
+    /// the error that ended it.
+    End(Option<Error>),
+}
+
+/// The IO-free state of one `EventSource` stream: the core [`Reconnect`] and [`Decoder`],
+/// the request to send, and the items not yet handed out. See the [module](self) docs for
+/// the loop.
+///
+/// # Example
+/// ```
+/// use ssekit::Instant;
+/// use ssekit_http::client::{Ended, Item, RequestSpec, Step, Target};
+/// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+/// let Step::Connect { .. } = s.poll(Instant::ZERO) else { panic!() };
+/// s.handle_response(Instant::ZERO, 200, Some("text/event-stream"));
+/// s.handle_data(Instant::ZERO, bytes::Bytes::from_static(b"id: 7\ndata: x"));
+/// s.handle_end(Instant::from_millis(5), None);
+/// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Connected { attempt: 0 })));
+/// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Disconnected(Ended::Truncated))));
+/// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Reconnecting { .. })));
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+pub struct Session {
+    rc: Reconnect,
+    decoder: Decoder,
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+    hook: Option<Hook>,
+    response_timeout: Duration,
+    target: Target,
+    attempt: u32,
+    connected: bool,
+    out: VecDeque<Item>,
+    /// An error that ends the stream once the queued items are out.
+    failed: Option<Error>,
+    /// The last connection failure, reported if the policy gives up on it.
+    last_error: Option<Error>,
+    finished: bool,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("uri", &self.uri)
+            .field("connected", &self.connected)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// The URL.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::client::{RequestSpec, Target};
+    /// let s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// assert_eq!(s.uri().host(), Some("127.0.0.1"));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+
+    /// How long a [`Step::Connect`] may wait for the response head.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::client::{RequestSpec, Target};
+    /// let s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// assert_eq!(s.response_timeout(), std::time::Duration::from_secs(30));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn response_timeout(&self) -> Duration {
+        self.response_timeout
+    }
+
+    /// What to do next, at `now`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::client::{RequestSpec, Step, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// let Step::Connect { request, .. } = s.poll(ssekit::Instant::ZERO) else { panic!() };
+    /// assert_eq!(request.uri(), "http://127.0.0.1:1/");
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    #[must_use]
+    pub fn poll(&mut self, now: Instant) -> Step {
+        loop {
+            if let Some(item) = self.out.pop_front() {
+                return Step::Item(item);
+            }
+            if let Some(e) = self.failed.take() {
+                self.finish();
+                return Step::End(Some(e));
+            }
+            if self.finished {
+                return Step::End(None);
+            }
+            match self.rc.poll_action() {
+                Some(Action::Connect { headers, attempt }) => match self.request(headers) {
+                    Ok(request) => {
+                        self.attempt = attempt;
+                        return Step::Connect { request, attempt };
+                    }
+                    Err(e) => self.failed = Some(e),
+                },
+                Some(Action::Close(_)) => {
+                    self.connected = false;
+                    self.out.push_back(Item::Disconnected(Ended::IdleTimeout));
+                    self.schedule(now);
+                    return Step::Close;
+                }
+                Some(Action::GiveUp(reason)) => {
+                    self.finish();
+                    return Step::End(self.give_up(reason));
+                }
+                Some(_) => {}
+                None => {
+                    let deadline = self.rc.poll_timeout();
+                    if !self.connected && deadline.is_none() {
+                        // Nothing to wait for and nothing to do: the machine is stopped.
+                        self.finish();
+                        return Step::End(None);
+                    }
+                    return Step::Wait {
+                        read: self.connected,
+                        deadline,
+                    };
+                }
+            }
+        }
+    }
+
+    /// The connection attempt failed before a response (refused, reset, TLS, no response
+    /// within the timeout).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Instant;
+    /// use ssekit_http::client::{Ended, Item, RequestSpec, Step, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// let _connect = s.poll(Instant::ZERO);
+    /// s.handle_connect_error(Instant::ZERO, std::io::Error::other("refused").into());
+    /// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Disconnected(Ended::Failed(_)))));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn handle_connect_error(&mut self, now: Instant, error: Error) {
+        self.out
+            .push_back(Item::Disconnected(Ended::Failed(error.to_string())));
+        self.last_error = Some(error);
+        self.rc.handle_closed(now, Disconnect::Error);
+        self.schedule(now);
+    }
+
+    /// The response head arrived; `true` when it is accepted and its body should be read.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Instant;
+    /// use ssekit_http::client::{RequestSpec, Step, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// let _connect = s.poll(Instant::ZERO);
+    /// assert!(!s.handle_response(Instant::ZERO, 404, Some("text/html")));
+    /// assert!(matches!(s.poll(Instant::ZERO), Step::End(Some(ssekit_http::Error::Status(404)))));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn handle_response(
+        &mut self,
+        now: Instant,
+        status: u16,
+        content_type: Option<&str>,
+    ) -> bool {
+        match self.rc.handle_response(now, status, content_type) {
+            Ok(()) => {
+                self.decoder.reset();
+                self.connected = true;
+                self.out.push_back(Item::Connected {
+                    attempt: self.attempt,
+                });
+                true
+            }
+            Err(refused) => {
+                self.last_error = Some(if status == 200 {
+                    Error::ContentType(content_type.map(str::to_owned))
+                } else {
+                    Error::Status(status)
+                });
+                if refused.is_retryable() {
+                    self.out
+                        .push_back(Item::Disconnected(Ended::Failed(format!("HTTP {status}"))));
+                    self.schedule(now);
+                }
+                false
+            }
+        }
+    }
+
+    /// A body frame arrived. A decode error ends the stream (after the items before it).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Instant;
+    /// use ssekit_http::client::{Item, RequestSpec, Step, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// let _connect = s.poll(Instant::ZERO);
+    /// s.handle_response(Instant::ZERO, 200, Some("text/event-stream"));
+    /// s.handle_data(Instant::ZERO, bytes::Bytes::from_static(b"retry: 70\n\n"));
+    /// let _connected = s.poll(Instant::ZERO);
+    /// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Retry(70))));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn handle_data(&mut self, now: Instant, data: Bytes) {
+        self.rc.handle_bytes(now);
+        if let Err(e) = self.decoder.feed(data).and_then(|()| self.drain()) {
+            self.failed = Some(e.into());
+        }
+    }
+
+    /// The body ended: cleanly (`error: None`; the decoder tells a clean end from a cut one)
+    /// or with a transport error.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Instant;
+    /// use ssekit_http::client::{Ended, Item, RequestSpec, Step, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// let _connect = s.poll(Instant::ZERO);
+    /// s.handle_response(Instant::ZERO, 200, Some("text/event-stream"));
+    /// s.handle_end(Instant::ZERO, Some("connection reset".into()));
+    /// let _connected = s.poll(Instant::ZERO);
+    /// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Disconnected(Ended::Failed(_)))));
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn handle_end(&mut self, now: Instant, error: Option<String>) {
+        self.connected = false;
+        self.rc
+            .set_last_event_id(self.decoder.last_event_id_bytes().clone());
+        let (how, ended) = match (error, self.decoder.finish()) {
+            (Some(e), _) => (Disconnect::Error, Ended::Failed(e)),
+            (None, StreamEnd::Clean) => (Disconnect::Eof, Ended::Clean),
+            (None, _) => (Disconnect::Eof, Ended::Truncated),
+        };
+        self.out.push_back(Item::Disconnected(ended));
+        self.rc.handle_closed(now, how);
+        self.schedule(now);
+    }
+
+    /// The deadline of the last [`Step::Wait`] passed.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Instant;
+    /// use ssekit_http::client::{RequestSpec, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
+    /// s.handle_timeout(Instant::from_millis(10)); // spurious calls are harmless
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.rc.handle_timeout(now);
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        self.connected = false;
+    }
+
+    fn give_up(&mut self, reason: GiveUpReason) -> Option<Error> {
+        match reason {
+            GiveUpReason::NoContent | GiveUpReason::ReconnectDisabled { last: Failure::Eof } => {
+                None
+            }
+            GiveUpReason::Status(s) => Some(Error::Status(s)),
+            GiveUpReason::ContentType => {
+                Some(self.last_error.take().unwrap_or(Error::ContentType(None)))
+            }
+            GiveUpReason::MaxAttempts {
+                last: Failure::Network,
+                ..
+            }
+            | GiveUpReason::ReconnectDisabled {
+                last: Failure::Network,
+            } => Some(self.last_error.take().unwrap_or(Error::GaveUp(reason))),
+            other => Some(Error::GaveUp(other)),
+        }
+    }
+
+    /// After a disconnect the policy was told of at `now`: report the wait it chose.
+    fn schedule(&mut self, now: Instant) {
+        if let Some(at) = self.rc.poll_timeout() {
+            let after = at.saturating_duration_since(now);
+            self.out.push_back(Item::Reconnecting { after });
+        }
+    }
+
+    fn request(&mut self, headers: Vec<ssekit::client::Header>) -> Result<Request<Bytes>, Error> {
+        let mut req = Request::new(self.body.clone());
+        *req.method_mut() = self.method.clone();
+        match self.target {
+            Target::Absolute => *req.uri_mut() = self.uri.clone(),
+            Target::Origin => {
+                let path = self.uri.path_and_query().map_or("/", |p| p.as_str());
+                *req.uri_mut() = path
+                    .parse()
+                    .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
+                if let Some(authority) = self.uri.authority() {
+                    let host = HeaderValue::from_str(authority.as_str())
+                        .map_err(|e| Error::Request(format!("bad host: {e}")))?;
+                    req.headers_mut().insert(HOST, host);
+                }
+            }
+        }
+        for (name, value) in &headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+            let value = HeaderValue::from_bytes(value.as_bytes())
+                .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+            req.headers_mut().insert(name, value);
+        }
+        if let Some(hook) = self.hook.as_mut() {
+            hook(&mut req);
+        }
+        Ok(req)
+    }
+
+    fn drain(&mut self) -> Result<(), ssekit::DecodeError> {
+        while let Some(frame) = self.decoder.next_frame()? {
+            match frame {
+                Frame::Event(ev) if self.rc.handle_event(&ev) == Delivery::Deliver => {
+                    self.out.push_back(Item::Event(ev));
+                }
+                Frame::Comment(text) => self.out.push_back(Item::Comment(text)),
+                Frame::Retry(ms) => {
+                    self.rc.handle_retry(ms);
+                    self.out.push_back(Item::Retry(ms));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}

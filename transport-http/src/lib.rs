@@ -1,0 +1,70 @@
+//! # ssekit-http — the IO-free HTTP half shared by the ssekit transports
+//!
+//! Everything about SSE over HTTP that does not touch a socket, a runtime or a timer,
+//! written once for [`ssekit-hyper`] (tokio) and [`ssekit-smol`] (smol / async-io): both
+//! re-export these types, so an [`Item`](client::Item) or an [`Error`] is the same type on
+//! either runtime. Like the [`ssekit`] core it is deterministic: no IO, no clock (callers
+//! pass [`ssekit::Instant`]s), no RNG.
+//!
+//! ```text
+//!  EventSource builder ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step::Connect(request) ─▶ transport: HTTP exchange
+//!                                          ▲  handle_response / handle_data / handle_end / handle_timeout
+//!                                          └──────────────────────────────── transport: body frames, timer
+//!  server:  response(body) headers;  last_event_id(headers);  TrySendError
+//! ```
+//!
+//! The run loop of a transport's client: call [`Session::poll`](client::Session::poll) with
+//! the time, do what the [`Step`](client::Step) says (hand an item to the caller, make the
+//! HTTP request, drop the connection, or wait for the next body frame or the deadline),
+//! feed back what happened, repeat.
+//!
+//! **Why a crate and not a feature of the core.** The core is `no_std` and knows no HTTP
+//! types; these pieces need `http`'s `Request`, `HeaderMap` and `Method` (std) and an
+//! umbrella error with `std::io::Error` in it, which the core's conventions rule out. A
+//! feature would have given the core a second dependency story and a `std`-only corner.
+//! As its own crate it depends on the core, `http`, `bytes` and `serde_json` (for the
+//! error's JSON variant) and nothing else, and both transports depend on the same copy.
+//! It is also why the builder is a macro: see [`event_source_builder!`].
+//!
+//! [`ssekit-hyper`]: https://example.invalid/ssekit
+//! [`ssekit-smol`]: https://example.invalid/ssekit
+//!
+//! # Crate features
+//! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results (no IO
+//!   is added: only the conversion).
+//! - `hyper-util`: `From<hyper_util::client::legacy::Error>` for [`Error`].
+//!
+//! # Example
+//! ```
+//! use ssekit::Instant;
+//! use ssekit_http::client::{Item, RequestSpec, Step, Target};
+//!
+//! let mut session = RequestSpec::get("http://127.0.0.1:1/events", &["http"])?.into_session(Target::Absolute);
+//! let Step::Connect { request, .. } = session.poll(Instant::ZERO) else { panic!() };
+//! assert_eq!(request.headers()["accept"], "text/event-stream");
+//! session.handle_response(Instant::ZERO, 200, Some("text/event-stream"));
+//! session.handle_data(Instant::ZERO, bytes::Bytes::from_static(b"data: hi\n\n"));
+//! assert!(matches!(session.poll(Instant::ZERO), Step::Item(Item::Connected { attempt: 0 })));
+//! let Step::Item(Item::Event(event)) = session.poll(Instant::ZERO) else { panic!() };
+//! assert_eq!(event.data(), "hi");
+//! # Ok::<(), ssekit_http::Error>(())
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod builder;
+pub mod client;
+mod error;
+pub mod server;
+
+pub use error::{BoxError, Error};
+
+/// What [`event_source_builder!`] expands to refers to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use bytes::Bytes;
+    pub use http::{Method, Request};
+    pub use ssekit::client::ReconnectConfig;
+    pub use ssekit::Config;
+}
