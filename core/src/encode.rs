@@ -241,35 +241,63 @@ impl Encoder {
         with_data: bool,
         out: &mut B,
     ) -> Result<usize, EncodeError> {
+        // `event:` and `id:` were checked when the event was built; only the data is scanned,
+        // once, for its first line break.
         let data = event.data().as_bytes();
-        // Each data byte can at most start a new line; when the buffer has room for that worst
-        // case (always, for Vec and BytesMut) the exact length need not be computed up front.
-        let worst = header_len(event)
-            .saturating_add(data.len().saturating_mul(DATA_LINE_OVERHEAD + 1))
-            .saturating_add(DATA_LINE_OVERHEAD + 1);
-        let required = if out.remaining_mut() >= worst {
-            None
+        let first_break = if with_data {
+            memchr::memchr2(b'\r', b'\n', data)
         } else {
-            let exact = header_len(event) + if with_data { data_len(data) } else { 0 } + 1;
-            ensure_room(out, exact)?;
-            Some(exact)
+            None
         };
-        let mut written = 0;
-        if let Some(event_type) = event.event_field() {
-            written += put_field(out, b"event: ", event_type.as_bytes());
-        }
-        if let Some(id) = event.id_field() {
-            written += put_field(out, b"id: ", id.as_bytes());
-        }
-        if with_data {
-            for line in DataLines::new(data) {
-                written += put_field(out, b"data: ", line);
+        let header = header_len(event);
+        match (with_data, first_break) {
+            (true, None) => {
+                // The common case, one data line: the exact length is known without a scan.
+                let required = header + data.len() + DATA_LINE_OVERHEAD + 1;
+                ensure_room(out, required)?;
+                put_header(event, out);
+                out.put_slice(b"data: ");
+                out.put_slice(data);
+                out.put_slice(b"\n\n");
+                Ok(required)
+            }
+            (false, _) => {
+                let required = header + 1;
+                ensure_room(out, required)?;
+                put_header(event, out);
+                out.put_u8(b'\n');
+                Ok(required)
+            }
+            (true, Some(_)) => {
+                // Each data byte can at most start a new line; when the buffer has room for
+                // that worst case (always, for Vec and BytesMut) the exact length need not be
+                // computed up front.
+                let worst = header
+                    .saturating_add(data.len().saturating_mul(DATA_LINE_OVERHEAD + 1))
+                    .saturating_add(DATA_LINE_OVERHEAD + 1);
+                if out.remaining_mut() < worst {
+                    ensure_room(out, header + data_len(data) + 1)?;
+                }
+                put_header(event, out);
+                let mut written = header + 1;
+                for line in DataLines::new(data) {
+                    written += put_field(out, b"data: ", line);
+                }
+                out.put_u8(b'\n');
+                Ok(written)
             }
         }
-        out.put_u8(b'\n');
-        written += 1;
-        debug_assert!(required.is_none_or(|r| r == written));
-        Ok(written)
+    }
+}
+
+/// Writes the `event:` and `id:` lines, when set.
+#[inline]
+fn put_header<B: BufMut + ?Sized>(event: &Event, out: &mut B) {
+    if let Some(event_type) = event.event_field() {
+        put_field(out, b"event: ", event_type.as_bytes());
+    }
+    if let Some(id) = event.id_field() {
+        put_field(out, b"id: ", id.as_bytes());
     }
 }
 
@@ -445,6 +473,44 @@ mod tests {
         let mut slice = &mut fits[..];
         assert_eq!(Encoder::new().encode(&ev, &mut slice), Ok(exact));
         assert_eq!(&fits[..exact], b"event: e\ndata: abc\ndata: def\n\n");
+    }
+
+    #[test]
+    fn single_line_fast_path_checks_room_before_writing_and_matches_encoded_len() {
+        let ev = Event::builder()
+            .event("delta")
+            .unwrap()
+            .id("7")
+            .unwrap()
+            .data("{\"x\":1}")
+            .build();
+        let wire = b"event: delta\nid: 7\ndata: {\"x\":1}\n\n";
+        assert_eq!(Encoder::new().encoded_len(&ev), wire.len());
+        let mut buf = [0u8; 64];
+        for room in 0..wire.len() {
+            let mut slice = &mut buf[..room];
+            assert_eq!(
+                Encoder::new().encode(&ev, &mut slice),
+                Err(EncodeError::BufferTooSmall {
+                    required: wire.len()
+                })
+            );
+            assert!(buf.iter().all(|&b| b == 0), "nothing written with {room}");
+        }
+        let mut slice = &mut buf[..wire.len()];
+        assert_eq!(Encoder::new().encode(&ev, &mut slice), Ok(wire.len()));
+        assert_eq!(&buf[..wire.len()], wire);
+    }
+
+    #[test]
+    fn dataless_frame_writes_only_its_header_and_the_blank_line() {
+        let ev = Event::builder().event("x").unwrap().data("a\nb").build();
+        let mut out = Vec::new();
+        let n = Encoder::new()
+            .encode_frame(&Frame::Dataless(ev), &mut out)
+            .unwrap();
+        assert_eq!(out, b"event: x\n\n");
+        assert_eq!(n, out.len());
     }
 
     #[test]
