@@ -9,7 +9,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use kit::{
     big_result, build, client, each_pair, encode, events_of, fast, numbered, serve, serve_ors, Hub,
-    Producer, Reply, Run, Seen, Side, SLOW_TOOL,
+    Producer, Reply, Run, Seen, Side,
 };
 use ssekit::server::ReplayBuffer;
 use ssekit::{Config, Event, Limits};
@@ -45,13 +45,12 @@ fn keep_alive_pings_reach_the_client_while_the_server_is_idle() {
         let seen = client(side, run);
         let ping = Seen::Comment("ping".into());
         assert_eq!(seen, [Seen::Connected(0), ping.clone(), ping.clone(), ping]);
-        // Never sooner than the interval (no busy loop); late is allowed on a loaded machine.
+        // Never sooner than the interval (no busy loop): the k-th ping cannot be seen before
+        // k intervals after the body started. Late is allowed on a loaded machine.
         let at = at.lock().unwrap();
-        for gap in at[1..].windows(2) {
-            assert!(
-                gap[1] - gap[0] >= Duration::from_millis(70),
-                "pings at {at:?}"
-            );
+        for (k, t) in at[1..].iter().enumerate() {
+            let earliest = Duration::from_millis(80) * (k as u32 + 1);
+            assert!(*t >= earliest, "pings at {at:?}");
         }
     });
 }
@@ -626,7 +625,8 @@ fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_clo
                             return;
                         }
                         p.sent.store(i, SeqCst);
-                        if i == p.stop_at.load(SeqCst) {
+                        let stop_at = p.stop_at.load(SeqCst);
+                        if stop_at != 0 && i >= stop_at {
                             return; // the stream ends cleanly
                         }
                         assert!(
@@ -745,7 +745,6 @@ fn an_ors_call_resumes_by_task_id_and_its_chunked_result_is_whole() {
     each_pair(|server, side| {
         let (url, headers) = serve_ors(server);
         // First connection: the task id, then the client drops it while the tool still runs.
-        let started = std::time::Instant::now();
         let first = ors_call(
             side,
             &url,
@@ -753,7 +752,6 @@ fn an_ors_call_resumes_by_task_id_and_its_chunked_result_is_whole() {
             r#"{"name":"slow","input":{}}"#.into(),
             2,
         );
-        assert!(started.elapsed() < SLOW_TOOL * 20);
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].event_type(), "task_id");
         let task_id = first[0].data().to_owned();
