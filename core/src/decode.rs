@@ -12,6 +12,12 @@
 //! a line that straddles pieces is copied (once, into a line buffer), and only data of
 //! events with more than one `data:` line is copied (once, joined with LF).
 //!
+//! Tiny pieces (up to 16 bytes, what a socket read of a few bytes returns) that only continue
+//! the current line are checked for a line ending a word at a time and copied straight into
+//! a small inline buffer by `feed` itself, without being queued; `next_frame` then returns at
+//! once. For such reads prefer [`Decoder::feed_slice`]: handing over a `Bytes` costs two
+//! atomic reference-count updates, which is more than decoding one byte.
+//!
 //! # Bounds
 //! Nothing the peer sends can make the decoder hold more than [`Limits`] allow: a line
 //! longer than `max_line`, data longer than `max_event`, or more than `max_buffered` bytes
