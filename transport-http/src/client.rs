@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -57,6 +58,25 @@ pub enum Item {
         /// The wait.
         after: Duration,
     },
+}
+
+/// The event in a stream item, if it is one: what an `EventSource`'s `events()` keeps.
+/// Errors are kept too, so the stream still ends with the error that ended it.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::{only_events, Item};
+/// assert!(only_events(Ok(Item::Retry(5))).is_none());
+/// let ev = only_events(Ok(Item::Event(ssekit::Event::message("x"))));
+/// assert!(matches!(ev, Some(Ok(e)) if e.data() == "x"));
+/// assert!(matches!(only_events(Err(ssekit_http::Error::Status(404))), Some(Err(_))));
+/// ```
+pub fn only_events(item: Result<Item, Error>) -> Option<Result<Event, Error>> {
+    match item {
+        Ok(Item::Event(ev)) => Some(Ok(ev)),
+        Ok(_) => None,
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// How a connection ended, in [`Item::Disconnected`]: clean end, truncation and transport
@@ -726,5 +746,121 @@ impl Session {
             }
         }
         Ok(())
+    }
+}
+
+/// The IO a transport does for a [`Session`]: the clock, one HTTP exchange, and waiting on
+/// the body or a deadline. [`Drive`] runs the loop around it, so a transport is only this.
+///
+/// # Example
+/// ```
+/// use ssekit::Instant;
+/// use ssekit_http::client::{Drive, Io, RequestSpec, Session, Target};
+///
+/// /// A transport whose every connection is refused.
+/// struct Refused;
+/// impl Io for Refused {
+///     fn now(&self) -> Instant { Instant::ZERO }
+///     async fn connect(&mut self, session: &mut Session, _request: http::Request<bytes::Bytes>) -> Result<(), ssekit_http::Error> {
+///         session.handle_connect_error(Instant::ZERO, std::io::Error::other("refused").into());
+///         Ok(())
+///     }
+///     async fn wait(&mut self, session: &mut Session, _read: bool, deadline: Option<Instant>) {
+///         session.handle_timeout(deadline.unwrap_or(Instant::ZERO)); // time flies
+///     }
+///     fn close(&mut self) {}
+/// }
+///
+/// let spec = RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+///     .reconnect(ssekit::client::ReconnectConfig::default().max_attempts(Some(1)));
+/// let mut drive = Drive::new(spec.into_session(Target::Absolute), Refused);
+/// let mut items = Vec::new();
+/// let end = loop {
+///     match futures_lite::future::block_on(drive.next()) {
+///         Some(Ok(item)) => items.push(item),
+///         other => break other,
+///     }
+/// };
+/// assert!(matches!(end, Some(Err(ssekit_http::Error::Io(_)))));
+/// assert_eq!(items.len(), 3); // failed, reconnecting, failed; then the error
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+pub trait Io: Send {
+    /// The transport's clock.
+    fn now(&self) -> Instant;
+
+    /// Sends `request` within [`Session::response_timeout`] and reports the outcome with
+    /// [`Session::handle_response`] (keeping the body when it is accepted) or
+    /// [`Session::handle_connect_error`]. An `Err` ends the stream with it.
+    fn connect(
+        &mut self,
+        session: &mut Session,
+        request: Request<Bytes>,
+    ) -> impl Future<Output = Result<(), Error>> + Send;
+
+    /// Waits for the next body frame (when `read`) or until `deadline`, whichever comes
+    /// first, and reports it with [`Session::handle_data`], [`Session::handle_end`] (then
+    /// drops the body) or [`Session::handle_timeout`].
+    fn wait(
+        &mut self,
+        session: &mut Session,
+        read: bool,
+        deadline: Option<Instant>,
+    ) -> impl Future<Output = ()> + Send;
+
+    /// Drops the connection, if there is one.
+    fn close(&mut self);
+}
+
+/// A [`Session`] and the [`Io`] that carries it out: the run loop of every transport's
+/// `EventSource` stream. See [`Io`] for an example.
+#[derive(Debug)]
+pub struct Drive<T> {
+    session: Session,
+    io: T,
+    done: bool,
+}
+
+impl<T: Io> Drive<T> {
+    /// Drives `session` with `io`.
+    ///
+    /// # Example
+    /// See [`Io`].
+    pub fn new(session: Session, io: T) -> Self {
+        Drive {
+            session,
+            io,
+            done: false,
+        }
+    }
+
+    /// The next item; `None` after the end (a 204, or a clean end without reconnecting),
+    /// `Some(Err(..))` once when an error ended the stream.
+    ///
+    /// # Example
+    /// See [`Io`].
+    pub async fn next(&mut self) -> Option<Result<Item, Error>> {
+        while !self.done {
+            match self.session.poll(self.io.now()) {
+                Step::Item(item) => return Some(Ok(item)),
+                Step::Connect { request, .. } => {
+                    if let Err(e) = self.io.connect(&mut self.session, request).await {
+                        self.done = true;
+                        self.io.close();
+                        return Some(Err(e));
+                    }
+                }
+                Step::Close => self.io.close(),
+                Step::Wait { read, deadline } => {
+                    self.io.wait(&mut self.session, read, deadline).await;
+                }
+                Step::End(error) => {
+                    self.done = true;
+                    self.io.close();
+                    return error.map(Err);
+                }
+            }
+        }
+        None
     }
 }

@@ -1,5 +1,5 @@
 //! The IO-free server pieces: [`response`] headers, the client's [`last_event_id`], and
-//! [`TrySendError`] for the transports' bounded queues.
+//! [`TrySendError`] for the transports' bounded queues, and [`Hub`], the state of a broadcast.
 
 use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
@@ -72,3 +72,119 @@ impl std::fmt::Display for TrySendError {
 }
 
 impl std::error::Error for TrySendError {}
+
+/// The IO-free half of a broadcast: one live stream for many subscribers, each event
+/// encoded once into a core [`ReplayBuffer`] and offered to every subscriber's queue; a
+/// subscriber resuming with `Last-Event-ID` first gets what it missed. The queue type `S`
+/// is the transport's (a bounded channel's sender); the transport wraps a `Hub` in a
+/// mutex and makes the response bodies.
+///
+/// # Example
+/// ```
+/// use std::sync::mpsc::{sync_channel, SyncSender};
+/// use ssekit::{server::ReplayBuffer, Event};
+/// use ssekit_http::server::Hub;
+///
+/// let mut hub: Hub<SyncSender<bytes::Bytes>> = Hub::new(ReplayBuffer::default());
+/// let offer = |tx: &SyncSender<bytes::Bytes>, wire| tx.try_send(wire).is_ok();
+/// hub.publish(&Event::builder().id("1")?.data("first").build(), offer)?;
+/// hub.publish(&Event::builder().id("2")?.data("second").build(), offer)?;
+/// // A client that saw "1" reconnects: it is served "2" from the replay buffer, then lives.
+/// let (tx, rx) = sync_channel(8);
+/// let missed = hub.subscribe(Some("1"), tx)?;
+/// assert_eq!(missed, [bytes::Bytes::from_static(b"id: 2\ndata: second\n\n")]);
+/// assert_eq!(hub.publish(&Event::builder().id("3")?.data("third").build(), offer)?, 1);
+/// assert_eq!(rx.try_recv()?, bytes::Bytes::from_static(b"id: 3\ndata: third\n\n"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct Hub<S> {
+    replay: ssekit::server::ReplayBuffer,
+    subscribers: Vec<S>,
+}
+
+impl<S> Hub<S> {
+    /// A hub that keeps recent events in `replay`.
+    ///
+    /// # Example
+    /// ```
+    /// let hub: ssekit_http::server::Hub<()> = ssekit_http::server::Hub::new(Default::default());
+    /// assert_eq!(hub.subscribers(), 0);
+    /// ```
+    pub fn new(replay: ssekit::server::ReplayBuffer) -> Self {
+        Hub {
+            replay,
+            subscribers: Vec::new(),
+        }
+    }
+
+    /// Encodes `event` once, keeps it for replay, and `offer`s it to every subscriber;
+    /// a subscriber whose offer fails (its queue is full, or it is gone) is dropped.
+    /// Returns how many subscribers took it.
+    ///
+    /// # Example
+    /// ```
+    /// let mut hub: ssekit_http::server::Hub<()> = ssekit_http::server::Hub::new(Default::default());
+    /// assert_eq!(hub.publish(&ssekit::Event::message("nobody listens"), |_, _| true)?, 0);
+    /// # Ok::<(), ssekit::EncodeError>(())
+    /// ```
+    pub fn publish(
+        &mut self,
+        event: &ssekit::Event,
+        mut offer: impl FnMut(&S, bytes::Bytes) -> bool,
+    ) -> Result<usize, ssekit::EncodeError> {
+        let wire = self.replay.push(event)?;
+        self.subscribers.retain(|s| offer(s, wire.clone()));
+        Ok(self.subscribers.len())
+    }
+
+    /// Registers `subscriber` and returns the encoded events after `last_event_id` (none
+    /// for `None`), read under the same borrow, so no event falls between the replay and
+    /// the live ones. `Err(Gap)` (and no registration) when they can no longer all be
+    /// replayed.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::Gap;
+    /// let mut hub = ssekit_http::server::Hub::new(Default::default());
+    /// assert!(matches!(hub.subscribe(Some("never-sent"), ()), Err(Gap::Unknown)));
+    /// assert_eq!(hub.subscribe(None, ()).map(|m| m.len()), Ok(0));
+    /// assert_eq!(hub.subscribers(), 1);
+    /// ```
+    pub fn subscribe(
+        &mut self,
+        last_event_id: Option<&str>,
+        subscriber: S,
+    ) -> Result<Vec<bytes::Bytes>, ssekit::server::Gap> {
+        let missed = match last_event_id {
+            Some(id) => self.replay.since(id)?.collect(),
+            None => Vec::new(),
+        };
+        self.subscribers.push(subscriber);
+        Ok(missed)
+    }
+
+    /// Forgets every subscriber (their streams end after what is queued).
+    ///
+    /// # Example
+    /// ```
+    /// let mut hub = ssekit_http::server::Hub::new(Default::default());
+    /// let _ = hub.subscribe(None, ());
+    /// hub.disconnect_all();
+    /// assert_eq!(hub.subscribers(), 0);
+    /// ```
+    pub fn disconnect_all(&mut self) {
+        self.subscribers.clear();
+    }
+
+    /// Subscribers (including ones that left since the last publish).
+    ///
+    /// # Example
+    /// ```
+    /// let hub: ssekit_http::server::Hub<()> = ssekit_http::server::Hub::new(Default::default());
+    /// assert_eq!(hub.subscribers(), 0);
+    /// ```
+    pub fn subscribers(&self) -> usize {
+        self.subscribers.len()
+    }
+}

@@ -24,8 +24,8 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use ssekit::Event;
+use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
-use ssekit_http::client::{RequestSpec, Session, Step, Target};
 
 use crate::time::Clock;
 use crate::Error;
@@ -183,13 +183,12 @@ impl EventSource {
     /// # Ok(()) }
     /// ```
     pub fn stream(self) -> Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>> {
-        let driver = Driver {
-            session: self.spec.into_session(Target::Absolute),
+        let io = HyperIo {
             clock: Clock::tokio(),
             client: self.client,
             response: None,
-            done: false,
         };
+        let driver = Drive::new(self.spec.into_session(Target::Absolute), io);
         Box::pin(futures_util::stream::unfold(driver, |mut d| async move {
             d.next().await.map(|item| (item, d))
         }))
@@ -207,50 +206,27 @@ impl EventSource {
     /// ```
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
         use futures_util::StreamExt;
-        Box::pin(self.stream().filter_map(|item| async move {
-            match item {
-                Ok(Item::Event(ev)) => Some(Ok(ev)),
-                Ok(_) => None,
-                Err(e) => Some(Err(e)),
-            }
-        }))
+        Box::pin(
+            self.stream()
+                .filter_map(|item| std::future::ready(only_events(item))),
+        )
     }
 }
 
-/// The IO of one stream: the shared [`Session`] decides, this moves bytes and waits.
-struct Driver {
-    session: Session,
+/// The IO of one stream on hyper-util's client: the shared [`Session`] decides, [`Drive`]
+/// loops, this connects, reads and waits.
+struct HyperIo {
     clock: Clock,
     client: Option<HttpClient>,
     response: Option<Incoming>,
-    done: bool,
 }
 
-impl Driver {
-    async fn next(&mut self) -> Option<Result<Item, Error>> {
-        while !self.done {
-            match self.session.poll(self.clock.now()) {
-                Step::Item(item) => return Some(Ok(item)),
-                Step::Connect { request, .. } => {
-                    if let Err(e) = self.connect(request).await {
-                        self.done = true;
-                        return Some(Err(e));
-                    }
-                }
-                Step::Close => self.response = None,
-                Step::Wait { read, deadline } => self.wait(read, deadline).await,
-                Step::End(error) => {
-                    self.done = true;
-                    self.response = None;
-                    return error.map(Err);
-                }
-                _ => {}
-            }
-        }
-        None
+impl Io for HyperIo {
+    fn now(&self) -> ssekit::Instant {
+        self.clock.now()
     }
 
-    async fn connect(&mut self, req: Request<Bytes>) -> Result<(), Error> {
+    async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
         let client = match &self.client {
             Some(c) => c.clone(),
             None => {
@@ -259,21 +235,20 @@ impl Driver {
                 c
             }
         };
-        let limit = self.session.response_timeout();
+        let limit = session.response_timeout();
         let answer = match tokio::time::timeout(limit, client.request(req.map(Full::new))).await {
-            Ok(result) => result.map_err(Error::http),
+            Ok(result) => result.map_err(Error::from),
             Err(_) => Err(Error::no_response(limit)),
         };
         let now = self.clock.now();
         match answer {
-            Err(err) => self.session.handle_connect_error(now, err),
+            Err(err) => session.handle_connect_error(now, err),
             Ok(resp) => {
                 let content_type = resp
                     .headers()
                     .get(CONTENT_TYPE)
                     .and_then(|v| v.to_str().ok());
-                let status = resp.status().as_u16();
-                if self.session.handle_response(now, status, content_type) {
+                if session.handle_response(now, resp.status().as_u16(), content_type) {
                     self.response = Some(resp.into_body());
                 }
             }
@@ -281,8 +256,7 @@ impl Driver {
         Ok(())
     }
 
-    /// Waits for the body (when `read`) or the session's deadline, whichever comes first.
-    async fn wait(&mut self, read: bool, deadline: Option<ssekit::Instant>) {
+    async fn wait(&mut self, session: &mut Session, read: bool, deadline: Option<ssekit::Instant>) {
         let clock = self.clock.clone();
         let sleep = async move {
             match deadline {
@@ -292,7 +266,7 @@ impl Driver {
         };
         let Some(body) = self.response.as_mut().filter(|_| read) else {
             sleep.await;
-            self.session.handle_timeout(self.clock.now());
+            session.handle_timeout(self.clock.now());
             return;
         };
         tokio::select! {
@@ -301,20 +275,24 @@ impl Driver {
                 match frame {
                     Some(Ok(frame)) => {
                         if let Ok(data) = frame.into_data() {
-                            self.session.handle_data(now, data);
+                            session.handle_data(now, data);
                         }
                     }
                     Some(Err(e)) => {
                         self.response = None;
-                        self.session.handle_end(now, Some(e.to_string()));
+                        session.handle_end(now, Some(e.to_string()));
                     }
                     None => {
                         self.response = None;
-                        self.session.handle_end(now, None);
+                        session.handle_end(now, None);
                     }
                 }
             }
-            () = sleep => self.session.handle_timeout(self.clock.now()),
+            () = sleep => session.handle_timeout(self.clock.now()),
         }
+    }
+
+    fn close(&mut self) {
+        self.response = None;
     }
 }

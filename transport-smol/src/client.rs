@@ -22,8 +22,8 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
 use ssekit::Event;
+use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
-use ssekit_http::client::{RequestSpec, Session, Step, Target};
 
 use crate::time::Clock;
 use crate::Error;
@@ -70,12 +70,11 @@ impl EventSource {
     /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
     /// ```
     pub fn stream(self) -> Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>> {
-        let driver = Driver {
-            session: self.spec.into_session(Target::Origin),
+        let io = SmolIo {
             clock: Clock::new(),
             response: None,
-            done: false,
         };
+        let driver = Drive::new(self.spec.into_session(Target::Origin), io);
         Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
             d.next().await.map(|item| (item, d))
         }))
@@ -92,23 +91,18 @@ impl EventSource {
     /// # let _ = first; Ok::<(), ssekit_smol::Error>(()) }).unwrap();
     /// ```
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
-        Box::pin(self.stream().filter_map(|item| match item {
-            Ok(Item::Event(ev)) => Some(Ok(ev)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        }))
+        Box::pin(self.stream().filter_map(only_events))
     }
 }
 
 /// A response body and the task driving its connection (dropping it closes the socket).
 type Open = (Incoming, smol::Task<()>);
 
-/// The IO of one stream: the shared [`Session`] decides, this moves bytes and waits.
-struct Driver {
-    session: Session,
+/// The IO of one stream on smol: the shared [`Session`] decides, [`Drive`] loops, this
+/// connects, reads and waits.
+struct SmolIo {
     clock: Clock,
     response: Option<Open>,
-    done: bool,
 }
 
 enum Woke {
@@ -116,79 +110,59 @@ enum Woke {
     Timer,
 }
 
-impl Driver {
-    async fn next(&mut self) -> Option<Result<Item, Error>> {
-        while !self.done {
-            match self.session.poll(self.clock.now()) {
-                Step::Item(item) => return Some(Ok(item)),
-                Step::Connect { request, .. } => self.connect(request).await,
-                Step::Close => self.response = None,
-                Step::Wait { read, deadline } => self.wait(read, deadline).await,
-                Step::End(error) => {
-                    self.done = true;
-                    self.response = None;
-                    return error.map(Err);
-                }
-                _ => {}
-            }
-        }
-        None
+/// One TCP connection, one HTTP/1.1 exchange (an event stream holds its connection for its
+/// whole life, so there is no pool to share).
+async fn send(
+    req: Request<Bytes>,
+    host: String,
+    port: u16,
+) -> Result<(http::Response<Incoming>, smol::Task<()>), Error> {
+    let tcp = smol::net::TcpStream::connect((host.as_str(), port)).await?;
+    let _ = tcp.set_nodelay(true);
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(tcp)).await?;
+    let task = smol::spawn(async move {
+        let _ = conn.await;
+    });
+    let resp = sender.send_request(req.map(Full::new)).await?;
+    Ok((resp, task))
+}
+
+impl Io for SmolIo {
+    fn now(&self) -> ssekit::Instant {
+        self.clock.now()
     }
 
-    /// One TCP connection, one HTTP/1.1 exchange (an event stream holds its connection for
-    /// its whole life, so there is no pool to share).
-    async fn send(
-        req: Request<Bytes>,
-        host: String,
-        port: u16,
-    ) -> Result<(http::Response<Incoming>, smol::Task<()>), Error> {
-        let tcp = smol::net::TcpStream::connect((host.as_str(), port)).await?;
-        let _ = tcp.set_nodelay(true);
-        let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(tcp))
-            .await
-            .map_err(Error::http)?;
-        let task = smol::spawn(async move {
-            let _ = conn.await;
-        });
-        let resp = sender
-            .send_request(req.map(Full::new))
-            .await
-            .map_err(Error::http)?;
-        Ok((resp, task))
-    }
-
-    async fn connect(&mut self, req: Request<Bytes>) {
-        let uri = self.session.uri();
+    async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
+        let uri = session.uri();
         let host = uri
             .host()
             .unwrap_or_default()
             .trim_matches(['[', ']'])
             .to_owned();
         let port = uri.port_u16().unwrap_or(80);
-        let limit = self.session.response_timeout();
-        let answer = futures_lite::future::or(Self::send(req, host, port), async {
+        let limit = session.response_timeout();
+        let answer = futures_lite::future::or(send(req, host, port), async {
             Timer::after(limit).await;
             Err(Error::no_response(limit))
         })
         .await;
         let now = self.clock.now();
         match answer {
-            Err(err) => self.session.handle_connect_error(now, err),
+            Err(err) => session.handle_connect_error(now, err),
             Ok((resp, task)) => {
                 let content_type = resp
                     .headers()
                     .get(CONTENT_TYPE)
                     .and_then(|v| v.to_str().ok());
-                let status = resp.status().as_u16();
-                if self.session.handle_response(now, status, content_type) {
+                if session.handle_response(now, resp.status().as_u16(), content_type) {
                     self.response = Some((resp.into_body(), task));
                 }
             }
         }
+        Ok(())
     }
 
-    /// Waits for the body (when `read`) or the session's deadline, whichever comes first.
-    async fn wait(&mut self, read: bool, deadline: Option<ssekit::Instant>) {
+    async fn wait(&mut self, session: &mut Session, read: bool, deadline: Option<ssekit::Instant>) {
         let clock = self.clock;
         let sleep = async move {
             match deadline {
@@ -209,18 +183,22 @@ impl Driver {
         match woke {
             Woke::Frame(Some(Ok(frame))) => {
                 if let Ok(data) = frame.into_data() {
-                    self.session.handle_data(now, data);
+                    session.handle_data(now, data);
                 }
             }
             Woke::Frame(Some(Err(e))) => {
                 self.response = None;
-                self.session.handle_end(now, Some(e.to_string()));
+                session.handle_end(now, Some(e.to_string()));
             }
             Woke::Frame(None) => {
                 self.response = None;
-                self.session.handle_end(now, None);
+                session.handle_end(now, None);
             }
-            Woke::Timer => self.session.handle_timeout(now),
+            Woke::Timer => session.handle_timeout(now),
         }
+    }
+
+    fn close(&mut self) {
+        self.response = None;
     }
 }

@@ -25,6 +25,7 @@ use smol_hyper::rt::{FuturesIo, SmolTimer};
 use ssekit::server::{Gap, KeepAlive, ReplayBuffer};
 use ssekit::{EncodeError, Encoder, Event};
 
+use ssekit_http::server::Hub;
 pub use ssekit_http::server::{last_event_id, response, TrySendError};
 
 use crate::time::{Clock, Pinger};
@@ -283,11 +284,6 @@ impl Sender {
     }
 }
 
-struct Hub {
-    replay: ReplayBuffer,
-    subscribers: Vec<async_channel::Sender<Bytes>>,
-}
-
 /// One live stream for many clients: each [`publish`](Self::publish)ed event is encoded
 /// once, kept in a core [`ReplayBuffer`] and queued to every subscriber; a client that
 /// reconnects with `Last-Event-ID` gets what it missed, then the live events. A subscriber
@@ -303,7 +299,7 @@ struct Hub {
 /// ```
 #[derive(Clone)]
 pub struct Broadcast {
-    hub: Arc<Mutex<Hub>>,
+    hub: Arc<Mutex<Hub<async_channel::Sender<Bytes>>>>,
     per_client: usize,
 }
 
@@ -326,15 +322,12 @@ impl Broadcast {
     /// ```
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
-            hub: Arc::new(Mutex::new(Hub {
-                replay,
-                subscribers: Vec::new(),
-            })),
+            hub: Arc::new(Mutex::new(Hub::new(replay))),
             per_client: per_client.max(1),
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Hub> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Hub<async_channel::Sender<Bytes>>> {
         self.hub.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -347,11 +340,8 @@ impl Broadcast {
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
-        let mut hub = self.lock();
-        let wire = hub.replay.push(event)?;
-        hub.subscribers
-            .retain(|tx| tx.try_send(wire.clone()).is_ok());
-        Ok(hub.subscribers.len())
+        self.lock()
+            .publish(event, |tx, wire| tx.try_send(wire).is_ok())
     }
 
     /// A body for a new client: the events after `last_event_id` (none for `None`), then
@@ -365,16 +355,7 @@ impl Broadcast {
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
         let (tx, rx) = async_channel::bounded(self.per_client);
-        let missed: Vec<Bytes> = {
-            let mut hub = self.lock();
-            let missed = match last_event_id {
-                Some(id) => hub.replay.since(id)?.collect(),
-                None => Vec::new(),
-            };
-            // Registered under the same lock the replay was read under: nothing falls between.
-            hub.subscribers.push(tx);
-            missed
-        };
+        let missed = self.lock().subscribe(last_event_id, tx)?;
         Ok(SseBody::from_bytes(
             futures_lite::stream::iter(missed).chain(rx),
         ))
@@ -388,7 +369,7 @@ impl Broadcast {
     /// hub.disconnect_all();
     /// ```
     pub fn disconnect_all(&self) {
-        self.lock().subscribers.clear();
+        self.lock().disconnect_all();
     }
 
     /// Clients currently subscribed (including ones that left since the last publish).
@@ -400,7 +381,7 @@ impl Broadcast {
     /// assert_eq!(hub.subscribers(), 1);
     /// ```
     pub fn subscribers(&self) -> usize {
-        self.lock().subscribers.len()
+        self.lock().subscribers()
     }
 }
 

@@ -1,5 +1,6 @@
 //! [`Broadcast`]: one live stream to many clients, with `Last-Event-ID` resumption from the
-//! core's [`ReplayBuffer`] and a bounded queue per client.
+//! core's [`ReplayBuffer`] and a bounded queue per client. The state is `ssekit-http`'s
+//! [`Hub`] (shared with `ssekit-smol`); this file adds the lock, the queues and the bodies.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -7,14 +8,12 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use ssekit::server::{Gap, ReplayBuffer};
 use ssekit::{EncodeError, Event};
+use ssekit_http::server::Hub;
 use tokio::sync::mpsc;
 
 use super::SseBody;
 
-struct State {
-    replay: ReplayBuffer,
-    subscribers: Vec<mpsc::Sender<Bytes>>,
-}
+type State = Hub<mpsc::Sender<Bytes>>;
 
 /// A live event stream shared by every connected client. Each [`publish`](Self::publish)ed
 /// event is encoded once, kept in a [`ReplayBuffer`], and queued to every subscriber; a
@@ -67,10 +66,7 @@ impl Broadcast {
     /// ```
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
-            state: Arc::new(Mutex::new(State {
-                replay,
-                subscribers: Vec::new(),
-            })),
+            state: Arc::new(Mutex::new(Hub::new(replay))),
             per_client: per_client.max(1),
         }
     }
@@ -90,12 +86,8 @@ impl Broadcast {
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
-        let mut state = self.lock();
-        let wire = state.replay.push(event)?;
-        state
-            .subscribers
-            .retain(|tx| tx.try_send(wire.clone()).is_ok());
-        Ok(state.subscribers.len())
+        self.lock()
+            .publish(event, |tx, wire| tx.try_send(wire).is_ok())
     }
 
     /// A response body for a new client: the events after `last_event_id` from the replay
@@ -112,16 +104,7 @@ impl Broadcast {
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
         let (tx, mut rx) = mpsc::channel(self.per_client);
-        let missed: Vec<Bytes> = {
-            let mut state = self.lock();
-            let missed = match last_event_id {
-                Some(id) => state.replay.since(id)?.collect(),
-                None => Vec::new(),
-            };
-            // Registered under the same lock as the replay is read: no event falls between.
-            state.subscribers.push(tx);
-            missed
-        };
+        let missed = self.lock().subscribe(last_event_id, tx)?;
         let live = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
         Ok(SseBody::from_bytes(
             futures_util::stream::iter(missed).chain(live),
@@ -138,7 +121,7 @@ impl Broadcast {
     /// assert_eq!(hub.subscribers(), 0);
     /// ```
     pub fn disconnect_all(&self) {
-        self.lock().subscribers.clear();
+        self.lock().disconnect_all();
     }
 
     /// Clients currently subscribed (including ones that left since the last publish).
@@ -150,6 +133,6 @@ impl Broadcast {
     /// assert_eq!(hub.subscribers(), 1);
     /// ```
     pub fn subscribers(&self) -> usize {
-        self.lock().subscribers.len()
+        self.lock().subscribers()
     }
 }
