@@ -239,106 +239,64 @@ fn abort(frames: Vec<Bytes>) -> http::Response<Boxed> {
     resp
 }
 
-fn smol_reply(reply: Reply) -> http::Response<Boxed> {
-    use ssekit_smol::server::{channel, response, SseBody};
-    match reply {
-        Reply::Abort { frames } => abort(frames),
-        Reply::NoContentType => no_content_type(),
-        Reply::Silent => unreachable!("answered in serve"),
-        Reply::Channel {
-            capacity,
-            keep_alive,
-            producer,
-        } => {
-            let (tx, mut body) = channel(capacity);
-            if let Some(every) = keep_alive {
-                body = body.keep_alive(every);
-            }
-            let tx = Producer::Smol(tx);
-            std::thread::spawn(move || producer(tx));
-            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
-        }
-        Reply::Subscribe { hub, last_event_id } => {
-            let Hub::Smol(hub) = hub else {
-                panic!("a hub of the other transport")
-            };
-            let body = hub.subscribe(last_event_id.as_deref()).unwrap();
-            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
-        }
-        Reply::Plain {
-            status,
-            content_type,
-        } => plain(status, content_type),
-        Reply::Stream {
-            frames,
-            keep_alive,
-            hang,
-        } => {
-            let frames = futures_lite::stream::iter(frames);
-            let mut body = if hang {
-                SseBody::from_bytes(futures_lite::StreamExt::chain(
+/// `fn $name(Reply) -> Response` serving with `$krate`'s `SseBody`, `channel`, `response`
+/// and `Broadcast` (the two transports' server APIs are the same, so one body serves both).
+macro_rules! reply_fn {
+    ($name:ident, $krate:ident, $side:ident) => {
+        fn $name(reply: Reply) -> http::Response<Boxed> {
+            use $krate::server::{channel, response, SseBody};
+            let body = match reply {
+                Reply::Abort { frames } => return abort(frames),
+                Reply::NoContentType => return no_content_type(),
+                Reply::Silent => unreachable!("answered in serve"),
+                Reply::Plain {
+                    status,
+                    content_type,
+                } => return plain(status, content_type),
+                Reply::Channel {
+                    capacity,
+                    keep_alive,
+                    producer,
+                } => {
+                    let (tx, body) = channel(capacity);
+                    let tx = Producer::$side(tx);
+                    std::thread::spawn(move || producer(tx));
+                    match keep_alive {
+                        Some(every) => body.keep_alive(every),
+                        None => body,
+                    }
+                }
+                Reply::Subscribe { hub, last_event_id } => {
+                    let Hub::$side(hub) = hub else {
+                        panic!("a hub of the other transport")
+                    };
+                    hub.subscribe(last_event_id.as_deref()).unwrap()
+                }
+                Reply::Stream {
                     frames,
-                    futures_lite::stream::pending(),
-                ))
-            } else {
-                SseBody::from_bytes(frames)
+                    keep_alive,
+                    hang,
+                } => {
+                    let frames = futures_lite::stream::iter(frames);
+                    let body = if hang {
+                        let forever = futures_lite::stream::pending();
+                        SseBody::from_bytes(futures_lite::StreamExt::chain(frames, forever))
+                    } else {
+                        SseBody::from_bytes(frames)
+                    };
+                    match keep_alive {
+                        Some(every) => body.keep_alive(every),
+                        None => body,
+                    }
+                }
             };
-            if let Some(every) = keep_alive {
-                body = body.keep_alive(every);
-            }
             response(body).map(|b| b.map_err(Into::into).boxed_unsync())
         }
-    }
+    };
 }
 
-fn hyper_reply(reply: Reply) -> http::Response<Boxed> {
-    use ssekit_hyper::server::{channel, response, SseBody};
-    match reply {
-        Reply::Abort { frames } => abort(frames),
-        Reply::NoContentType => no_content_type(),
-        Reply::Silent => unreachable!("answered in serve"),
-        Reply::Channel {
-            capacity,
-            keep_alive,
-            producer,
-        } => {
-            let (tx, mut body) = channel(capacity);
-            if let Some(every) = keep_alive {
-                body = body.keep_alive(every);
-            }
-            let tx = Producer::Hyper(tx);
-            std::thread::spawn(move || producer(tx));
-            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
-        }
-        Reply::Subscribe { hub, last_event_id } => {
-            let Hub::Hyper(hub) = hub else {
-                panic!("a hub of the other transport")
-            };
-            let body = hub.subscribe(last_event_id.as_deref()).unwrap();
-            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
-        }
-        Reply::Plain {
-            status,
-            content_type,
-        } => plain(status, content_type),
-        Reply::Stream {
-            frames,
-            keep_alive,
-            hang,
-        } => {
-            let frames = futures_util::stream::iter(frames);
-            let mut body = if hang {
-                SseBody::from_bytes(frames.chain(futures_util::stream::pending()))
-            } else {
-                SseBody::from_bytes(frames)
-            };
-            if let Some(every) = keep_alive {
-                body = body.keep_alive(every);
-            }
-            response(body).map(|b| b.map_err(Into::into).boxed_unsync())
-        }
-    }
-}
+reply_fn!(smol_reply, ssekit_smol, Smol);
+reply_fn!(hyper_reply, ssekit_hyper, Hyper);
 
 /// Serves `handler` on a fresh 127.0.0.1 port with the given transport.
 pub fn serve(side: Side, handler: impl Fn(Req) -> Reply + Send + Sync + 'static) -> SocketAddr {
