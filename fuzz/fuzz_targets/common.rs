@@ -21,9 +21,11 @@ pub fn config(u: &mut Unstructured) -> Config {
     };
     let max_line = u.int_in_range(1..=512usize).unwrap_or(512);
     let max_event = u.int_in_range(1..=1024usize).unwrap_or(1024);
+    let comments = u.arbitrary().unwrap_or(true);
     Config::default()
         .mode(mode)
         .on_limit(on_limit)
+        .comments(comments)
         .limits(Limits::default().max_line(max_line).max_event(max_event))
 }
 
@@ -35,15 +37,19 @@ pub struct Outcome {
     pub last_event_id: String,
 }
 
-/// Feeds `pieces` in order, draining after each; errors are recorded (fail-stop: once).
+/// Feeds `pieces` in order (alternately as `Bytes` and as slices, the two ways in), draining
+/// after each; errors are recorded (fail-stop: once).
 pub fn run(config: Config, pieces: &[&[u8]]) -> Outcome {
     let mut decoder = Decoder::with_config(config);
     let mut items = Vec::new();
     let mut failed = false;
-    for piece in pieces {
-        decoder
-            .feed(Bytes::copy_from_slice(piece))
-            .expect("drained decoders accept any piece");
+    for (i, piece) in pieces.iter().enumerate() {
+        let fed = if i % 2 == 0 {
+            decoder.feed(Bytes::copy_from_slice(piece))
+        } else {
+            decoder.feed_slice(piece)
+        };
+        fed.expect("drained decoders accept any piece");
         while !failed {
             match decoder.next_frame() {
                 Ok(Some(frame)) => items.push(Ok(frame)),
