@@ -10,7 +10,8 @@
 //!  EventSource builder ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step::Connect(request) ─▶ transport: HTTP exchange
 //!                                          ▲  handle_response / handle_data / handle_end / handle_timeout
 //!                                          └──────────────────────────────── transport: body frames, timer
-//!  server:  response(body) headers;  last_event_id(headers);  TrySendError
+//!  server:  response(body) headers;  last_event_id(headers);  TrySendError;  Hub (Broadcast state)
+//!  ors:     call_frames (Chunker) ─▶ complete (TaskRegistry) ─▶ Follow (one /call connection)
 //! ```
 //!
 //! The run loop of a transport's client: call [`Session::poll`](client::Session::poll) with
@@ -56,6 +57,7 @@
 mod builder;
 pub mod client;
 mod error;
+pub mod ors;
 pub mod server;
 
 pub use error::{BoxError, Error};

@@ -10,7 +10,6 @@
 //!     Unknown ─▶ error "unknown task_id"                             ┘
 //! ```
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -19,8 +18,8 @@ use bytes::Bytes;
 use event_listener::Event as Notify;
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
-use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry, TaskState};
-use ssekit::{Encoder, Event};
+use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
+use ssekit_http::ors::{call_frames, complete, encode, Follow};
 
 use crate::server::SseBody;
 use crate::time::Clock;
@@ -62,20 +61,6 @@ impl std::fmt::Debug for Calls {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn encode(event: &Event) -> Bytes {
-    let mut out = Vec::with_capacity(Encoder::new().encoded_len(event));
-    // Events built here have fixed, valid names; an empty frame is harmless if one did not encode.
-    let _ = Encoder::new().encode(event, &mut out);
-    out.into()
-}
-
-fn error_event(message: String) -> Event {
-    match Event::builder().event("error") {
-        Ok(b) => b.data(message).build(),
-        Err(_) => Event::message(message),
-    }
 }
 
 impl Calls {
@@ -137,19 +122,9 @@ impl Calls {
                 let id = cursor.task_id().to_owned();
                 let inner = Arc::clone(&self.inner);
                 smol::spawn(async move {
-                    let frames = match run.await {
-                        Ok(result) => inner.result_frames(&result),
-                        Err(message) => vec![encode(&error_event(message))],
-                    };
+                    let frames = call_frames(run.await, &inner.chunker);
                     let now = inner.clock.now();
-                    let mut tasks = lock(&inner.tasks);
-                    for frame in frames {
-                        if tasks.push(&id, frame).is_err() {
-                            break;
-                        }
-                    }
-                    let _ = tasks.finish(&id, now);
-                    drop(tasks);
+                    complete(&mut lock(&inner.tasks), &id, frames, now);
                     inner.changed.notify(usize::MAX);
                 })
                 .detach();
@@ -171,49 +146,22 @@ impl Calls {
 
     /// `task_id`, then the task's output as it is produced, until it finishes.
     fn follow(&self, cursor: Cursor) -> impl futures_lite::Stream<Item = Bytes> + Send + 'static {
-        let first = TaskRegistry::<Bytes>::task_id_event(&cursor).map(|e| encode(&e));
-        let pending: VecDeque<Bytes> = first.into_iter().collect();
-        let state = (Arc::clone(&self.inner), cursor, pending, false);
-        futures_lite::stream::unfold(
-            state,
-            |(inner, mut cursor, mut pending, mut done)| async move {
-                loop {
-                    if let Some(frame) = pending.pop_front() {
-                        return Some((frame, (inner, cursor, pending, done)));
-                    }
-                    if done {
-                        return None;
-                    }
-                    // Listen before reading, so a finish in between is not missed.
-                    let listener = inner.changed.listen();
-                    match lock(&inner.tasks).read(&mut cursor) {
-                        Ok(progress) => {
-                            pending.extend(progress.items.iter().cloned());
-                            done = progress.state == TaskState::Finished;
-                        }
-                        Err(_) => {
-                            pending.push_back(encode(&TaskRegistry::<Bytes>::unknown_task_event()));
-                            done = true;
-                        }
-                    }
-                    if pending.is_empty() && !done {
-                        listener.await;
-                    }
+        let state = (Arc::clone(&self.inner), Follow::new(cursor));
+        futures_lite::stream::unfold(state, |(inner, mut follow)| async move {
+            loop {
+                if let Some(frame) = follow.next_frame() {
+                    return Some((frame, (inner, follow)));
                 }
-            },
-        )
-    }
-}
-
-impl Inner {
-    /// The result as `chunk`* + `end` frames, or an `error` frame if it cannot be sent intact.
-    fn result_frames(&self, result: &ToolResult) -> Vec<Bytes> {
-        let chunks = serde_json::to_string(result)
-            .map_err(|e| e.to_string())
-            .and_then(|json| self.chunker.chunk(json).map_err(|e| e.to_string()));
-        match chunks {
-            Ok(pieces) => pieces.map(|p| encode(&p.into_event())).collect(),
-            Err(e) => vec![encode(&error_event(format!("internal error: {e}")))],
-        }
+                if follow.is_done() {
+                    return None;
+                }
+                // Listen before reading, so a finish in between is not missed.
+                let listener = inner.changed.listen();
+                follow.read(&lock(&inner.tasks));
+                if follow.is_waiting() {
+                    listener.await;
+                }
+            }
+        })
     }
 }

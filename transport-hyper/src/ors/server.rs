@@ -1,6 +1,6 @@
 //! The ORS HTTP API over [`Environment`]s: [`Server`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::FutureExt;
 use http::{Method, Request, Response, StatusCode};
@@ -18,9 +18,9 @@ use http_body_util::{BodyExt, Full, Limited};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use ssekit::chunk::Chunker;
-use ssekit::server::{Cursor, IdFormat, TaskConfig, TaskRegistry, TaskState};
+use ssekit::server::{Cursor, IdFormat, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
-use ssekit::{Encoder, Event};
+use ssekit_http::ors::{call_frames, complete, encode, named, Follow};
 use tokio::sync::watch;
 
 use super::Environment;
@@ -233,21 +233,6 @@ fn random_u64() -> u64 {
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-fn encode(event: &Event) -> Bytes {
-    let mut out = BytesMut::with_capacity(Encoder::new().encoded_len(event));
-    // Events built here have validated names, so encoding cannot fail; an empty frame is
-    // harmless if it ever did.
-    let _ = Encoder::new().encode(event, &mut out);
-    out.freeze()
-}
-
-fn named(name: &'static str, data: impl Into<ssekit::Utf8Bytes>) -> Event {
-    match Event::builder().event(name) {
-        Ok(b) => b.data(data).build(),
-        Err(_) => Event::message(data),
-    }
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<OrsBody> {
@@ -685,19 +670,10 @@ impl Server {
                 .unwrap_or_else(|_| Err("internal error: the tool panicked".to_owned())),
                 Err(message) => Err(message),
             };
-            let frames = match outcome {
-                Ok(result) => result_frames(&result, inner.config.max_chunk),
-                Err(message) => vec![encode(&named("error", message))],
-            };
+            let chunker = Chunker::new().max_chunk(inner.config.max_chunk);
+            let frames = call_frames(outcome, &chunker);
             let now = inner.clock.now();
-            let mut tasks = lock(&inner.tasks);
-            for frame in frames {
-                if tasks.push(&id, frame).is_err() {
-                    break;
-                }
-            }
-            let _ = tasks.finish(&id, now);
-            drop(tasks);
+            complete(&mut lock(&inner.tasks), &id, frames, now);
             inner.changed.send_modify(|n| *n = n.wrapping_add(1));
         });
         self.sse(self.follow(cursor))
@@ -710,46 +686,23 @@ impl Server {
 
     /// `task_id`, then the task's output as it is produced, until it finishes.
     fn follow(&self, cursor: Cursor) -> impl Stream<Item = Bytes> + Send + 'static {
-        let first = TaskRegistry::<Bytes>::task_id_event(&cursor).map(|e| encode(&e));
-        struct Follow {
-            inner: Arc<Inner>,
-            cursor: Cursor,
-            rx: watch::Receiver<u64>,
-            pending: VecDeque<Bytes>,
-            done: bool,
-        }
-        let state = Follow {
-            inner: Arc::clone(&self.inner),
-            rx: self.inner.changed.subscribe(),
-            cursor,
-            pending: first.into_iter().collect(),
-            done: false,
-        };
-        futures_util::stream::unfold(state, |mut st| async move {
+        let state = (
+            Arc::clone(&self.inner),
+            self.inner.changed.subscribe(),
+            Follow::new(cursor),
+        );
+        futures_util::stream::unfold(state, |(inner, mut rx, mut follow)| async move {
             loop {
-                if let Some(frame) = st.pending.pop_front() {
-                    return Some((frame, st));
+                if let Some(frame) = follow.next_frame() {
+                    return Some((frame, (inner, rx, follow)));
                 }
-                if st.done {
+                if follow.is_done() {
                     return None;
                 }
-                st.rx.borrow_and_update();
-                {
-                    let tasks = lock(&st.inner.tasks);
-                    match tasks.read(&mut st.cursor) {
-                        Ok(progress) => {
-                            st.pending.extend(progress.items.iter().cloned());
-                            st.done = progress.state == TaskState::Finished;
-                        }
-                        Err(_) => {
-                            st.pending
-                                .push_back(encode(&TaskRegistry::<Bytes>::unknown_task_event()));
-                            st.done = true;
-                        }
-                    }
-                }
-                if st.pending.is_empty() && !st.done && st.rx.changed().await.is_err() {
-                    st.done = true;
+                rx.borrow_and_update();
+                follow.read(&lock(&inner.tasks));
+                if follow.is_waiting() && rx.changed().await.is_err() {
+                    follow.stop();
                 }
             }
         })
@@ -769,21 +722,6 @@ fn failed_task(tasks: &mut TaskRegistry<Bytes>, now: Instant, message: &str) -> 
 }
 
 /// The result as `chunk`* + `end` frames, or an `error` frame if it cannot be sent intact.
-fn result_frames(result: &super::ToolResult, max_chunk: usize) -> Vec<Bytes> {
-    let chunks = serde_json::to_string(result)
-        .map_err(Error::from)
-        .and_then(|json| {
-            Chunker::new()
-                .max_chunk(max_chunk)
-                .chunk(json)
-                .map_err(Error::from)
-        });
-    match chunks {
-        Ok(pieces) => pieces.map(|p| encode(&p.into_event())).collect(),
-        Err(e) => vec![encode(&named("error", format!("internal error: {e}")))],
-    }
-}
-
 fn missing_sid() -> Response<OrsBody> {
     detail(StatusCode::BAD_REQUEST, "X-Session-ID header is required")
 }

@@ -1,0 +1,199 @@
+//! The IO-free half of an ORS `POST /{env}/call` stream, shared by `ssekit-hyper`'s
+//! `ors::Server` and `ssekit-smol`'s `ors::Calls`: how a tool's outcome becomes frames
+//! ([`call_frames`]), how a finished task is recorded ([`complete`]), and how one
+//! connection follows a task from any point ([`Follow`]). The tasks themselves are the
+//! core [`TaskRegistry`]'s; spawning the tool and waking followers is the transport's.
+//!
+//! ```text
+//!  tool outcome ─▶ call_frames (Chunker: chunk* + end | error) ─▶ complete (push + finish) ─▶ wake followers
+//!  Follow::new(cursor) ─▶ task_id ─▶ read(&registry) ─▶ frames ─▶ next_frame ... until finished
+//! ```
+
+use std::collections::VecDeque;
+
+use bytes::{Bytes, BytesMut};
+use ssekit::chunk::Chunker;
+use ssekit::profile::ors::ToolResult;
+use ssekit::server::{Cursor, TaskRegistry, TaskState};
+use ssekit::{Encoder, Event, Instant, Utf8Bytes};
+
+/// Encodes an event built with a valid name (as every event here is); an event that could
+/// not be encoded would be an empty frame, which is harmless.
+///
+/// # Example
+/// ```
+/// let wire = ssekit_http::ors::encode(&ssekit_http::ors::named("end", "{}"));
+/// assert_eq!(wire, "event: end\ndata: {}\n\n");
+/// ```
+pub fn encode(event: &Event) -> Bytes {
+    let encoder = Encoder::new();
+    let mut out = BytesMut::with_capacity(encoder.encoded_len(event));
+    let _ = encoder.encode(event, &mut out);
+    out.freeze()
+}
+
+/// An event named `name` (a fixed, valid ORS event name) with `data`.
+///
+/// # Example
+/// ```
+/// let ev = ssekit_http::ors::named("error", "the tool failed");
+/// assert_eq!((ev.event_type(), ev.data()), ("error", "the tool failed"));
+/// ```
+pub fn named(name: &'static str, data: impl Into<Utf8Bytes>) -> Event {
+    match Event::builder().event(name) {
+        Ok(b) => b.data(data).build(),
+        Err(_) => Event::message(data),
+    }
+}
+
+/// The frames of a finished call: the result as `chunk`* + `end` (pieces of at most the
+/// chunker's size, on UTF-8 boundaries), or one `error` event with the tool's message (or an
+/// internal error when the result cannot be sent intact).
+///
+/// # Example
+/// ```
+/// use ssekit::chunk::Chunker;
+/// use ssekit::profile::ors::{ToolOutput, ToolResult};
+/// let ok = ToolResult::success(ToolOutput::text("4"));
+/// let frames = ssekit_http::ors::call_frames(Ok(ok), &Chunker::new());
+/// assert!(frames.last().is_some_and(|f| f.starts_with(b"event: end\n")));
+/// let failed = ssekit_http::ors::call_frames(Err("no such file".into()), &Chunker::new());
+/// assert_eq!(failed, ["event: error\ndata: no such file\n\n"]);
+/// ```
+pub fn call_frames(outcome: Result<ToolResult, String>, chunker: &Chunker) -> Vec<Bytes> {
+    let result = match outcome {
+        Ok(result) => result,
+        Err(message) => return vec![encode(&named("error", message))],
+    };
+    let chunks = serde_json::to_string(&result)
+        .map_err(|e| e.to_string())
+        .and_then(|json| chunker.chunk(json).map_err(|e| e.to_string()));
+    match chunks {
+        Ok(pieces) => pieces.map(|p| encode(&p.into_event())).collect(),
+        Err(e) => vec![encode(&named("error", format!("internal error: {e}")))],
+    }
+}
+
+/// Records a task's output and marks it finished at `now` (a task that is gone or over its
+/// bounds keeps what fitted; its followers then see the end).
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskConfig, TaskRegistry};
+/// use ssekit::Instant;
+/// let mut tasks = TaskRegistry::new(TaskConfig::default());
+/// let cursor = tasks.start(Instant::ZERO);
+/// ssekit_http::ors::complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
+/// let mut follow = ssekit_http::ors::Follow::new(cursor);
+/// follow.read(&tasks);
+/// assert_eq!(follow.next_frame().map(|f| f.starts_with(b"event: task_id")), Some(true));
+/// assert_eq!(follow.next_frame().map(|f| f.starts_with(b"event: error")), Some(true));
+/// assert!(follow.next_frame().is_none() && follow.is_done());
+/// ```
+pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Bytes>, now: Instant) {
+    for frame in frames {
+        if tasks.push(task_id, frame).is_err() {
+            break;
+        }
+    }
+    let _ = tasks.finish(task_id, now);
+}
+
+/// One connection following a task: its `task_id` event, then its output from the start,
+/// as the task produces it, until it finishes (or is forgotten: then an `error` event).
+/// The transport drains [`next_frame`](Self::next_frame), calls [`read`](Self::read) under
+/// the registry's lock, and waits for a change when [`is_waiting`](Self::is_waiting).
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskConfig, TaskRegistry};
+/// use ssekit::Instant;
+/// use ssekit_http::ors::Follow;
+/// let mut tasks = TaskRegistry::new(TaskConfig::default());
+/// let mut follow = Follow::new(tasks.start(Instant::ZERO));
+/// assert!(follow.next_frame().is_some()); // task_id
+/// follow.read(&tasks);
+/// assert!(follow.is_waiting()); // running, nothing new: wait for a change
+/// ```
+#[derive(Debug)]
+pub struct Follow {
+    cursor: Cursor,
+    pending: VecDeque<Bytes>,
+    done: bool,
+}
+
+impl Follow {
+    /// Follows the task of `cursor` from its start.
+    ///
+    /// # Example
+    /// See [`Follow`].
+    pub fn new(cursor: Cursor) -> Self {
+        let first = TaskRegistry::<Bytes>::task_id_event(&cursor).map(|e| encode(&e));
+        Follow {
+            cursor,
+            pending: first.into_iter().collect(),
+            done: false,
+        }
+    }
+
+    /// The next frame to send, if one is ready.
+    ///
+    /// # Example
+    /// See [`Follow`].
+    pub fn next_frame(&mut self) -> Option<Bytes> {
+        self.pending.pop_front()
+    }
+
+    /// Takes what the task produced since the last read.
+    ///
+    /// # Example
+    /// See [`Follow`].
+    pub fn read(&mut self, tasks: &TaskRegistry<Bytes>) {
+        if self.done {
+            return;
+        }
+        match tasks.read(&mut self.cursor) {
+            Ok(progress) => {
+                self.pending.extend(progress.items.iter().cloned());
+                self.done = progress.state == TaskState::Finished;
+            }
+            Err(_) => {
+                self.pending
+                    .push_back(encode(&TaskRegistry::<Bytes>::unknown_task_event()));
+                self.done = true;
+            }
+        }
+    }
+
+    /// Nothing to send and the task still runs: wait for the registry to change, then
+    /// [`read`](Self::read) again.
+    ///
+    /// # Example
+    /// See [`Follow`].
+    pub fn is_waiting(&self) -> bool {
+        self.pending.is_empty() && !self.done
+    }
+
+    /// Everything was sent and the task is over: the stream ends.
+    ///
+    /// # Example
+    /// See [`complete`].
+    pub fn is_done(&self) -> bool {
+        self.pending.is_empty() && self.done
+    }
+
+    /// Stops following (the transport can no longer hear of changes); what is queued is
+    /// still sent.
+    ///
+    /// # Example
+    /// ```
+    /// # use ssekit::{server::{TaskConfig, TaskRegistry}, Instant};
+    /// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::default());
+    /// let mut follow = ssekit_http::ors::Follow::new(tasks.start(Instant::ZERO));
+    /// follow.stop();
+    /// assert!(follow.next_frame().is_some() && follow.is_done());
+    /// ```
+    pub fn stop(&mut self) {
+        self.done = true;
+    }
+}
