@@ -1,5 +1,6 @@
 //! The client side on smol: [`EventSource`], a reconnecting SSE client for any request
 //! (GET, or POST with a body sent again on every reconnect), as a `Stream` of [`Item`]s.
+//! `http://`, and with the `rustls` feature `https://` (futures-rustls around the socket).
 //!
 //! ```text
 //!  Session::poll ─▶ Connect{request} ─▶ TCP + hyper http1 on smol ─▶ Session::handle_response(status, type)
@@ -28,7 +29,7 @@ pub use ssekit_http::client::{Ended, Item};
 use crate::time::Clock;
 use crate::Error;
 
-/// A reconnecting SSE client on smol (`http://` only). Build it, then take
+/// A reconnecting SSE client on smol (`http://`; `https://` with the `rustls` feature). Build it, then take
 /// [`stream`](Self::stream) (everything) or [`events`](Self::events) (events only). The
 /// builder and the drive state are `ssekit-http`'s, shared with `ssekit-hyper`.
 ///
@@ -45,14 +46,45 @@ use crate::Error;
 #[derive(Debug)]
 pub struct EventSource {
     spec: RequestSpec,
+    #[cfg(feature = "rustls")]
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
+
+/// The URL schemes the client connects to.
+#[cfg(feature = "rustls")]
+const SCHEMES: &[&str] = &["http", "https"];
+#[cfg(not(feature = "rustls"))]
+const SCHEMES: &[&str] = &["http"];
 
 impl EventSource {
     fn from_spec(spec: RequestSpec) -> Self {
-        EventSource { spec }
+        EventSource {
+            spec,
+            #[cfg(feature = "rustls")]
+            tls: None,
+        }
     }
 
-    ssekit_http::event_source_builder!(ssekit_smol, &["http"]);
+    ssekit_http::event_source_builder!(ssekit_smol, SCHEMES);
+
+    /// Uses this rustls configuration for `https://` (a private root, a client
+    /// certificate); without it the Mozilla roots of `webpki-roots` are trusted.
+    ///
+    /// # Example
+    /// ```
+    /// let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    /// let tls = rustls::ClientConfig::builder_with_provider(provider)
+    ///     .with_safe_default_protocol_versions()?
+    ///     .with_root_certificates(rustls::RootCertStore::empty())
+    ///     .with_no_client_auth();
+    /// let source = ssekit_smol::client::EventSource::get("https://127.0.0.1:1/")?.tls(tls);
+    /// # let _ = source; Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[cfg(feature = "rustls")]
+    pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
+        self.tls = Some(std::sync::Arc::new(config));
+        self
+    }
 
     /// Everything that happens, as a stream: connections, events, comments, `retry:`,
     /// disconnects and waits. It ends after a 204 (without an error) or with the error that
@@ -73,6 +105,8 @@ impl EventSource {
         let io = SmolIo {
             clock: Clock::new(),
             response: None,
+            #[cfg(feature = "rustls")]
+            tls: self.tls,
         };
         let driver = Drive::new(self.spec.into_session(Target::Origin), io);
         Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
@@ -103,6 +137,8 @@ type Open = (Incoming, smol::Task<()>);
 struct SmolIo {
     clock: Clock,
     response: Option<Open>,
+    #[cfg(feature = "rustls")]
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
 }
 
 enum Woke {
@@ -110,21 +146,67 @@ enum Woke {
     Timer,
 }
 
-/// One TCP connection, one HTTP/1.1 exchange (an event stream holds its connection for its
-/// whole life, so there is no pool to share).
-async fn send(
-    req: Request<Bytes>,
-    host: String,
-    port: u16,
-) -> Result<(http::Response<Incoming>, smol::Task<()>), Error> {
-    let tcp = smol::net::TcpStream::connect((host.as_str(), port)).await?;
-    let _ = tcp.set_nodelay(true);
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(tcp)).await?;
+/// One HTTP/1.1 exchange on `io` (an event stream holds its connection for its whole
+/// life, so there is no pool to share); the task drives the connection.
+async fn exchange<S>(io: S, req: Request<Bytes>) -> Result<Answer, Error>
+where
+    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(io)).await?;
     let task = smol::spawn(async move {
         let _ = conn.await;
     });
     let resp = sender.send_request(req.map(Full::new)).await?;
     Ok((resp, task))
+}
+
+/// A response head and the task driving its connection.
+type Answer = (http::Response<Incoming>, smol::Task<()>);
+
+/// The Mozilla roots, for `https://` without [`EventSource::tls`].
+#[cfg(feature = "rustls")]
+fn default_tls() -> Result<std::sync::Arc<rustls::ClientConfig>, Error> {
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(Error::http)?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(std::sync::Arc::new(config))
+}
+
+impl SmolIo {
+    /// TCP (and TLS for `https://`) to the URL's host, then one exchange.
+    async fn send(&self, uri: http::Uri, req: Request<Bytes>) -> Result<Answer, Error> {
+        let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
+        let https = uri.scheme_str() == Some("https");
+        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let tcp = smol::net::TcpStream::connect((host, port)).await?;
+        let _ = tcp.set_nodelay(true);
+        if !https {
+            return exchange(tcp, req).await;
+        }
+        #[cfg(feature = "rustls")]
+        {
+            let config = match &self.tls {
+                Some(config) => std::sync::Arc::clone(config),
+                None => default_tls()?,
+            };
+            let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+                .map_err(|e| Error::Request(format!("bad TLS server name {host:?}: {e}")))?;
+            let tls = futures_rustls::TlsConnector::from(config)
+                .connect(name, tcp)
+                .await?;
+            exchange(tls, req).await
+        }
+        #[cfg(not(feature = "rustls"))]
+        Err(Error::Request(
+            "https:// needs the rustls feature".to_owned(),
+        ))
+    }
 }
 
 impl Io for SmolIo {
@@ -133,15 +215,9 @@ impl Io for SmolIo {
     }
 
     async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
-        let uri = session.uri();
-        let host = uri
-            .host()
-            .unwrap_or_default()
-            .trim_matches(['[', ']'])
-            .to_owned();
-        let port = uri.port_u16().unwrap_or(80);
+        let uri = session.uri().clone();
         let limit = session.response_timeout();
-        let answer = futures_lite::future::or(send(req, host, port), async {
+        let answer = futures_lite::future::or(self.send(uri, req), async {
             Timer::after(limit).await;
             Err(Error::no_response(limit))
         })

@@ -14,7 +14,7 @@
 //! |---|---|
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
 //! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
-//! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s |
+//! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` |
 //! | `ors` (feature `http`) | `Calls`: the ORS `POST /{env}/call` stream with task-id resumption (core `TaskRegistry` + `Chunker`) |
 //!
 //! ## Crate features
@@ -22,6 +22,13 @@
 //!   `async-io` through `smol-hyper`. hyper 1 always depends on tokio's `sync` module (its
 //!   channels; no tokio runtime, reactor or timer is used). Without this feature the crate's
 //!   dependency tree has no tokio at all.
+//! - `rustls` (default, implies `http`): `https://` for the client through `futures-rustls`
+//!   (ring, Mozilla roots from `webpki-roots`, or your own `rustls::ClientConfig` with
+//!   `EventSource::tls`).
+//!
+//! The IO-free half (the client's request and drive state, the error, the response
+//! headers, the broadcast and ORS task state) is `ssekit-http`'s, shared with
+//! `ssekit-hyper`; the types it defines are re-exported here.
 //!
 //! ## Example: events over a pipe
 //! ```
