@@ -35,6 +35,8 @@ pub mod ors;
 #[cfg(feature = "json")]
 pub mod responses;
 #[cfg(feature = "json")]
+pub(crate) mod scan;
+#[cfg(feature = "json")]
 pub mod workflow;
 
 /// Small JSON helpers shared by the profiles that read names and ids from `data`.

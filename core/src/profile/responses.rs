@@ -46,9 +46,12 @@
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 
+use alloc::borrow::Cow;
+
 use serde::de::IgnoredAny;
 
 use super::json::Text;
+use super::scan::{self, Kind, ScanError};
 
 use crate::event::Event;
 use crate::sequence::{Profile, Rule};
@@ -204,7 +207,7 @@ struct Snapshot {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+enum EventKind {
     Created,
     InProgress,
     TextDelta,
@@ -215,17 +218,17 @@ enum Kind {
     Other,
 }
 
-impl Kind {
-    fn of(name: &str) -> Kind {
+impl EventKind {
+    fn of(name: &str) -> EventKind {
         match name {
-            "response.created" => Kind::Created,
-            "response.in_progress" => Kind::InProgress,
-            "response.output_text.delta" => Kind::TextDelta,
-            "response.function_call_arguments.delta" => Kind::ArgumentsDelta,
-            "response.function_call_arguments.done" => Kind::ArgumentsDone,
-            "response.tool_calls.created" => Kind::ToolCallsCreated,
-            "response.completed" => Kind::Completed,
-            _ => Kind::Other,
+            "response.created" => EventKind::Created,
+            "response.in_progress" => EventKind::InProgress,
+            "response.output_text.delta" => EventKind::TextDelta,
+            "response.function_call_arguments.delta" => EventKind::ArgumentsDelta,
+            "response.function_call_arguments.done" => EventKind::ArgumentsDone,
+            "response.tool_calls.created" => EventKind::ToolCallsCreated,
+            "response.completed" => EventKind::Completed,
+            _ => EventKind::Other,
         }
     }
 }
@@ -349,19 +352,19 @@ impl Stream {
         Ok(())
     }
 
-    fn output(&mut self, kind: Kind, wire: Wire<'_>) -> Result<(), Rule> {
+    fn output(&mut self, kind: EventKind, wire: Wire<'_>) -> Result<(), Rule> {
         if !self.in_progress {
             return Err(IN_PROGRESS_BEFORE_OUTPUT);
         }
         match kind {
-            Kind::TextDelta => {
+            EventKind::TextDelta => {
                 let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
                     return Err(FIELDS);
                 };
                 self.grow(delta.len())?;
                 self.items.entry(index).or_default().text.push_str(&delta);
             }
-            Kind::ArgumentsDelta => {
+            EventKind::ArgumentsDelta => {
                 let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
                     return Err(FIELDS);
                 };
@@ -372,7 +375,7 @@ impl Stream {
                 }
                 item.arguments.push_str(&delta);
             }
-            Kind::ArgumentsDone => {
+            EventKind::ArgumentsDone => {
                 let (Some(index), Some(Text(arguments))) = (wire.output_index, wire.arguments)
                 else {
                     return Err(FIELDS);
@@ -385,7 +388,14 @@ impl Stream {
                 if item.arguments != arguments {
                     return Err(ARGUMENTS_MATCH);
                 }
-                if serde_json::from_str::<IgnoredAny>(&arguments).is_err() {
+                let valid = match scan::validate(&arguments) {
+                    Ok(()) => true,
+                    Err(ScanError::Invalid) => false,
+                    Err(ScanError::TooDeep) => {
+                        serde_json::from_str::<IgnoredAny>(&arguments).is_ok()
+                    }
+                };
+                if !valid {
                     return Err(ARGUMENTS_JSON);
                 }
             }
@@ -395,47 +405,132 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Reads the event's fields with the allocation-free scanner; serde only for what the
+    /// scanner leaves to it (escaped keys, a `response` array, nesting past its depth).
+    fn wire<'a>(&self, event: &'a Event) -> Result<Wire<'a>, Rule> {
+        let slot_of = |key: &str| match key {
+            "type" => Some(0),
+            "output_index" => Some(1),
+            "delta" => Some(2),
+            "arguments" => Some(3),
+            "response" => Some(4),
+            _ => None,
+        };
+        let fields = match scan::object_with::<5>(event.data(), slot_of) {
+            Ok(Some(fields)) if !fields.escaped_key => fields,
+            // Valid JSON that is not an object, or not JSON: serde's `is_object` says no.
+            Ok(None) | Err(ScanError::Invalid) => return Err(JSON),
+            Ok(Some(_)) | Err(ScanError::TooDeep) => return slow_wire(event),
+        };
+        // A known field given twice, or of the wrong type, fails serde's derived struct.
+        if fields.duplicate {
+            return Err(FIELDS);
+        }
+        let [kind, output_index, delta, arguments, response] = fields.values;
+        let response = match response {
+            None => None,
+            Some(v) if v.kind == Kind::Null => None,
+            Some(v) if v.kind == Kind::Object => {
+                let error_slot = |key: &str| (key == "error").then_some(0);
+                let snapshot = match scan::object_with::<1>(v.raw, error_slot) {
+                    Ok(Some(f)) if !f.escaped_key && !f.duplicate => f,
+                    Ok(Some(f)) if f.duplicate => return Err(FIELDS),
+                    _ => return slow_wire(event),
+                };
+                let [error] = snapshot.values;
+                Some(Snapshot {
+                    error: error.filter(|e| e.kind != Kind::Null).map(|_| IgnoredAny),
+                })
+            }
+            // serde reads a struct from an array too; leave that to it.
+            Some(v) if v.kind == Kind::Array => return slow_wire(event),
+            Some(_) => return Err(FIELDS),
+        };
+        Ok(Wire {
+            kind: text(kind)?,
+            output_index: match output_index {
+                None => None,
+                Some(v) if v.kind == Kind::Null => None,
+                Some(v) => Some(v.as_u64().ok_or(FIELDS)?),
+            },
+            delta: text(delta)?,
+            arguments: text(arguments)?,
+            response,
+        })
+    }
+}
+
+impl Stream {
+    /// The rules, on the fields read from one event.
+    fn apply(&mut self, event: &Event, wire: Wire<'_>) -> Result<(), Rule> {
+        let kind = match (&wire.kind, event.event_field()) {
+            (Some(Text(json)), Some(sse)) if json.as_ref() != sse.as_str() => {
+                return Err(TYPE_MISMATCH)
+            }
+            (Some(Text(json)), _) => EventKind::of(json),
+            (None, Some(sse)) => EventKind::of(sse),
+            (None, None) => return Err(TYPE),
+        };
+        let failed_completion = kind == EventKind::Completed
+            && wire
+                .response
+                .as_ref()
+                .is_some_and(|snapshot| snapshot.error.is_some());
+        if !self.created && kind != EventKind::Created && !failed_completion {
+            return Err(CREATED_FIRST);
+        }
+        match kind {
+            EventKind::Created if self.created => Err(CREATED_ONCE),
+            EventKind::Created => {
+                self.created = true;
+                Ok(())
+            }
+            EventKind::InProgress => {
+                self.in_progress = true;
+                Ok(())
+            }
+            EventKind::Completed => {
+                self.completed = true;
+                self.error = failed_completion;
+                Ok(())
+            }
+            EventKind::Other => Ok(()),
+            _ => self.output(kind, wire),
+        }
+    }
+}
+
+/// A string field as serde reads it into [`Text`]: absent or `null` is `None`, another type
+/// or an escape that stands for no character is [`FIELDS`].
+fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, Rule> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.kind == Kind::Null => Ok(None),
+        Some(v) if v.kind != Kind::String => Err(FIELDS),
+        Some(v) if !v.escaped => Ok(Some(Text(Cow::Borrowed(v.raw)))),
+        Some(v) => {
+            let mut decoded = String::with_capacity(v.raw.len());
+            scan::unescape_into(v.raw, &mut decoded).ok_or(FIELDS)?;
+            Ok(Some(Text(Cow::Owned(decoded))))
+        }
+    }
+}
+
+/// The serde path, for what the scanner leaves to it.
+#[cold]
+fn slow_wire(event: &Event) -> Result<Wire<'_>, Rule> {
+    super::json::parse_object(event.data())
+        .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))
+}
+
 impl Profile for Stream {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
         if self.completed {
             return Err(AFTER_TERMINAL);
         }
-        let wire: Wire<'_> = super::json::parse_object(event.data())
-            .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))?;
-        let kind = match (&wire.kind, event.event_field()) {
-            (Some(Text(json)), Some(sse)) if json.as_ref() != sse.as_str() => {
-                return Err(TYPE_MISMATCH)
-            }
-            (Some(Text(json)), _) => Kind::of(json),
-            (None, Some(sse)) => Kind::of(sse),
-            (None, None) => return Err(TYPE),
-        };
-        let failed_completion = kind == Kind::Completed
-            && wire
-                .response
-                .as_ref()
-                .is_some_and(|snapshot| snapshot.error.is_some());
-        if !self.created && kind != Kind::Created && !failed_completion {
-            return Err(CREATED_FIRST);
-        }
-        match kind {
-            Kind::Created if self.created => Err(CREATED_ONCE),
-            Kind::Created => {
-                self.created = true;
-                Ok(())
-            }
-            Kind::InProgress => {
-                self.in_progress = true;
-                Ok(())
-            }
-            Kind::Completed => {
-                self.completed = true;
-                self.error = failed_completion;
-                Ok(())
-            }
-            Kind::Other => Ok(()),
-            _ => self.output(kind, wire),
-        }
+        let wire = self.wire(event)?;
+        self.apply(event, wire)
     }
 
     fn is_terminated(&self) -> bool {
@@ -444,5 +539,125 @@ impl Profile for Stream {
 
     fn event_name(&self, event: &Event) -> Utf8Bytes {
         super::json::name_or_type(event, "type")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::format;
+    use alloc::string::ToString;
+    use alloc::vec::Vec;
+
+    /// What a reading of the fields amounts to, comparable.
+    type Reading = Result<
+        (
+            Option<String>,
+            Option<u64>,
+            Option<String>,
+            Option<String>,
+            Option<bool>,
+        ),
+        Rule,
+    >;
+
+    fn reading(wire: Result<Wire<'_>, Rule>) -> Reading {
+        wire.map(|w| {
+            (
+                w.kind.map(|t| t.0.to_string()),
+                w.output_index,
+                w.delta.map(|t| t.0.to_string()),
+                w.arguments.map(|t| t.0.to_string()),
+                w.response.map(|r| r.error.is_some()),
+            )
+        })
+    }
+
+    fn field_value() -> impl proptest::strategy::Strategy<Value = String> {
+        use alloc::vec;
+        use proptest::prelude::*;
+        prop_oneof![
+            Just("\"response.output_text.delta\"".to_string()),
+            Just("\"a\\nb\\u00e9\\ud83d\\ude00\"".to_string()),
+            Just("\"\\ud800\"".to_string()),
+            Just("\"x\\q\"".to_string()),
+            Just("0".to_string()),
+            Just("7".to_string()),
+            Just("-0".to_string()),
+            Just("1.5".to_string()),
+            Just("18446744073709551616".to_string()),
+            Just("null".to_string()),
+            Just("true".to_string()),
+            Just("[]".to_string()),
+            Just("[null]".to_string()),
+            Just("[1,2]".to_string()),
+            Just("{}".to_string()),
+            Just("{\"error\":null}".to_string()),
+            Just("{\"error\":{\"code\":1}}".to_string()),
+            Just("{\"error\":1,\"error\":2}".to_string()),
+            Just("{\"err\\u006fr\":1}".to_string()),
+            Just("{\"error\":[".to_string()),
+            "\"[a-z .]{0,12}\"",
+        ]
+    }
+
+    fn event_data() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let key = prop_oneof![
+            Just("type"),
+            Just("output_index"),
+            Just("delta"),
+            Just("arguments"),
+            Just("response"),
+            Just("item_id"),
+            Just("ty\\u0070e"),
+        ];
+        let body = proptest::collection::vec((key, field_value()), 0..6).prop_map(|fields| {
+            let fields: Vec<String> = fields
+                .into_iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        });
+        prop_oneof![
+            8 => body,
+            1 => Just("[1]".to_string()),
+            1 => Just("{\"type\":\"x\"} x".to_string()),
+            1 => Just(" {\"type\" : \"x\" }\n".to_string()),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        /// The scanner's reading of an event is serde's, field by field and rule by rule.
+        #[test]
+        fn scanned_fields_agree_with_serde(data in event_data()) {
+            let event = Event::message(data.clone());
+            let fast = reading(Stream::new().wire(&event));
+            let slow = reading(slow_wire(&event));
+            proptest::prop_assert_eq!(fast, slow, "{}", data);
+        }
+    }
+
+    #[test]
+    fn arguments_done_checks_json_with_the_scanner_and_serde_past_its_depth() {
+        let mut p = Stream::new();
+        let created = r#"{"type":"response.created","response":{"error":null}}"#;
+        let progress = r#"{"type":"response.in_progress"}"#;
+        for data in [created, progress] {
+            p.event(&Event::message(data)).unwrap();
+        }
+        let deep = "[".repeat(200) + &"]".repeat(200);
+        let escaped = serde_json::to_string(&deep).unwrap();
+        let delta = format!(
+            r#"{{"type":"response.function_call_arguments.delta","output_index":1,"delta":{escaped}}}"#
+        );
+        p.event(&Event::message(delta)).unwrap();
+        let done = format!(
+            r#"{{"type":"response.function_call_arguments.done","output_index":1,"arguments":{escaped}}}"#
+        );
+        assert_eq!(p.event(&Event::message(done)), Ok(()));
+        assert_eq!(p.arguments(1), Some(deep.as_str()));
     }
 }
