@@ -2,83 +2,18 @@
 
 use std::time::Duration;
 
-use bytes::Bytes;
 use futures_util::StreamExt;
-use http::{Method, Request};
+use http::Method;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
-use ssekit::client::{Action, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig};
-use ssekit::profile::ors::{Terminal, ToolCall};
-use ssekit::sequence::Validator;
-use ssekit::Event;
+use ssekit::client::ReconnectConfig;
+use ssekit_http::ors::{json_answer, json_request, Call, CallStep, Flow, SessionReply};
+pub use ssekit_http::ors::{CallOptions, Trace};
 
 use super::ToolResult;
-use crate::client::{http_client, Ended, EventSource, HttpClient, Item};
+use crate::client::{http_client, EventSource, HttpClient};
 use crate::time::Clock;
 use crate::Error;
-
-/// What happened during a [`Client::call_tool_traced`] call, for logs and the CLI's trace.
-///
-/// # Example
-/// ```
-/// use ssekit_hyper::ors::Trace;
-/// let t = Trace::Cut { after_events: 2 };
-/// assert!(matches!(t, Trace::Cut { after_events: 2 }));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Trace {
-    /// A connection was accepted; `resume` is the task id sent in the body, if any.
-    Connected {
-        /// The retry number (0 first).
-        attempt: u32,
-        /// The task id this connection resumes.
-        resume: Option<String>,
-    },
-    /// An event arrived (already validated).
-    Event(Event),
-    /// A keep-alive comment arrived.
-    KeepAlive,
-    /// [`CallOptions::cut_after`] dropped the connection on purpose.
-    Cut {
-        /// Events read on the connection before the cut.
-        after_events: usize,
-    },
-    /// The connection ended before the terminal event.
-    Disconnected(Ended),
-    /// The next attempt starts after this wait.
-    Reconnecting {
-        /// The wait.
-        after: Duration,
-    },
-}
-
-/// Per-call options.
-///
-/// # Example
-/// ```
-/// let options = ssekit_hyper::ors::CallOptions::default().cut_after(Some(3));
-/// # let _ = options;
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-#[must_use]
-pub struct CallOptions {
-    cut_after: Option<usize>,
-}
-
-impl CallOptions {
-    /// Fault injection for demos and tests: drop the first connection after this many
-    /// events, to exercise resumption.
-    ///
-    /// # Example
-    /// ```
-    /// let _ = ssekit_hyper::ors::CallOptions::default().cut_after(Some(2));
-    /// ```
-    pub fn cut_after(mut self, events: Option<usize>) -> Self {
-        self.cut_after = events;
-        self
-    }
-}
 
 /// A client of an ORS server.
 ///
@@ -200,39 +135,18 @@ impl Client {
         body: Option<&Value>,
     ) -> Result<Value, Error> {
         let http = self.clone().http()?;
-        let mut req = Request::new(Full::new(
-            body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string())),
-        ));
-        *req.method_mut() = method;
-        *req.uri_mut() = format!("{}{path}", self.base)
-            .parse()
-            .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
-        let headers = req.headers_mut();
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            http::HeaderValue::from_static("application/json"),
-        );
-        if let Some(key) = &self.api_key {
-            headers.insert(
-                "x-api-key",
-                key.parse()
-                    .map_err(|_| Error::Request("bad API key".to_owned()))?,
-            );
-        }
-        if let Some(sid) = session {
-            headers.insert(
-                "x-session-id",
-                sid.parse()
-                    .map_err(|_| Error::Request(format!("bad session id {sid:?}")))?,
-            );
-        }
-        let resp = http.request(req).await?;
-        let status = resp.status();
+        let req = json_request(
+            &self.base,
+            method,
+            path,
+            session,
+            body,
+            self.api_key.as_deref(),
+        )?;
+        let resp = http.request(req.map(Full::new)).await?;
+        let status = resp.status().as_u16();
         let bytes = resp.into_body().collect().await?.to_bytes();
-        if !status.is_success() {
-            return Err(Error::Status(status.as_u16()));
-        }
-        Ok(serde_json::from_slice(&bytes)?)
+        json_answer(status, &bytes)
     }
 
     /// `POST /create_session`: a new session id, read from the SSE reply.
@@ -250,26 +164,13 @@ impl Client {
             .header("content-type", "application/json")?
             .client(this.http()?);
         let mut items = self.with_key(source)?.events();
-        let mut validator = Validator::new(ToolCall::new().check_result(false));
+        let mut reply = SessionReply::new();
         while let Some(event) = items.next().await {
-            validator.event(&event?)?;
-            if validator.is_terminated() {
+            if reply.event(&event?)? {
                 break;
             }
         }
-        validator.finish()?;
-        let profile = validator.profile();
-        match profile.terminal() {
-            Some(Terminal::End(data)) => {
-                let sid = serde_json::from_str::<Value>(data)
-                    .ok()
-                    .and_then(|v| v["sid"].as_str().map(str::to_owned));
-                sid.or_else(|| profile.task_id().map(|t| t.to_string()))
-                    .ok_or_else(|| Error::Tool("no session id in the reply".to_owned()))
-            }
-            Some(Terminal::Error(msg)) => Err(Error::Tool(msg.to_string())),
-            _ => Err(Error::Tool("no session id in the reply".to_owned())),
-        }
+        reply.finish()
     }
 
     /// `POST /create`: binds a session to an environment and a task spec.
@@ -384,110 +285,37 @@ impl Client {
         let http = this.http()?;
         let clock = Clock::tokio();
         let url = format!("{}/{env}/call", self.base);
-        let mut rc = Reconnect::new(self.reconnect.clone());
-        let mut task_id: Option<String> = None;
-        let mut cut = options.cut_after;
-        let mut last_failure: Option<String> = None;
+        let mut call = Call::new(name, input, self.reconnect.clone(), options);
         loop {
-            match rc.poll_action() {
-                Some(Action::Connect { .. }) => {}
-                Some(Action::GiveUp(reason)) => {
-                    return Err(match last_failure {
-                        Some(why) => Error::Http(format!("{reason}; last error: {why}").into()),
-                        None => Error::GaveUp(reason),
-                    });
+            match call.poll(clock.now(), &mut trace) {
+                CallStep::Done(result) => return result,
+                CallStep::Wait { until } => {
+                    clock.sleep_until(until).await;
+                    call.handle_timeout(clock.now());
                 }
-                Some(_) => continue,
-                None => {
-                    let Some(at) = rc.poll_timeout() else {
-                        return Err(Error::Tool("the call was stopped".to_owned()));
-                    };
-                    trace(Trace::Reconnecting {
-                        after: at.saturating_duration_since(clock.now()),
-                    });
-                    clock.sleep_until(at).await;
-                    rc.handle_timeout(clock.now());
-                    continue;
+                CallStep::Connect { body } => {
+                    let items = EventSource::post(&url, body)?
+                        .reconnect(
+                            ReconnectConfig::default()
+                                .reconnect(false)
+                                .idle_timeout(Some(self.idle_timeout)),
+                        )
+                        .header("content-type", "application/json")?
+                        .header("x-session-id", session)?
+                        .client(http.clone());
+                    let mut items = self.with_key(items)?.stream();
+                    while let Some(item) = items.next().await {
+                        match call.handle_item(clock.now(), item, &mut trace) {
+                            Flow::Continue => {}
+                            Flow::Done(result) => return result,
+                            _ => break,
+                        }
+                    }
+                    drop(items);
+                    call.handle_closed(clock.now());
                 }
+                _ => {}
             }
-            let mut body = json!({"name": name, "input": input});
-            if let Some(id) = &task_id {
-                body["task_id"] = json!(id);
-            }
-            let items = EventSource::post(&url, body.to_string())?
-                .reconnect(
-                    ReconnectConfig::default()
-                        .reconnect(false)
-                        .idle_timeout(Some(self.idle_timeout)),
-                )
-                .header("content-type", "application/json")?
-                .header("x-session-id", session)?
-                .client(http.clone());
-            let mut items = self.with_key(items)?.stream();
-            let mut validator = Validator::new(ToolCall::new());
-            let mut events = 0usize;
-            let mut how = Disconnect::Eof;
-            while let Some(item) = items.next().await {
-                match item {
-                    Ok(Item::Connected { .. }) => {
-                        let _ = rc.handle_response(clock.now(), 200, Some("text/event-stream"));
-                        trace(Trace::Connected {
-                            attempt: rc.attempts(),
-                            resume: task_id.clone(),
-                        });
-                    }
-                    Ok(Item::Event(event)) => {
-                        validator.event(&event)?;
-                        events += 1;
-                        if let Some(id) = validator.profile().task_id() {
-                            task_id = Some(id.to_string());
-                        }
-                        trace(Trace::Event(event));
-                        if validator.is_terminated() {
-                            return match validator.profile().terminal() {
-                                Some(Terminal::Error(msg)) => Err(Error::Tool(msg.to_string())),
-                                _ => validator.profile().result().cloned().ok_or_else(|| {
-                                    Error::Tool("the call ended without a result".to_owned())
-                                }),
-                            };
-                        }
-                        if cut == Some(events) {
-                            cut = None;
-                            trace(Trace::Cut {
-                                after_events: events,
-                            });
-                            how = Disconnect::Error;
-                            break;
-                        }
-                    }
-                    Ok(Item::Comment(_)) => trace(Trace::KeepAlive),
-                    Ok(Item::Disconnected(ended)) => {
-                        if let Ended::Failed(why) = &ended {
-                            last_failure = Some(why.clone());
-                            how = Disconnect::Error;
-                        }
-                        trace(Trace::Disconnected(ended));
-                        break;
-                    }
-                    Ok(_) => {}
-                    Err(Error::GaveUp(GiveUpReason::ReconnectDisabled {
-                        last: Failure::Status(status),
-                    })) => {
-                        // 5xx, 408, 429: the policy decides whether and when to retry.
-                        let _ = rc.handle_response(clock.now(), status, None);
-                        last_failure = Some(format!("HTTP {status}"));
-                        break;
-                    }
-                    Err(e @ (Error::Status(_) | Error::ContentType(_))) => return Err(e),
-                    Err(e) => {
-                        last_failure = Some(e.to_string());
-                        how = Disconnect::Error;
-                        break;
-                    }
-                }
-            }
-            drop(items);
-            rc.handle_closed(clock.now(), how);
         }
     }
 }

@@ -1,13 +1,6 @@
-//! The IO-free half of an ORS `POST /{env}/call` stream, shared by `ssekit-hyper`'s
-//! `ors::Server` and `ssekit-smol`'s `ors::Calls`: how a tool's outcome becomes frames
-//! ([`call_frames`]), how a finished task is recorded ([`complete`]), and how one
-//! connection follows a task from any point ([`Follow`]). The tasks themselves are the
-//! core [`TaskRegistry`]'s; spawning the tool and waking followers is the transport's.
-//!
-//! ```text
-//!  tool outcome ─▶ call_frames (Chunker: chunk* + end | error) ─▶ complete (push + finish) ─▶ wake followers
-//!  Follow::new(cursor) ─▶ task_id ─▶ read(&registry) ─▶ frames ─▶ next_frame ... until finished
-//! ```
+//! The server's `/call` stream: outcome ─▶ [`call_frames`] (Chunker: `chunk`* + `end` |
+//! `error`) ─▶ [`complete`] (TaskRegistry push + finish) ─▶ wake followers; each connection
+//! is a [`Follow`]: `task_id`, then the task's output from its start, until it finishes.
 
 use std::collections::VecDeque;
 

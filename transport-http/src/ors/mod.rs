@@ -1,0 +1,14 @@
+//! The IO-free halves of ORS (Open Reward Standard) over HTTP, shared by `ssekit-hyper` and
+//! `ssekit-smol`:
+//! - the server's `POST /{env}/call` stream: how a tool's outcome becomes frames
+//!   ([`call_frames`]), how a finished task is recorded ([`complete`]), and how one
+//!   connection follows a task from any point ([`Follow`]);
+//! - the client: a tool call resumed by task id across connections ([`Call`]), the session
+//!   id in a `/create_session` reply ([`SessionReply`]), and the JSON requests of the other
+//!   routes ([`json_request`], [`json_answer`]).
+
+mod call;
+mod stream;
+
+pub use call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace};
+pub use stream::{call_frames, complete, encode, named, Follow};
