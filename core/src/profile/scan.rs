@@ -137,22 +137,22 @@ pub(crate) fn object_with<'a, const N: usize>(
         s.colon()?;
         let start = s.pos;
         // Strings and numbers, the usual values, without the container machinery.
-        let kind = match s.peek() {
-            Some(b'"') => {
-                s.string()?;
-                Kind::String
-            }
+        let (kind, string) = match s.peek() {
+            Some(b'"') => (Kind::String, Some(s.string()?)),
             Some(b'-' | b'0'..=b'9') => {
                 s.number()?;
-                Kind::Number
+                (Kind::Number, None)
             }
-            _ => s.value()?,
+            _ => (s.value()?, None),
         };
         if escaped {
             fields.escaped_key = true;
         } else if let Some(slot) = slot_of(key).and_then(|i| fields.values.get_mut(i)) {
             fields.duplicate |= slot.is_some();
-            *slot = Some(s.value_at(kind, start));
+            *slot = Some(match string {
+                Some((raw, escaped)) => Value { kind, raw, escaped },
+                None => s.value_at(kind, start),
+            });
         }
         s.ws();
         match s.next() {
