@@ -136,6 +136,32 @@ pub enum Target {
     Origin,
 }
 
+/// Rewrites a request with an absolute URL to origin form, for one HTTP/1.1 connection:
+/// the path and query as the target, the authority in `Host`.
+///
+/// # Example
+/// ```
+/// let mut req = http::Request::new(bytes::Bytes::new());
+/// *req.uri_mut() = "http://127.0.0.1:8/a?b".parse()?;
+/// ssekit_http::client::origin_form(&mut req)?;
+/// assert_eq!(req.uri(), "/a?b");
+/// assert_eq!(req.headers()["host"], "127.0.0.1:8");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn origin_form<B>(req: &mut Request<B>) -> Result<(), Error> {
+    let uri = req.uri().clone();
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    *req.uri_mut() = path
+        .parse()
+        .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
+    if let Some(authority) = uri.authority() {
+        let host = HeaderValue::from_str(authority.as_str())
+            .map_err(|e| Error::Request(format!("bad host: {e}")))?;
+        req.headers_mut().insert(HOST, host);
+    }
+    Ok(())
+}
+
 /// Everything an `EventSource` sends, without any IO: method, URL, body (sent again,
 /// unchanged, on every reconnect), headers, reconnect policy, decoder limits, response
 /// timeout and a per-request hook. Each transport's `EventSource` builder fills one in.
@@ -704,19 +730,9 @@ impl Session {
     fn request(&mut self, headers: Vec<ssekit::client::Header>) -> Result<Request<Bytes>, Error> {
         let mut req = Request::new(self.body.clone());
         *req.method_mut() = self.method.clone();
-        match self.target {
-            Target::Absolute => *req.uri_mut() = self.uri.clone(),
-            Target::Origin => {
-                let path = self.uri.path_and_query().map_or("/", |p| p.as_str());
-                *req.uri_mut() = path
-                    .parse()
-                    .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
-                if let Some(authority) = self.uri.authority() {
-                    let host = HeaderValue::from_str(authority.as_str())
-                        .map_err(|e| Error::Request(format!("bad host: {e}")))?;
-                    req.headers_mut().insert(HOST, host);
-                }
-            }
+        *req.uri_mut() = self.uri.clone();
+        if self.target == Target::Origin {
+            origin_form(&mut req)?;
         }
         for (name, value) in &headers {
             let name = HeaderName::from_bytes(name.as_bytes())

@@ -107,6 +107,8 @@ impl EventSource {
             response: None,
             #[cfg(feature = "rustls")]
             tls: self.tls,
+            #[cfg(not(feature = "rustls"))]
+            tls: (),
         };
         let driver = Drive::new(self.spec.into_session(Target::Origin), io);
         Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
@@ -137,9 +139,15 @@ type Open = (Incoming, smol::Task<()>);
 struct SmolIo {
     clock: Clock,
     response: Option<Open>,
-    #[cfg(feature = "rustls")]
-    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    tls: TlsConfig,
 }
+
+/// The TLS configuration of `https://` connections (`None`: the Mozilla roots).
+#[cfg(feature = "rustls")]
+pub(crate) type TlsConfig = Option<std::sync::Arc<rustls::ClientConfig>>;
+/// No TLS without the `rustls` feature.
+#[cfg(not(feature = "rustls"))]
+pub(crate) type TlsConfig = ();
 
 enum Woke {
     Frame(Option<Result<http_body::Frame<Bytes>, hyper::Error>>),
@@ -161,7 +169,7 @@ where
 }
 
 /// A response head and the task driving its connection.
-type Answer = (http::Response<Incoming>, smol::Task<()>);
+pub(crate) type Answer = (http::Response<Incoming>, smol::Task<()>);
 
 /// The Mozilla roots, for `https://` without [`EventSource::tls`].
 #[cfg(feature = "rustls")]
@@ -178,31 +186,37 @@ fn default_tls() -> Result<std::sync::Arc<rustls::ClientConfig>, Error> {
     Ok(std::sync::Arc::new(config))
 }
 
-impl SmolIo {
-    /// TCP (and TLS for `https://`) to the URL's host, then one exchange.
-    async fn send(&self, uri: http::Uri, req: Request<Bytes>) -> Result<Answer, Error> {
-        let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
-        let https = uri.scheme_str() == Some("https");
-        let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let tcp = smol::net::TcpStream::connect((host, port)).await?;
-        let _ = tcp.set_nodelay(true);
-        if !https {
-            return exchange(tcp, req).await;
-        }
-        #[cfg(feature = "rustls")]
-        {
-            let config = match &self.tls {
-                Some(config) => std::sync::Arc::clone(config),
-                None => default_tls()?,
-            };
-            let name = rustls::pki_types::ServerName::try_from(host.to_owned())
-                .map_err(|e| Error::Request(format!("bad TLS server name {host:?}: {e}")))?;
-            let tls = futures_rustls::TlsConnector::from(config)
-                .connect(name, tcp)
-                .await?;
-            exchange(tls, req).await
-        }
-        #[cfg(not(feature = "rustls"))]
+/// TCP (and TLS for `https://`) to the URL's host, then one exchange of `req` (in origin
+/// form).
+pub(crate) async fn send(
+    uri: http::Uri,
+    req: Request<Bytes>,
+    tls: &TlsConfig,
+) -> Result<Answer, Error> {
+    let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
+    let https = uri.scheme_str() == Some("https");
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let tcp = smol::net::TcpStream::connect((host, port)).await?;
+    let _ = tcp.set_nodelay(true);
+    if !https {
+        return exchange(tcp, req).await;
+    }
+    #[cfg(feature = "rustls")]
+    {
+        let config = match tls {
+            Some(config) => std::sync::Arc::clone(config),
+            None => default_tls()?,
+        };
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
+            .map_err(|e| Error::Request(format!("bad TLS server name {host:?}: {e}")))?;
+        let tls = futures_rustls::TlsConnector::from(config)
+            .connect(name, tcp)
+            .await?;
+        exchange(tls, req).await
+    }
+    #[cfg(not(feature = "rustls"))]
+    {
+        let () = tls;
         Err(Error::Request(
             "https:// needs the rustls feature".to_owned(),
         ))
@@ -217,7 +231,7 @@ impl Io for SmolIo {
     async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
         let uri = session.uri().clone();
         let limit = session.response_timeout();
-        let answer = futures_lite::future::or(self.send(uri, req), async {
+        let answer = futures_lite::future::or(send(uri, req, &self.tls), async {
             Timer::after(limit).await;
             Err(Error::no_response(limit))
         })

@@ -1,7 +1,7 @@
-//! ORS tool calls on smol: [`Calls`], the `POST /{env}/call` event stream with task-id
-//! resumption, from the core [`TaskRegistry`] and [`Chunker`]. Routing, sessions and the
-//! other ORS routes are the application's (see `ssekit-hyper`'s `ors::Server` for all of
-//! them on tokio).
+//! ORS tool calls on smol. Server side: [`Calls`], the `POST /{env}/call` event stream with
+//! task-id resumption, from the core [`TaskRegistry`] and [`Chunker`] (routing, sessions
+//! and the other ORS routes are the application's; `ssekit-hyper`'s `ors::Server` has all
+//! of them on tokio). Client side: [`Client`], sessions and tool calls resumed by task id.
 //!
 //! ```text
 //!  {name, input, task_id?} ─▶ TaskRegistry::open
@@ -20,6 +20,9 @@ use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
 use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
 use ssekit_http::ors::{call_frames, complete, encode, Follow};
+
+mod client;
+pub use client::{CallOptions, Client, Trace};
 
 use crate::server::SseBody;
 use crate::time::Clock;

@@ -811,3 +811,34 @@ fn ors_calls_that_cannot_run_are_error_events() {
         assert_eq!(broken[1].data(), "'broken' cannot run");
     });
 }
+
+/// Both transports' ORS clients against the ORS server (ssekit-hyper's `ors::Server`, the
+/// one with sessions): open a session, call a tool whose first connection is cut after two
+/// events and resumed by task id (result whole, nothing doubled), ping, delete, and a ping
+/// after the delete is refused.
+#[test]
+fn ors_clients_resume_a_cut_call_by_task_id_and_keep_their_session() {
+    use ssekit_http::ors::Trace;
+    for side in [Side::Smol, Side::Hyper] {
+        let (url, _) = serve_ors(Side::Hyper);
+        let base = url.trim_end_matches("/kit/call");
+        let run = kit::ors_client(side, base);
+        assert_eq!(run.result, Ok(big_result()), "{side:?}");
+        let cut = run
+            .trace
+            .iter()
+            .position(|t| matches!(t, Trace::Cut { after_events: 2 }))
+            .expect("cut");
+        let Some(Trace::Event(first)) = run.trace.get(1) else {
+            panic!("{side:?}: {:?}", run.trace)
+        };
+        assert_eq!(first.event_type(), "task_id");
+        let resumed = run.trace[cut..].iter().find_map(|t| match t {
+            Trace::Connected { resume, .. } => Some(resume.clone()),
+            _ => None,
+        });
+        assert_eq!(resumed, Some(Some(first.data().to_owned())), "{side:?}");
+        assert_eq!(run.ping, Ok(()), "{side:?}");
+        assert_eq!(run.ping_after_delete, Err("status 404".into()), "{side:?}");
+    }
+}

@@ -718,3 +718,67 @@ impl ssekit_hyper::ors::Environment for KitEnv {
         })
     }
 }
+
+/// What an ORS client of either transport did against an ORS server at `base`: opened a
+/// session, called the `slow` tool with the first connection cut after two events, pinged,
+/// deleted the session and pinged again.
+#[derive(Debug)]
+pub struct OrsRun {
+    pub result: Result<ssekit::profile::ors::ToolResult, String>,
+    pub trace: Vec<ssekit_http::ors::Trace>,
+    pub ping: Result<(), String>,
+    pub ping_after_delete: Result<(), String>,
+}
+
+fn ors_error(e: ssekit_http::Error) -> String {
+    match e {
+        ssekit_http::Error::Status(s) => format!("status {s}"),
+        other => other.to_string(),
+    }
+}
+
+/// Runs [`OrsRun`]'s steps with the given transport's `ors::Client`.
+pub fn ors_client(side: Side, base: &str) -> OrsRun {
+    use ssekit_http::ors::CallOptions;
+    let policy = ReconnectConfig::ors()
+        .retry_timeout(Duration::from_millis(20))
+        .min_delay(Duration::from_millis(10))
+        .jitter(0);
+    let cut = CallOptions::default().cut_after(Some(2));
+    let task = serde_json::json!({});
+    let input = serde_json::json!({});
+    macro_rules! steps {
+        ($ors:expr) => {
+            async {
+                let ors = $ors.reconnect(policy);
+                let sid = ors.open_session("kit", &task).await.map_err(ors_error)?;
+                let mut trace = Vec::new();
+                let result = ors
+                    .call_tool_traced("kit", &sid, "slow", input, cut, |t| trace.push(t))
+                    .await
+                    .map_err(ors_error);
+                let ping = ors.ping(&sid).await.map_err(ors_error);
+                ors.delete(&sid).await.map_err(ors_error)?;
+                let ping_after_delete = ors.ping(&sid).await.map_err(ors_error);
+                Ok::<_, String>(OrsRun {
+                    result,
+                    trace,
+                    ping,
+                    ping_after_delete,
+                })
+            }
+        };
+    }
+    let limit = Duration::from_secs(10);
+    let run = match side {
+        Side::Smol => {
+            let ors = ssekit_smol::ors::Client::new(base).unwrap();
+            smol::block_on(within(limit, steps!(ors)))
+        }
+        Side::Hyper => {
+            let ors = ssekit_hyper::ors::Client::new(base).unwrap();
+            tokio_rt().block_on(within(limit, steps!(ors)))
+        }
+    };
+    run.unwrap()
+}
