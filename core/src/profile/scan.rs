@@ -226,7 +226,7 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// The high bit of each byte of `w` that ends a run of plain string bytes: `"`, `\` or a
 /// control character (below 0x20). The lowest set bit is exact (a borrow only sets bits
 /// above a byte that matched).
-#[inline]
+#[inline(always)]
 fn string_stops(w: u64) -> u64 {
     let quote = w ^ (ONES * u64::from(b'"'));
     let backslash = w ^ (ONES * u64::from(b'\\'));
@@ -252,19 +252,19 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<u8> {
         let b = self.peek();
         self.pos += 1;
         b
     }
 
-    #[inline]
+    #[inline(always)]
     fn ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
@@ -282,7 +282,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Whitespace, `:`, whitespace.
-    #[inline]
+    #[inline(always)]
     fn colon(&mut self) -> Result<(), ScanError> {
         self.ws();
         if self.next() != Some(b':') {
@@ -359,7 +359,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`
-    #[inline]
+    #[inline(always)]
     fn number(&mut self) -> Result<(), ScanError> {
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -383,7 +383,7 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     fn digits(&mut self) {
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
             self.pos += 1;
