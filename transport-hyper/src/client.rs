@@ -32,9 +32,9 @@ use crate::Error;
 
 /// The URL schemes the client connects to.
 #[cfg(feature = "rustls")]
-const SCHEMES: &[&str] = &["http", "https"];
+pub(crate) const SCHEMES: &[&str] = &["http", "https"];
 #[cfg(not(feature = "rustls"))]
-const SCHEMES: &[&str] = &["http"];
+pub(crate) const SCHEMES: &[&str] = &["http"];
 
 #[cfg(feature = "rustls")]
 type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
@@ -143,7 +143,7 @@ pub struct EventSource {
 }
 
 impl EventSource {
-    fn from_spec(spec: RequestSpec) -> Self {
+    pub(crate) fn from_spec(spec: RequestSpec) -> Self {
         EventSource { spec, client: None }
     }
 
@@ -182,7 +182,7 @@ impl EventSource {
     /// }
     /// # Ok(()) }
     /// ```
-    pub fn stream(self) -> Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>> {
+    pub fn stream(self) -> Items {
         let io = HyperIo {
             clock: Clock::tokio(),
             client: self.client,
@@ -212,6 +212,9 @@ impl EventSource {
         )
     }
 }
+
+/// What [`EventSource::stream`] returns.
+pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
 /// The IO of one stream on hyper-util's client: the shared [`Session`] decides, [`Drive`]
 /// loops, this connects, reads and waits.

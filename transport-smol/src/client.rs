@@ -52,12 +52,12 @@ pub struct EventSource {
 
 /// The URL schemes the client connects to.
 #[cfg(feature = "rustls")]
-const SCHEMES: &[&str] = &["http", "https"];
+pub(crate) const SCHEMES: &[&str] = &["http", "https"];
 #[cfg(not(feature = "rustls"))]
-const SCHEMES: &[&str] = &["http"];
+pub(crate) const SCHEMES: &[&str] = &["http"];
 
 impl EventSource {
-    fn from_spec(spec: RequestSpec) -> Self {
+    pub(crate) fn from_spec(spec: RequestSpec) -> Self {
         EventSource {
             spec,
             #[cfg(feature = "rustls")]
@@ -101,7 +101,7 @@ impl EventSource {
     /// }
     /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
     /// ```
-    pub fn stream(self) -> Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>> {
+    pub fn stream(self) -> Items {
         let io = SmolIo {
             clock: Clock::new(),
             response: None,
@@ -130,6 +130,9 @@ impl EventSource {
         Box::pin(self.stream().filter_map(only_events))
     }
 }
+
+/// What [`EventSource::stream`] returns.
+pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
 /// A response body and the task driving its connection (dropping it closes the socket).
 type Open = (Incoming, smol::Task<()>);

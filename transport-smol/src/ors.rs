@@ -22,7 +22,7 @@ use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
 use ssekit_http::ors::{call_frames, complete, encode, Follow};
 
 mod client;
-pub use client::{CallOptions, Client, Trace};
+pub use client::{CallOptions, Client, SmolOrs, Trace};
 
 use crate::server::SseBody;
 use crate::time::Clock;

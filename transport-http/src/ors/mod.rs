@@ -4,11 +4,14 @@
 //!   ([`call_frames`]), how a finished task is recorded ([`complete`]), and how one
 //!   connection follows a task from any point ([`Follow`]);
 //! - the client: a tool call resumed by task id across connections ([`Call`]), the session
-//!   id in a `/create_session` reply ([`SessionReply`]), and the JSON requests of the other
-//!   routes ([`json_request`], [`json_answer`]).
+//!   id in a `/create_session` reply ([`SessionReply`]), the JSON requests of the other
+//!   routes ([`json_request`], [`json_answer`]), and [`Client`], all of it written once over
+//!   a transport's [`OrsIo`].
 
 mod call;
+mod client;
 mod stream;
 
 pub use call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace};
+pub use client::{Client, OrsIo};
 pub use stream::{call_frames, complete, encode, named, Follow};

@@ -1,21 +1,21 @@
-//! The ORS client: sessions and [`Client::call_tool`] with resumption by task id.
+//! The ORS client on hyper: `ssekit-http`'s generic [`Client`](ssekit_http::ors::Client)
+//! (sessions, and tool calls resumed by task id, with every decision in its IO-free
+//! `Call`) over [`HyperOrs`]: hyper-util's pooled client and tokio's timer.
 
-use std::time::Duration;
-
+use bytes::Bytes;
 use futures_util::StreamExt;
-use http::Method;
+use http::Request;
 use http_body_util::{BodyExt, Full};
-use serde_json::{json, Value};
-use ssekit::client::ReconnectConfig;
-use ssekit_http::ors::{json_answer, json_request, Call, CallStep, Flow, SessionReply};
+use ssekit::Instant;
+use ssekit_http::client::{Item, RequestSpec};
+use ssekit_http::ors::OrsIo;
 pub use ssekit_http::ors::{CallOptions, Trace};
 
-use super::ToolResult;
-use crate::client::{http_client, EventSource, HttpClient};
+use crate::client::{http_client, EventSource, HttpClient, Items, SCHEMES};
 use crate::time::Clock;
 use crate::Error;
 
-/// A client of an ORS server.
+/// An ORS client on hyper and tokio (see [`ssekit_http::ors::Client`] for every method).
 ///
 /// # Example
 /// ```no_run
@@ -29,293 +29,86 @@ use crate::Error;
 /// ors.delete(&sid).await?;
 /// # Ok(()) }
 /// ```
-#[derive(Clone, Debug)]
-pub struct Client {
-    base: String,
+pub type Client = ssekit_http::ors::Client<HyperOrs>;
+
+/// What the ORS [`Client`] does its IO with on hyper: one pooled HTTP client for its
+/// requests and streams (made on first use), tokio's timer.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+/// let shared = ssekit_hyper::client::http_client()?;
+/// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:1")?
+///     .io(ssekit_hyper::ors::HyperOrs::with_client(shared));
+/// # let _ = ors; Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct HyperOrs {
     http: Option<HttpClient>,
-    reconnect: ReconnectConfig,
-    idle_timeout: Duration,
-    api_key: Option<String>,
+    clock: Clock,
 }
 
-impl Client {
-    /// A client for the server at `base_url` (`http://host:port`, or a path prefix). Calls
-    /// retry as the official client does ([`ReconnectConfig::ors`]), and a call silent for
-    /// 30 s is dropped and resumed.
+impl std::fmt::Debug for HyperOrs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HyperOrs").finish_non_exhaustive()
+    }
+}
+
+impl HyperOrs {
+    /// Uses this HTTP client (to share a pool, or for a private TLS root).
     ///
     /// # Example
-    /// ```
-    /// assert!(ssekit_hyper::ors::Client::new("ftp://x").is_err());
-    /// ```
-    pub fn new(base_url: &str) -> Result<Self, Error> {
-        let base = base_url.trim_end_matches('/').to_owned();
-        EventSource::get(&base)?; // validates the URL
-        Ok(Client {
-            base,
+    /// See [`HyperOrs`].
+    pub fn with_client(http: HttpClient) -> Self {
+        HyperOrs {
+            http: Some(http),
+            clock: Clock::tokio(),
+        }
+    }
+
+    fn http(&self) -> Result<HttpClient, Error> {
+        match &self.http {
+            Some(c) => Ok(c.clone()),
+            None => http_client(),
+        }
+    }
+}
+
+impl OrsIo for HyperOrs {
+    const SCHEMES: &'static [&'static str] = SCHEMES;
+    type Events = Items;
+
+    fn new() -> Result<Self, Error> {
+        Ok(HyperOrs {
             http: None,
-            reconnect: ReconnectConfig::ors(),
-            idle_timeout: Duration::from_secs(30),
-            api_key: None,
+            clock: Clock::tokio(),
         })
     }
 
-    /// Sets the retry policy of calls (backoff and attempts; headers are ignored).
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:1")?
-    ///     .reconnect(ssekit::client::ReconnectConfig::ors().retry_timeout(Duration::from_millis(50)));
-    /// # let _ = ors; Ok::<(), ssekit_hyper::Error>(())
-    /// ```
-    pub fn reconnect(mut self, config: ReconnectConfig) -> Self {
-        self.reconnect = config;
-        self
-    }
-
-    /// A call that receives no bytes (not even a ping) for this long is dropped and resumed
-    /// (default 30 s, the official client's read timeout).
-    ///
-    /// # Example
-    /// ```
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:1")?.idle_timeout(std::time::Duration::from_secs(60));
-    /// # let _ = ors; Ok::<(), ssekit_hyper::Error>(())
-    /// ```
-    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
-        self.idle_timeout = timeout;
-        self
-    }
-
-    /// Sends `X-API-Key: key` with every request, as the official client does with
-    /// `ORS_API_KEY`.
-    ///
-    /// # Example
-    /// ```
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:1")?.api_key(Some("s3cret".into()));
-    /// # let _ = ors; Ok::<(), ssekit_hyper::Error>(())
-    /// ```
-    pub fn api_key(mut self, key: Option<String>) -> Self {
-        self.api_key = key;
-        self
-    }
-
-    /// Adds the API key header to an event source.
-    fn with_key(&self, source: EventSource) -> Result<EventSource, Error> {
-        match &self.api_key {
-            Some(key) => source.header("x-api-key", key),
-            None => Ok(source),
-        }
-    }
-
-    fn http(&mut self) -> Result<HttpClient, Error> {
+    fn events(&self, spec: RequestSpec) -> Items {
+        let source = EventSource::from_spec(spec);
         match &self.http {
-            Some(c) => Ok(c.clone()),
-            None => {
-                let c = http_client()?;
-                self.http = Some(c.clone());
-                Ok(c)
-            }
+            Some(http) => source.client(http.clone()).stream(),
+            None => source.stream(),
         }
     }
 
-    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`].
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let splits = ors.request_json(http::Method::GET, "/gsm8k/splits", None, None).await?;
-    /// # let _ = splits; Ok(()) }
-    /// ```
-    pub async fn request_json(
-        &self,
-        method: Method,
-        path: &str,
-        session: Option<&str>,
-        body: Option<&Value>,
-    ) -> Result<Value, Error> {
-        let http = self.clone().http()?;
-        let req = json_request(
-            &self.base,
-            method,
-            path,
-            session,
-            body,
-            self.api_key.as_deref(),
-        )?;
-        let resp = http.request(req.map(Full::new)).await?;
+    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
+        events.next().await
+    }
+
+    async fn request(&self, req: Request<Bytes>) -> Result<(u16, Bytes), Error> {
+        let resp = self.http()?.request(req.map(Full::new)).await?;
         let status = resp.status().as_u16();
         let bytes = resp.into_body().collect().await?.to_bytes();
-        json_answer(status, &bytes)
+        Ok((status, bytes))
     }
 
-    /// `POST /create_session`: a new session id, read from the SSE reply.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let sid = ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?.create_session().await?;
-    /// # let _ = sid; Ok(()) }
-    /// ```
-    pub async fn create_session(&self) -> Result<String, Error> {
-        let mut this = self.clone();
-        let source = EventSource::post(&format!("{}/create_session", self.base), "{}")?
-            .reconnect(ReconnectConfig::default().reconnect(false))
-            .header("content-type", "application/json")?
-            .client(this.http()?);
-        let mut items = self.with_key(source)?.events();
-        let mut reply = SessionReply::new();
-        while let Some(event) = items.next().await {
-            if reply.event(&event?)? {
-                break;
-            }
-        }
-        reply.finish()
+    fn now(&self) -> Instant {
+        self.clock.now()
     }
 
-    /// `POST /create`: binds a session to an environment and a task spec.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = ors.create_session().await?;
-    /// ors.create(&sid, "gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn create(&self, session: &str, env: &str, task: &Value) -> Result<(), Error> {
-        let body = json!({"env_name": env, "task_spec": task});
-        self.request_json(Method::POST, "/create", Some(session), Some(&body))
-            .await
-            .map(drop)
-    }
-
-    /// `/create_session` then `/create`: a session ready for calls.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = ors.open_session("gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await?;
-    /// # let _ = sid; Ok(()) }
-    /// ```
-    pub async fn open_session(&self, env: &str, task: &Value) -> Result<String, Error> {
-        let sid = self.create_session().await?;
-        self.create(&sid, env, task).await?;
-        Ok(sid)
-    }
-
-    /// `POST /ping`: keeps the session alive; [`Error::Status`]`(404)` once it expired.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?.ping("sid").await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn ping(&self, session: &str) -> Result<(), Error> {
-        self.request_json(Method::POST, "/ping", Some(session), None)
-            .await
-            .map(drop)
-    }
-
-    /// `POST /delete` then `POST /delete_session`, as the official client ends a session.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?.delete("sid").await?;
-    /// # Ok(()) }
-    /// ```
-    pub async fn delete(&self, session: &str) -> Result<(), Error> {
-        self.request_json(Method::POST, "/delete", Some(session), None)
-            .await?;
-        self.request_json(Method::POST, "/delete_session", Some(session), None)
-            .await
-            .map(drop)
-    }
-
-    /// `POST /{env}/call`: runs a tool and returns its reassembled, validated result. A
-    /// connection that drops before `end` is resumed with the task id; the server replays the
-    /// result from its first chunk, so nothing is lost or doubled. An `error` event is
-    /// [`Error::Tool`]; a tool logic error is an `Ok` result with `ok: false`.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let ors = ssekit_hyper::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let r = ors.call_tool("gsm8k", "sid", "submit", serde_json::json!({"answer": 72})).await?;
-    /// println!("ok: {}", r.ok);
-    /// # Ok(()) }
-    /// ```
-    pub async fn call_tool(
-        &self,
-        env: &str,
-        session: &str,
-        name: &str,
-        input: Value,
-    ) -> Result<ToolResult, Error> {
-        self.call_tool_traced(env, session, name, input, CallOptions::default(), |_| {})
-            .await
-    }
-
-    /// [`call_tool`](Self::call_tool) with options and a callback that sees every step.
-    ///
-    /// # Example
-    /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// use ssekit_hyper::ors::{CallOptions, Client};
-    /// let ors = Client::new("http://127.0.0.1:8080")?;
-    /// let input = serde_json::json!({"steps": 200});
-    /// let r = ors
-    ///     .call_tool_traced("gsm8k", "sid", "work", input, CallOptions::default().cut_after(Some(2)), |t| println!("{t:?}"))
-    ///     .await?;
-    /// # let _ = r; Ok(()) }
-    /// ```
-    pub async fn call_tool_traced(
-        &self,
-        env: &str,
-        session: &str,
-        name: &str,
-        input: Value,
-        options: CallOptions,
-        mut trace: impl FnMut(Trace),
-    ) -> Result<ToolResult, Error> {
-        let mut this = self.clone();
-        let http = this.http()?;
-        let clock = Clock::tokio();
-        let url = format!("{}/{env}/call", self.base);
-        let mut call = Call::new(name, input, self.reconnect.clone(), options);
-        loop {
-            match call.poll(clock.now(), &mut trace) {
-                CallStep::Done(result) => return result,
-                CallStep::Wait { until } => {
-                    clock.sleep_until(until).await;
-                    call.handle_timeout(clock.now());
-                }
-                CallStep::Connect { body } => {
-                    let items = EventSource::post(&url, body)?
-                        .reconnect(
-                            ReconnectConfig::default()
-                                .reconnect(false)
-                                .idle_timeout(Some(self.idle_timeout)),
-                        )
-                        .header("content-type", "application/json")?
-                        .header("x-session-id", session)?
-                        .client(http.clone());
-                    let mut items = self.with_key(items)?.stream();
-                    while let Some(item) = items.next().await {
-                        match call.handle_item(clock.now(), item, &mut trace) {
-                            Flow::Continue => {}
-                            Flow::Done(result) => return result,
-                            _ => break,
-                        }
-                    }
-                    drop(items);
-                    call.handle_closed(clock.now());
-                }
-                _ => {}
-            }
-        }
+    async fn sleep_until(&self, at: Instant) {
+        self.clock.sleep_until(at).await;
     }
 }

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use ssekit::profile::ors::{Block, ToolOutput, ToolResult};
 
-pub use client::{CallOptions, Client, Trace};
+pub use client::{CallOptions, Client, HyperOrs, Trace};
 pub use server::{OrsBody, Server, ServerConfig};
 
 /// What a tool call resolves to: `Ok` with a [`ToolResult`] (which may itself be a tool

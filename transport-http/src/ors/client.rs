@@ -1,0 +1,360 @@
+//! [`Client`]: the ORS client, written once over a transport's [`OrsIo`] (its event
+//! streams, one-shot requests and timer). `ssekit-hyper` and `ssekit-smol` each name it
+//! `ors::Client`.
+
+use std::future::Future;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request};
+use serde_json::{json, Value};
+use ssekit::client::ReconnectConfig;
+use ssekit::profile::ors::ToolResult;
+use ssekit::Instant;
+
+use super::call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply};
+use super::Trace;
+use crate::client::{Item, RequestSpec};
+use crate::Error;
+
+/// What an ORS [`Client`] needs from a transport: event streams that do not reconnect by
+/// themselves, one-shot requests, and a clock with a timer.
+///
+/// # Example
+/// The implementations are `ssekit-hyper`'s and `ssekit-smol`'s; their `ors::Client` is
+/// `ssekit_http::ors::Client<TheirIo>`:
+/// ```
+/// let ors: ssekit_http::ors::Client<ssekit_smol::ors::SmolOrs> = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+/// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+/// ```
+pub trait OrsIo: Clone + Send + Sync + 'static {
+    /// The URL schemes the transport connects to.
+    const SCHEMES: &'static [&'static str];
+    /// An open event stream.
+    type Events: Send;
+
+    /// The transport's default set-up (its HTTP client, TLS roots, clock origin).
+    fn new() -> Result<Self, Error>;
+    /// Opens the event stream `spec` describes.
+    fn events(&self, spec: RequestSpec) -> Self::Events;
+    /// The next item of `events`.
+    fn next(events: &mut Self::Events) -> impl Future<Output = Option<Result<Item, Error>>> + Send;
+    /// Sends `req` (absolute URL) and returns the status and the whole body.
+    fn request(
+        &self,
+        req: Request<Bytes>,
+    ) -> impl Future<Output = Result<(u16, Bytes), Error>> + Send;
+    /// The transport's clock.
+    fn now(&self) -> Instant;
+    /// Waits until `at`.
+    fn sleep_until(&self, at: Instant) -> impl Future<Output = ()> + Send;
+}
+
+/// A client of an ORS server: sessions, and [`call_tool`](Self::call_tool) resumed by task
+/// id. Generic over the transport; use `ssekit_hyper::ors::Client` or
+/// `ssekit_smol::ors::Client`.
+///
+/// # Example
+/// ```no_run
+/// use serde_json::json;
+/// # smol::block_on(async {
+/// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+/// let sid = ors.open_session("gsm8k", &json!({"question": "2 + 2?", "answer": 4})).await?;
+/// let result = ors.call_tool("gsm8k", &sid, "submit", json!({"answer": 4})).await?;
+/// assert_eq!(result.output.and_then(|o| o.reward), Some(1.0));
+/// ors.delete(&sid).await?;
+/// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+/// ```
+#[derive(Clone, Debug)]
+pub struct Client<T> {
+    base: String,
+    reconnect: ReconnectConfig,
+    idle_timeout: Duration,
+    api_key: Option<String>,
+    io: T,
+}
+
+impl<T: OrsIo> Client<T> {
+    /// A client for the server at `base_url` (`http://host:port`, or a path prefix). Calls
+    /// retry as the official client does ([`ReconnectConfig::ors`]), and a call silent for
+    /// 30 s is dropped and resumed.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit_smol::ors::Client::new("ftp://x").is_err());
+    /// ```
+    pub fn new(base_url: &str) -> Result<Self, Error> {
+        let base = base_url.trim_end_matches('/').to_owned();
+        RequestSpec::get(&base, T::SCHEMES)?; // validates the URL
+        Ok(Client {
+            base,
+            reconnect: ReconnectConfig::ors(),
+            idle_timeout: Duration::from_secs(30),
+            api_key: None,
+            io: T::new()?,
+        })
+    }
+
+    /// Sets the retry policy of calls (backoff and attempts; headers are ignored).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?
+    ///     .reconnect(ssekit::client::ReconnectConfig::ors().retry_timeout(Duration::from_millis(50)));
+    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn reconnect(mut self, config: ReconnectConfig) -> Self {
+        self.reconnect = config;
+        self
+    }
+
+    /// A call that receives no bytes (not even a ping) for this long is dropped and resumed
+    /// (default 30 s, the official client's read timeout).
+    ///
+    /// # Example
+    /// ```
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.idle_timeout(std::time::Duration::from_secs(60));
+    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sends `X-API-Key: key` with every request, as the official client does with
+    /// `ORS_API_KEY`.
+    ///
+    /// # Example
+    /// ```
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.api_key(Some("s3cret".into()));
+    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn api_key(mut self, key: Option<String>) -> Self {
+        self.api_key = key;
+        self
+    }
+
+    /// Replaces the transport's set-up (for example `ssekit-hyper`'s shared HTTP client).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::ors::OrsIo;
+    /// let io = ssekit_smol::ors::SmolOrs::new()?;
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.io(io);
+    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn io(mut self, io: T) -> Self {
+        self.io = io;
+        self
+    }
+
+    /// An event stream `POST` to `path` with the ORS headers, not reconnecting by itself.
+    fn post_stream(
+        &self,
+        path: &str,
+        body: String,
+        session: Option<&str>,
+    ) -> Result<T::Events, Error> {
+        let mut spec = RequestSpec::post(&format!("{}{path}", self.base), body, T::SCHEMES)?
+            .reconnect(
+                ReconnectConfig::default()
+                    .reconnect(false)
+                    .idle_timeout(Some(self.idle_timeout)),
+            )
+            .header("content-type", "application/json")?;
+        if let Some(sid) = session {
+            spec = spec.header("x-session-id", sid)?;
+        }
+        if let Some(key) = &self.api_key {
+            spec = spec.header("x-api-key", key)?;
+        }
+        Ok(self.io.events(spec))
+    }
+
+    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`].
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let splits = ors.request_json(http::Method::GET, "/gsm8k/splits", None, None).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn request_json(
+        &self,
+        method: Method,
+        path: &str,
+        session: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<Value, Error> {
+        let req = json_request(
+            &self.base,
+            method,
+            path,
+            session,
+            body,
+            self.api_key.as_deref(),
+        )?;
+        let (status, bytes) = self.io.request(req).await?;
+        json_answer(status, &bytes)
+    }
+
+    /// `POST /create_session`: a new session id, read from the SSE reply.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = ors.create_session().await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn create_session(&self) -> Result<String, Error> {
+        let mut items = self.post_stream("/create_session", "{}".into(), None)?;
+        let mut reply = SessionReply::new();
+        while let Some(item) = T::next(&mut items).await {
+            if let Item::Event(event) = item? {
+                if reply.event(&event)? {
+                    break;
+                }
+            }
+        }
+        reply.finish()
+    }
+
+    /// `POST /create`: binds a session to an environment and a task spec.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = "sid";
+    /// ors.create(sid, "gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn create(&self, session: &str, env: &str, task: &Value) -> Result<(), Error> {
+        let body = json!({"env_name": env, "task_spec": task});
+        self.request_json(Method::POST, "/create", Some(session), Some(&body))
+            .await
+            .map(drop)
+    }
+
+    /// `/create_session` then `/create`: a session ready for calls.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = ors.open_session("gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn open_session(&self, env: &str, task: &Value) -> Result<String, Error> {
+        let sid = self.create_session().await?;
+        self.create(&sid, env, task).await?;
+        Ok(sid)
+    }
+
+    /// `POST /ping`: keeps the session alive; [`Error::Status`]`(404)` once it expired.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = "sid";
+    /// ors.ping(sid).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn ping(&self, session: &str) -> Result<(), Error> {
+        self.request_json(Method::POST, "/ping", Some(session), None)
+            .await
+            .map(drop)
+    }
+
+    /// `POST /delete` then `POST /delete_session`, as the official client ends a session.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = "sid";
+    /// ors.delete(sid).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn delete(&self, session: &str) -> Result<(), Error> {
+        self.request_json(Method::POST, "/delete", Some(session), None)
+            .await?;
+        self.request_json(Method::POST, "/delete_session", Some(session), None)
+            .await
+            .map(drop)
+    }
+
+    /// `POST /{env}/call`: runs a tool and returns its reassembled, validated result. A
+    /// connection that drops before `end` is resumed with the task id; the server replays
+    /// the result from its first chunk, so nothing is lost or doubled. An `error` event is
+    /// [`Error::Tool`]; a tool logic error is an `Ok` result with `ok: false`.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = "sid";
+    /// let r = ors.call_tool("gsm8k", sid, "submit", serde_json::json!({"answer": 72})).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn call_tool(
+        &self,
+        env: &str,
+        session: &str,
+        name: &str,
+        input: Value,
+    ) -> Result<ToolResult, Error> {
+        self.call_tool_traced(env, session, name, input, CallOptions::default(), |_| {})
+            .await
+    }
+
+    /// [`call_tool`](Self::call_tool) with options and a callback that sees every step.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
+    /// let sid = "sid";
+    /// let input = serde_json::json!({"steps": 200});
+    /// let cut = ssekit_http::ors::CallOptions::default().cut_after(Some(2));
+    /// let r = ors.call_tool_traced("gsm8k", sid, "work", input, cut, |t| println!("{t:?}")).await?;
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// ```
+    pub async fn call_tool_traced(
+        &self,
+        env: &str,
+        session: &str,
+        name: &str,
+        input: Value,
+        options: CallOptions,
+        mut trace: impl FnMut(Trace),
+    ) -> Result<ToolResult, Error> {
+        let path = format!("/{env}/call");
+        let mut call = Call::new(name, input, self.reconnect.clone(), options);
+        loop {
+            match call.poll(self.io.now(), &mut trace) {
+                CallStep::Done(result) => return result,
+                CallStep::Wait { until } => {
+                    self.io.sleep_until(until).await;
+                    call.handle_timeout(self.io.now());
+                }
+                CallStep::Connect { body } => {
+                    let mut items = self.post_stream(&path, body, Some(session))?;
+                    while let Some(item) = T::next(&mut items).await {
+                        match call.handle_item(self.io.now(), item, &mut trace) {
+                            Flow::Continue => {}
+                            Flow::Done(result) => return result,
+                            Flow::Close => break,
+                        }
+                    }
+                    drop(items);
+                    call.handle_closed(self.io.now());
+                }
+            }
+        }
+    }
+}
