@@ -294,17 +294,15 @@ impl Chunker {
     /// limit - 10: only those words are tested, and looked at closely when they are all
     /// candidates. With the default limit that is one word in 2048 bytes.
     fn scan_words(&self, text: &str) -> Result<(), (usize, ChunkError)> {
+        // The largest power of two not above the reach (at least 14, as the limit is 24 or
+        // more); computed downwards, so that a limit near `usize::MAX` cannot overflow.
         let reach = self.max_chunk - 10;
-        let stride = if reach.is_power_of_two() {
-            reach
-        } else {
-            reach.next_power_of_two() / 2
-        };
+        let stride = 1usize << (usize::BITS - 1 - reach.leading_zeros());
         let mut resume = 0;
-        let mut base = 0;
-        while let Some(word) = text.as_bytes().get(base..base + WORD) {
+        let mut base: usize = 0;
+        while let Some(word) = text.as_bytes().get(base..base.saturating_add(WORD)) {
             self.scan_word(text, word, base, &mut resume)?;
-            base += stride;
+            base = base.saturating_add(stride);
         }
         Ok(())
     }
@@ -1131,6 +1129,17 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    #[test]
+    fn huge_limits_neither_overflow_nor_change_the_answer() {
+        for limit in [usize::MAX, usize::MAX / 2 + 1, 1 << 40] {
+            let chunker = Chunker::new().max_chunk(limit);
+            for text in ["", "a", &"a   b".repeat(100), &" ".repeat(64), "x\n y"] {
+                assert_eq!(chunker.check(text), naive_check(chunker, text), "{text:?}");
+            }
+            assert_eq!(chunker.chunk("abc").unwrap().count(), 1);
         }
     }
 
