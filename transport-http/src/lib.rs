@@ -57,6 +57,7 @@
 mod builder;
 pub mod client;
 mod error;
+pub mod keep_alive;
 pub mod ors;
 pub mod server;
 

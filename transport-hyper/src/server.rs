@@ -27,12 +27,14 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
 use http_body::{Body, Frame, SizeHint};
-use hyper::rt::{Sleep, Timer};
+use hyper::rt::Timer;
 use ssekit::server::KeepAlive;
 use ssekit::{Encoder, Event};
 use tokio::sync::mpsc;
 
 pub use ssekit_http::server::{last_event_id, response, TrySendError};
+
+use ssekit_http::keep_alive::Pinger;
 
 use crate::time::Clock;
 use crate::Error;
@@ -62,9 +64,8 @@ type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 /// ```
 pub struct SseBody {
     source: Source,
-    keep_alive: Option<KeepAlive>,
+    pinger: Option<Pinger<Clock>>,
     clock: Clock,
-    sleep: Option<(ssekit::time::Instant, Pin<Box<dyn Sleep>>)>,
     /// An error met while coalescing, reported on the next poll.
     failed: Option<Error>,
     done: bool,
@@ -76,7 +77,7 @@ const COALESCE: usize = 64 << 10;
 impl std::fmt::Debug for SseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseBody")
-            .field("keep_alive", &self.keep_alive)
+            .field("keep_alive", &self.pinger)
             .field("done", &self.done)
             .finish_non_exhaustive()
     }
@@ -126,9 +127,8 @@ impl SseBody {
     fn from_source(source: Source) -> Self {
         SseBody {
             source,
-            keep_alive: None,
+            pinger: None,
             clock: Clock::tokio(),
-            sleep: None,
             failed: None,
             done: false,
         }
@@ -173,9 +173,9 @@ impl SseBody {
     ///     .keep_alive(KeepAlive::ORS);
     /// # let _ = body;
     /// ```
-    pub fn keep_alive(mut self, interval: Duration) -> Self {
-        self.keep_alive = Some(KeepAlive::new(interval, self.clock.now()));
-        self
+    pub fn keep_alive(self, interval: Duration) -> Self {
+        let now = self.clock.now();
+        self.keep_alive_with(KeepAlive::new(interval, now))
     }
 
     /// Uses a configured [`KeepAlive`] (a different comment text, say). Its clock must start
@@ -190,7 +190,7 @@ impl SseBody {
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn keep_alive_with(mut self, keep_alive: KeepAlive) -> Self {
-        self.keep_alive = Some(keep_alive);
+        self.pinger = Some(Pinger::new(keep_alive, self.clock.clone()));
         self
     }
 
@@ -206,29 +206,6 @@ impl SseBody {
     pub fn timer<T: Timer + Send + Sync + 'static>(mut self, timer: T) -> Self {
         self.clock = Clock::new(Arc::new(timer));
         self
-    }
-
-    fn poll_keep_alive(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
-        let Some(ka) = self.keep_alive.as_mut() else {
-            return Poll::Pending;
-        };
-        loop {
-            ka.handle_timeout(self.clock.now());
-            if let Some(ping) = ka.poll_transmit() {
-                return Poll::Ready(ping);
-            }
-            let Some(deadline) = ka.poll_timeout() else {
-                return Poll::Pending;
-            };
-            let sleep = match &mut self.sleep {
-                Some((armed, sleep)) if *armed == deadline => sleep,
-                slot => &mut slot.insert((deadline, self.clock.sleep_until(deadline))).1,
-            };
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            self.sleep = None;
-        }
     }
 }
 
@@ -250,8 +227,8 @@ impl Body for SseBody {
         }
         match this.source.as_mut().poll_next(cx) {
             Poll::Ready(Some(Ok(first))) => {
-                if let Some(ka) = this.keep_alive.as_mut() {
-                    ka.handle_write(this.clock.now());
+                if let Some(pinger) = this.pinger.as_mut() {
+                    pinger.wrote();
                 }
                 return Poll::Ready(Some(Ok(Frame::data(this.coalesce(first, cx)))));
             }
@@ -265,8 +242,10 @@ impl Body for SseBody {
             }
             Poll::Pending => {}
         }
-        this.poll_keep_alive(cx)
-            .map(|ping| Some(Ok(Frame::data(ping))))
+        match this.pinger.as_mut() {
+            Some(pinger) => pinger.poll_ping(cx).map(|ping| Some(Ok(Frame::data(ping)))),
+            None => Poll::Pending,
+        }
     }
 
     fn is_end_stream(&self) -> bool {

@@ -37,3 +37,15 @@ impl Clock {
         self.timer.sleep_until(at)
     }
 }
+
+impl ssekit_http::keep_alive::Clock for Clock {
+    type Sleep = Pin<Box<dyn Sleep>>;
+
+    fn now(&self) -> Instant {
+        Clock::now(self)
+    }
+
+    fn sleep_until(&self, at: Instant) -> Pin<Box<dyn Sleep>> {
+        Clock::sleep_until(self, at)
+    }
+}

@@ -1,14 +1,9 @@
 //! The core's millisecond [`Instant`] on a monotonic clock, and keep-alive pings on an
-//! [`async_io::Timer`].
+//! [`async_io::Timer`] (the timing is `ssekit-http`'s `Pinger`).
 
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use async_io::Timer;
-use bytes::Bytes;
-use ssekit::server::KeepAlive;
 use ssekit::time::Instant;
 
 /// The moment that reads as [`Instant::ZERO`].
@@ -38,51 +33,17 @@ impl Clock {
     }
 }
 
-/// A core [`KeepAlive`] with its timer: the one place pings are timed.
-#[derive(Debug)]
-pub(crate) struct Pinger {
-    keep_alive: KeepAlive,
-    clock: Clock,
-    timer: Option<(Instant, Timer)>,
-}
+impl ssekit_http::keep_alive::Clock for Clock {
+    type Sleep = Timer;
 
-impl Pinger {
-    pub(crate) fn new(keep_alive: KeepAlive, clock: Clock) -> Self {
-        Pinger {
-            keep_alive,
-            clock,
-            timer: None,
-        }
+    fn now(&self) -> Instant {
+        Clock::now(self)
     }
 
-    /// Something was written: the silence restarts.
-    pub(crate) fn wrote(&mut self) {
-        self.keep_alive.handle_write(self.clock.now());
-    }
-
-    /// Ready with the ping bytes when the core says one is due; otherwise the timer is
-    /// armed for the core's deadline.
-    pub(crate) fn poll_ping(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
-        loop {
-            self.keep_alive.handle_timeout(self.clock.now());
-            if let Some(ping) = self.keep_alive.poll_transmit() {
-                return Poll::Ready(ping);
-            }
-            let Some(deadline) = self.keep_alive.poll_timeout() else {
-                return Poll::Pending;
-            };
-            let timer = match &mut self.timer {
-                Some((armed, timer)) if *armed == deadline => timer,
-                slot => {
-                    &mut slot
-                        .insert((deadline, Timer::at(self.clock.at(deadline))))
-                        .1
-                }
-            };
-            if Pin::new(timer).poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            self.timer = None;
-        }
+    fn sleep_until(&self, at: Instant) -> Timer {
+        Timer::at(self.at(at))
     }
 }
+
+/// The shared keep-alive timing on async-io's timer.
+pub(crate) type Pinger = ssekit_http::keep_alive::Pinger<Clock>;
