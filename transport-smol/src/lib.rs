@@ -15,7 +15,7 @@
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
 //! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
 //! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` |
-//! | `ors` (feature `http`) | `Calls`: the ORS `POST /{env}/call` stream with task-id resumption (core `TaskRegistry` + `Chunker`) |
+//! | `ors` (feature `http`) | `Calls`: the ORS `POST /{env}/call` stream with task-id resumption (core `TaskRegistry` + `Chunker`); `Client`: sessions and tool calls resumed by task id (the same client as `ssekit-hyper`'s, over smol) |
 //!
 //! ## Crate features
 //! - `http` (default): the HTTP server and client, on hyper 1 driven by smol's executor and
