@@ -400,10 +400,9 @@ fn http_post(url: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Str
     out.split_once("\r\n\r\n").unwrap().1.to_owned()
 }
 
-#[test]
-fn tail_resumes_a_cut_ors_call_by_task_id() {
-    let server = serve_with(&["--cut-ors-after", "3"]);
-    // A session: /create_session is SSE (tail reads it), /create is JSON.
+/// An ORS session with a gsm8k task: `/create_session` is SSE (`tail` reads it), `/create`
+/// is JSON. Returns the session id.
+fn ors_session(server: &Server) -> String {
     let out = ssekit()
         .args([
             "tail",
@@ -432,6 +431,13 @@ fn tail_resumes_a_cut_ors_call_by_task_id() {
         r#"{"split":"test","index":0}"#,
     );
     assert!(created.contains(&sid), "{created}");
+    sid
+}
+
+#[test]
+fn tail_resumes_a_cut_ors_call_by_task_id() {
+    let server = serve_with(&["--cut-ors-after", "3"]);
+    let sid = ors_session(&server);
     let out = ssekit()
         .args([
             "tail",
@@ -484,34 +490,7 @@ fn tail_resumes_a_cut_ors_call_by_task_id() {
 #[test]
 fn tail_exits_with_an_error_when_the_call_ends_with_an_error_event() {
     let server = serve();
-    let out = ssekit()
-        .args([
-            "tail",
-            &format!("{}/create_session", server.1),
-            "-d",
-            "{}",
-            "--profile",
-            "ors",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let sid = text(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|v| v["event"] == "task_id")
-        .unwrap()["data"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let created = http_post(
-        &server.1,
-        "/create",
-        &[("x-session-id", &sid)],
-        r#"{"split":"test","index":0}"#,
-    );
-    assert!(created.contains(&sid), "{created}");
+    let sid = ors_session(&server);
     // A tool the environment does not have: a valid ORS stream that ends with `error`.
     let out = ssekit()
         .args([

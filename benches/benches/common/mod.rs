@@ -52,12 +52,19 @@ fn ready_stream(
     futures::stream::iter(pieces.iter().cloned().map(Ok))
 }
 
-/// ssekit: `feed(Bytes)` each piece, drain `next_frame` after each.
-pub fn ssekit(pieces: &[Bytes]) -> usize {
-    let mut decoder = Decoder::new();
+/// Feeds every piece to `decoder` with `feed` (a `Bytes`, zero-copy) or, when `by_slice`,
+/// with `feed_slice` (copied), draining `next_frame` after each. Returns the events
+/// dispatched; each goes through `black_box`.
+#[inline(always)]
+fn run_ssekit(decoder: &mut Decoder, pieces: &[Bytes], by_slice: bool) -> usize {
     let mut events = 0;
     for piece in pieces {
-        decoder.feed(piece.clone()).expect("feed");
+        let fed = if by_slice {
+            decoder.feed_slice(piece)
+        } else {
+            decoder.feed(piece.clone())
+        };
+        fed.expect("feed");
         while let Some(frame) = decoder.next_frame().expect("frame") {
             if let Frame::Event(ev) = frame {
                 black_box(&ev);
@@ -66,57 +73,32 @@ pub fn ssekit(pieces: &[Bytes]) -> usize {
         }
     }
     events
+}
+
+/// ssekit: `feed(Bytes)` each piece, drain `next_frame` after each.
+pub fn ssekit(pieces: &[Bytes]) -> usize {
+    run_ssekit(&mut Decoder::new(), pieces, false)
 }
 
 /// ssekit: `feed_slice(&[u8])` each piece (copied into the decoder), drain `next_frame` after
 /// each: what a reader that reuses one read buffer calls, and the cheaper call for tiny
 /// pieces (no reference count is touched).
 pub fn ssekit_slice(pieces: &[Bytes]) -> usize {
-    let mut decoder = Decoder::new();
-    let mut events = 0;
-    for piece in pieces {
-        decoder.feed_slice(piece).expect("feed");
-        while let Some(frame) = decoder.next_frame().expect("frame") {
-            if let Frame::Event(ev) = frame {
-                black_box(&ev);
-                events += 1;
-            }
-        }
-    }
-    events
+    run_ssekit(&mut Decoder::new(), pieces, true)
 }
 
 /// ssekit configured to skip comment lines (`Config::comments(false)`), as sse-core and
 /// browsers do: the same work as the peers on `keepalive-heavy`, where plain `ssekit`
 /// surfaces every comment as a frame.
 pub fn ssekit_nocomment(pieces: &[Bytes]) -> usize {
-    let mut decoder = Decoder::with_config(ssekit::Config::default().comments(false));
-    let mut events = 0;
-    for piece in pieces {
-        decoder.feed(piece.clone()).expect("feed");
-        while let Some(frame) = decoder.next_frame().expect("frame") {
-            if let Frame::Event(ev) = frame {
-                black_box(&ev);
-                events += 1;
-            }
-        }
-    }
-    events
+    let config = ssekit::Config::default().comments(false);
+    run_ssekit(&mut Decoder::with_config(config), pieces, false)
 }
 
 /// ssekit, with the number of bytes its line scan examined.
 pub fn ssekit_scanned(pieces: &[Bytes]) -> (usize, u64) {
     let mut decoder = Decoder::new();
-    let mut events = 0;
-    for piece in pieces {
-        decoder.feed(piece.clone()).expect("feed");
-        while let Some(frame) = decoder.next_frame().expect("frame") {
-            if let Frame::Event(ev) = frame {
-                black_box(&ev);
-                events += 1;
-            }
-        }
-    }
+    let events = run_ssekit(&mut decoder, pieces, false);
     (events, decoder.bytes_scanned())
 }
 
