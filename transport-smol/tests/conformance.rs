@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use kit::{
-    big_result, build, client, each_pair, encode, events_of, fast, numbered, serve, serve_ors, Hub,
-    Producer, Reply, Run, Seen, Side,
+    big_result, build, client, connection_trace, each_pair, encode, events_of, fast, numbered,
+    serve, serve_ors, Hub, Producer, Reply, Run, Seen, Side,
 };
 use ssekit::server::ReplayBuffer;
 use ssekit::{Config, Event, Limits};
@@ -111,12 +111,8 @@ fn broadcast_clients_resume_across_a_server_side_disconnect() {
         }));
         let seen = client(side, run);
         assert_eq!(events_of(&seen), numbered(6), "{seen:?}");
-        let trace: Vec<_> = seen
-            .iter()
-            .filter(|s| !matches!(s, Seen::Event(_)))
-            .collect();
         assert_eq!(
-            trace,
+            connection_trace(&seen),
             [
                 &Seen::Connected(0),
                 &Seen::Disconnected("clean"),
@@ -158,12 +154,8 @@ fn a_cut_stream_resumes_with_last_event_id_from_the_replay_buffer() {
         });
         let seen = client(side, Run::new(addr, 14));
         assert_eq!(events_of(&seen), numbered(10));
-        let trace: Vec<_> = seen
-            .iter()
-            .filter(|s| !matches!(s, Seen::Event(_)))
-            .collect();
         assert_eq!(
-            trace,
+            connection_trace(&seen),
             [
                 &Seen::Connected(0),
                 &Seen::Disconnected("truncated"),
@@ -430,12 +422,8 @@ fn a_connection_broken_mid_body_is_a_failure_and_resumes_with_last_event_id() {
         });
         let seen = client(side, Run::new(addr, 9));
         assert_eq!(events_of(&seen), numbered(5), "{seen:?}");
-        let trace: Vec<_> = seen
-            .iter()
-            .filter(|s| !matches!(s, Seen::Event(_)))
-            .collect();
         assert_eq!(
-            trace,
+            connection_trace(&seen),
             [
                 &Seen::Connected(0),
                 &Seen::Disconnected("failed"),

@@ -387,7 +387,9 @@ pub fn fast() -> ReconnectConfig {
         .jitter(0)
 }
 
-fn smol_error(e: ssekit_smol::Error) -> String {
+/// The neutral label of a client error. Both transports return the same type,
+/// `ssekit_http::Error` (re-exported as `ssekit_smol::Error` and `ssekit_hyper::Error`).
+fn error_label(e: ssekit_smol::Error) -> String {
     use ssekit_smol::Error as E;
     match e {
         E::Status(s) => format!("status {s}"),
@@ -401,17 +403,18 @@ fn smol_error(e: ssekit_smol::Error) -> String {
     }
 }
 
-fn hyper_error(e: ssekit_hyper::Error) -> String {
-    use ssekit_hyper::Error as E;
-    match e {
-        E::Status(s) => format!("status {s}"),
-        E::ContentType(ct) => format!("content-type {ct:?}"),
-        E::Decode(_) => "decode".into(),
-        E::Http(e) if e.to_string().starts_with("no response within") => "no response".into(),
-        e @ (E::Io(_) | E::Http(_)) => network(&e.to_string()),
-        E::Request(_) => "request".into(),
-        E::GaveUp(_) => "gave up".into(),
-        other => format!("other: {other}"),
+/// What the trace records for one item of either client (both yield `ssekit_http`'s `Item`).
+fn seen(item: Result<ssekit_smol::client::Item, ssekit_smol::Error>) -> Seen {
+    use ssekit_smol::client::Item;
+    match item {
+        Ok(Item::Connected { attempt }) => Seen::Connected(attempt),
+        Ok(Item::Event(ev)) => Seen::Event(ev),
+        Ok(Item::Comment(c)) => Seen::Comment(c.to_string()),
+        Ok(Item::Retry(ms)) => Seen::Retry(ms),
+        Ok(Item::Disconnected(e)) => Seen::Disconnected(ended(&format!("{e:?}"))),
+        Ok(Item::Reconnecting { after }) => Seen::Reconnecting(after),
+        Ok(other) => Seen::Error(format!("unknown item {other:?}")),
+        Err(e) => Seen::Error(error_label(e)),
     }
 }
 
@@ -435,25 +438,20 @@ fn ended(text: &str) -> &'static str {
     }
 }
 
-async fn gather<S, I>(
-    mut items: S,
-    want: usize,
-    on_item: Option<OnItem>,
-    map: impl Fn(I) -> Seen,
-) -> Vec<Seen>
+async fn gather<S>(mut items: S, want: usize, on_item: Option<OnItem>) -> Vec<Seen>
 where
-    S: futures_util::Stream<Item = I> + Unpin,
+    S: futures_util::Stream<Item = Result<ssekit_smol::client::Item, ssekit_smol::Error>> + Unpin,
 {
-    let mut seen = Vec::new();
-    while seen.len() < want {
+    let mut trace = Vec::new();
+    while trace.len() < want {
         match items.next().await {
             Some(item) => {
-                let item = map(item);
+                let item = seen(item);
                 let stop = matches!(item, Seen::Error(_));
                 if let Some(hook) = &on_item {
-                    hook(seen.len(), &item);
+                    hook(trace.len(), &item);
                 }
-                seen.push(item);
+                trace.push(item);
                 if stop {
                     break;
                 }
@@ -461,7 +459,7 @@ where
             None => break,
         }
     }
-    seen
+    trace
 }
 
 /// Runs a client of the given transport and returns what it reported.
@@ -469,7 +467,7 @@ pub fn client(side: Side, run: Run) -> Vec<Seen> {
     let deadline = run.deadline;
     match side {
         Side::Smol => {
-            use ssekit_smol::client::{EventSource, Item};
+            use ssekit_smol::client::EventSource;
             let mut source = match run.post {
                 Some(body) => EventSource::post(&run.url, body),
                 None => EventSource::get(&run.url),
@@ -484,20 +482,11 @@ pub fn client(side: Side, run: Run) -> Vec<Seen> {
                 source = source.response_timeout(limit);
             }
             let stream = source.stream();
-            let fut = gather(stream, run.items, run.on_item, |item| match item {
-                Ok(Item::Connected { attempt }) => Seen::Connected(attempt),
-                Ok(Item::Event(ev)) => Seen::Event(ev),
-                Ok(Item::Comment(c)) => Seen::Comment(c.to_string()),
-                Ok(Item::Retry(ms)) => Seen::Retry(ms),
-                Ok(Item::Disconnected(e)) => Seen::Disconnected(ended(&format!("{e:?}"))),
-                Ok(Item::Reconnecting { after }) => Seen::Reconnecting(after),
-                Ok(other) => Seen::Error(format!("unknown item {other:?}")),
-                Err(e) => Seen::Error(smol_error(e)),
-            });
+            let fut = gather(stream, run.items, run.on_item);
             smol::block_on(within(deadline, fut))
         }
         Side::Hyper => {
-            use ssekit_hyper::client::{EventSource, Item};
+            use ssekit_hyper::client::EventSource;
             tokio_rt().block_on(async move {
                 let mut source = match run.post {
                     Some(body) => EventSource::post(&run.url, body),
@@ -513,16 +502,7 @@ pub fn client(side: Side, run: Run) -> Vec<Seen> {
                     source = source.response_timeout(limit);
                 }
                 let stream = source.stream();
-                let fut = gather(stream, run.items, run.on_item, |item| match item {
-                    Ok(Item::Connected { attempt }) => Seen::Connected(attempt),
-                    Ok(Item::Event(ev)) => Seen::Event(ev),
-                    Ok(Item::Comment(c)) => Seen::Comment(c.to_string()),
-                    Ok(Item::Retry(ms)) => Seen::Retry(ms),
-                    Ok(Item::Disconnected(e)) => Seen::Disconnected(ended(&format!("{e:?}"))),
-                    Ok(Item::Reconnecting { after }) => Seen::Reconnecting(after),
-                    Ok(other) => Seen::Error(format!("unknown item {other:?}")),
-                    Err(e) => Seen::Error(hyper_error(e)),
-                });
+                let fut = gather(stream, run.items, run.on_item);
                 within(deadline, fut).await
             })
         }
@@ -564,6 +544,13 @@ pub fn numbered(n: usize) -> Vec<Event> {
         .collect()
 }
 
+/// Everything but the events: the connection's life (connects, ends, reconnect waits).
+pub fn connection_trace(seen: &[Seen]) -> Vec<&Seen> {
+    seen.iter()
+        .filter(|s| !matches!(s, Seen::Event(_)))
+        .collect()
+}
+
 pub fn events_of(seen: &[Seen]) -> Vec<Event> {
     seen.iter()
         .filter_map(|s| match s {
@@ -578,16 +565,16 @@ pub fn events_of(seen: &[Seen]) -> Vec<Event> {
 pub fn build(side: Side, url: &str, headers: &[(&str, &str)]) -> Result<(), String> {
     match side {
         Side::Smol => {
-            let mut source = ssekit_smol::client::EventSource::get(url).map_err(smol_error)?;
+            let mut source = ssekit_smol::client::EventSource::get(url).map_err(error_label)?;
             for (n, v) in headers {
-                source = source.header(n, v).map_err(smol_error)?;
+                source = source.header(n, v).map_err(error_label)?;
             }
             Ok(())
         }
         Side::Hyper => {
-            let mut source = ssekit_hyper::client::EventSource::get(url).map_err(hyper_error)?;
+            let mut source = ssekit_hyper::client::EventSource::get(url).map_err(error_label)?;
             for (n, v) in headers {
-                source = source.header(n, v).map_err(hyper_error)?;
+                source = source.header(n, v).map_err(error_label)?;
             }
             Ok(())
         }
