@@ -1,8 +1,9 @@
 //! Bytes → frames: the WHATWG HTML "interpretation of the event stream", exactly.
 //!
 //! Push bytes in with [`Decoder::feed`], pull [`Frame`]s out with [`Decoder::next_frame`]
-//! until it returns `Ok(None)` ("need more input"), and call [`Decoder::finish`] at end of
-//! stream to learn whether it ended cleanly or inside an event.
+//! (or borrowed [`FrameRef`]s with [`Decoder::next_frame_ref`]) until it returns `Ok(None)`
+//! ("need more input"), and call [`Decoder::finish`] at end of stream to learn whether it
+//! ended cleanly or inside an event.
 //!
 //! # How it reads bytes
 //! Lines are found with `memchr2(b'\n', b'\r', ..)` over each input buffer, once: a byte is
@@ -11,6 +12,12 @@
 //! ending). A line that lies inside one input [`Bytes`] is handed out as a slice of it; only
 //! a line that straddles pieces is copied (once, into a line buffer), and only data of
 //! events with more than one `data:` line is copied (once, joined with LF).
+//!
+//! Field values are kept as ranges of the piece being read until their frame is handed out:
+//! `next_frame` then makes them reference-counted slices (and copies joined data out once),
+//! `next_frame_ref` lends them as they lie. A piece read to its end is kept until the next
+//! one is needed, so a borrowed frame can point into it; values of an event still open when
+//! its piece is let go take their own reference to it then, once per piece.
 //!
 //! Tiny pieces (up to 16 bytes, what a socket read of a few bytes returns) that only continue
 //! the current line are checked for a line ending a word at a time and copied straight into
@@ -25,12 +32,15 @@
 //! What happens next is chosen by [`OnLimit`].
 
 use alloc::collections::VecDeque;
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
+use core::ops::Range;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 
 use crate::event::Event;
+use crate::frame_ref::{EventRef, FrameRef};
 use crate::text::Utf8Bytes;
 
 /// One unit of decoded stream.
@@ -450,8 +460,12 @@ const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
 #[derive(Debug, Default)]
 pub struct Decoder {
     config: Config,
-    /// The piece being scanned; empty only when nothing is queued behind it.
+    /// The piece being scanned, whole: `front[pos..]` is still to be read. A piece that has
+    /// been read to its end stays here until the next one is needed, so the last frame
+    /// returned by [`next_frame_ref`](Self::next_frame_ref) can borrow from it.
     front: Bytes,
+    /// How much of `front` has been read.
+    pos: usize,
     /// Pieces fed behind `front`, in order (untouched when pieces are drained one by one).
     queue: VecDeque<Bytes>,
     /// Bytes in `front` and `queue`.
@@ -480,13 +494,23 @@ pub struct Decoder {
     /// Bytes examined by the line-ending scan.
     scanned: u64,
     fields: FieldState,
+    /// Text of the last borrowed frame's fields that were not valid UTF-8, repaired.
+    repaired: String,
 }
 
 /// The WHATWG buffers and what the current block has set.
 #[derive(Debug, Default)]
 struct FieldState {
-    event_type: Option<Bytes>,
+    /// The block's `event:` value; after a dispatch, the dispatched event's until the next
+    /// call (see `dispatched`).
+    event_type: Option<Loc>,
+    /// The block's data; after a dispatch, the dispatched event's.
     data: Data,
+    /// `event_type` and `data` belong to the frame just dispatched, which a borrowed frame
+    /// may point into; they are cleared when the decoder is next used.
+    dispatched: bool,
+    /// The comment just emitted, for a borrowed frame to point into.
+    comment: Option<Loc>,
     /// The block had an `id:` field (without NUL).
     id_set: bool,
     /// The last event ID buffer.
@@ -497,34 +521,109 @@ struct FieldState {
     skip_block: bool,
     /// Bytes examined by the NUL check of ids.
     scanned: u64,
-    /// Where multi-line data is joined, kept across events so joining does not reallocate
-    /// per event (released when one event grew it past [`SCRATCH_KEPT`]).
+    /// Where multi-line data is joined ([`Data::Joined`]), kept across events so joining
+    /// does not reallocate per event (released when one event grew it past
+    /// [`SCRATCH_KEPT`]). Holds the last joined event until the next one starts, so a
+    /// borrowed frame can point into it.
     scratch: Vec<u8>,
 }
 
 /// The joining buffer's capacity kept between events; larger buffers are released after use.
 const SCRATCH_KEPT: usize = 64 << 10;
 
-/// The data buffer. `One(v)` stands for `v + LF`; `Many` holds the lines joined by LF,
-/// without the trailing LF (which dispatch would remove anyway). `Many` is the reused
-/// joining buffer; it grows with [`reserve_within`], so its capacity never exceeds
+/// Where a field's value lies.
+#[derive(Clone, Debug)]
+enum Loc {
+    /// `front[range]`: the line lay inside the piece being read. Made [`Loc::Shared`] before
+    /// that piece is let go, so it never outlives it.
+    Front(Range<usize>),
+    /// Bytes of its own: the line straddled pieces, or its piece has been let go since.
+    Shared(Bytes),
+}
+
+impl Loc {
+    fn len(&self) -> usize {
+        match self {
+            Loc::Front(range) => range.len(),
+            Loc::Shared(bytes) => bytes.len(),
+        }
+    }
+
+    fn bytes<'a>(&'a self, front: &'a Bytes) -> &'a [u8] {
+        match self {
+            Loc::Front(range) => front.get(range.clone()).unwrap_or_default(),
+            Loc::Shared(bytes) => bytes,
+        }
+    }
+
+    /// The value as shared bytes (a reference-counted slice of `front`, no copy).
+    fn into_bytes(self, front: &Bytes) -> Bytes {
+        match self {
+            Loc::Front(range) if range.start <= range.end && range.end <= front.len() => {
+                front.slice(range)
+            }
+            Loc::Front(_) => Bytes::new(),
+            Loc::Shared(bytes) => bytes,
+        }
+    }
+
+    /// Makes a [`Loc::Front`] independent of `front`, which is about to be let go.
+    fn detach(&mut self, front: &Bytes) {
+        if let Loc::Front(_) = self {
+            *self =
+                Loc::Shared(core::mem::replace(self, Loc::Shared(Bytes::new())).into_bytes(front));
+        }
+    }
+}
+
+/// A borrowed field's text: its own bytes when they are UTF-8, else where in
+/// `Decoder::repaired` their repair (invalid sequences replaced by U+FFFD) was written.
+enum Text<'a> {
+    Valid(&'a str),
+    Repaired(Range<usize>),
+}
+
+impl<'a> Text<'a> {
+    fn of(bytes: &'a [u8], repaired: &mut String) -> Self {
+        match crate::text::str_of(bytes) {
+            Some(valid) => Text::Valid(valid),
+            None => {
+                let start = repaired.len();
+                repaired.push_str(&String::from_utf8_lossy(bytes));
+                Text::Repaired(start..repaired.len())
+            }
+        }
+    }
+
+    fn resolve(self, repaired: &'a str) -> &'a str {
+        match self {
+            Text::Valid(valid) => valid,
+            Text::Repaired(range) => repaired.get(range).unwrap_or_default(),
+        }
+    }
+}
+
+/// The data buffer. `One(v)` stands for `v + LF`; `Joined` means the lines are in
+/// `FieldState::scratch`, joined by LF, without the trailing LF (which dispatch would remove
+/// anyway). The scratch buffer grows with [`reserve_within`], so its capacity never exceeds
 /// `max_event`.
 #[derive(Debug, Default)]
 enum Data {
     #[default]
     Empty,
-    One(Bytes),
-    Many(Vec<u8>),
+    One(Loc),
+    Joined,
 }
 
-impl Data {
-    fn len(&self) -> usize {
-        match self {
-            Data::Empty => 0,
-            Data::One(b) => b.len(),
-            Data::Many(b) => b.len(),
-        }
-    }
+/// What one `scan` produced, before it becomes a [`Frame`] (shared, owned) or a
+/// [`FrameRef`] (borrowed). An event's fields and a comment's text wait in [`FieldState`];
+/// `id` says the block set an id, now the last event ID.
+#[derive(Clone, Copy, Debug)]
+enum Emit {
+    Event { id: bool },
+    Dataless { id: bool },
+    Comment,
+    Retry(u64),
 }
 
 impl Decoder {
@@ -587,12 +686,16 @@ impl Decoder {
 
     /// Queues a non-empty piece behind those already held.
     fn push_piece(&mut self, piece: Bytes) {
-        self.queued += piece.len();
-        if self.front.is_empty() {
+        let len = piece.len();
+        if self.queued == 0 {
+            // `front` has been read to its end (or is empty) and nothing waits behind it.
+            self.fields.detach(&self.front);
             self.front = piece;
+            self.pos = 0;
         } else {
             self.queue.push_back(piece);
         }
+        self.queued += len;
     }
 
     /// Queues a copy of a piece of the stream. Consecutive slices share one buffer, so
@@ -720,6 +823,8 @@ impl Decoder {
     }
 
     /// The next frame, or `Ok(None)` when all fed input has been consumed and more is needed.
+    /// Its fields share the input's [`Bytes`]; see [`next_frame_ref`](Self::next_frame_ref)
+    /// for frames that borrow instead.
     ///
     /// # Example
     /// ```
@@ -734,21 +839,68 @@ impl Decoder {
     /// ```
     #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame>, DecodeError> {
-        if self.queued == 0 && self.staging.is_empty() && self.failed.is_none() {
-            // Everything fed has been consumed (the common case after a tiny piece).
+        if self.all_read() {
             return Ok(None);
         }
         self.next_frame_slow()
     }
 
     fn next_frame_slow(&mut self) -> Result<Option<Frame>, DecodeError> {
+        Ok(self.next_emit()?.map(|emit| self.owned_frame(emit)))
+    }
+
+    /// The next frame, borrowed from the decoder: the same frames as
+    /// [`next_frame`](Self::next_frame), without a reference count, a copy or an allocation
+    /// (see [`FrameRef`]). The borrow ends before the decoder is used again.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Decoder, FrameRef};
+    /// let mut dec = Decoder::new();
+    /// let mut text = String::new();
+    /// for piece in [&b"data: Hel"[..], b"lo\n\ndata: , w", b"orld\n\n"] {
+    ///     dec.feed_slice(piece)?;
+    ///     while let Some(frame) = dec.next_frame_ref()? {
+    ///         if let FrameRef::Event(ev) = frame {
+    ///             text.push_str(ev.data());
+    ///         }
+    ///     }
+    /// }
+    /// assert_eq!(text, "Hello, world");
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    #[inline]
+    pub fn next_frame_ref(&mut self) -> Result<Option<FrameRef<'_>>, DecodeError> {
+        if self.all_read() {
+            return Ok(None);
+        }
+        self.next_frame_ref_slow()
+    }
+
+    fn next_frame_ref_slow(&mut self) -> Result<Option<FrameRef<'_>>, DecodeError> {
+        match self.next_emit()? {
+            Some(emit) => Ok(Some(self.borrow_frame(emit))),
+            None => Ok(None),
+        }
+    }
+
+    /// Everything fed has been read (the common case after a tiny piece), without error.
+    #[inline(always)]
+    fn all_read(&self) -> bool {
+        self.queued == 0 && self.staging.is_empty() && self.failed.is_none()
+    }
+
+    #[inline(always)]
+    fn next_emit(&mut self) -> Result<Option<Emit>, DecodeError> {
         if let Some(err) = self.failed {
             return Err(err);
         }
+        self.fields.clear_dispatched();
+        self.fields.release_large_scratch();
         self.flush_tail();
         self.flush_staging();
         match self.scan() {
-            Ok(frame) => Ok(frame),
+            Ok(emit) => Ok(emit),
             Err(err) => {
                 match self.config.on_limit {
                     OnLimit::FailStop => self.failed = Some(err),
@@ -759,25 +911,108 @@ impl Decoder {
         }
     }
 
-    /// Finds lines and feeds them to the field parser until one yields a frame.
-    fn scan(&mut self) -> Result<Option<Frame>, DecodeError> {
-        loop {
-            if !self.bom_done && !self.strip_bom() {
-                return Ok(None);
+    /// An emitted frame as an owned [`Frame`]: values in `front` become reference-counted
+    /// slices of it, joined data is copied out once.
+    #[inline(always)]
+    fn owned_frame(&mut self, emit: Emit) -> Frame {
+        let front = &self.front;
+        let fields = &mut self.fields;
+        let text = |loc: Loc| Utf8Bytes::from_utf8_lossy(loc.into_bytes(front));
+        match emit {
+            Emit::Event { id } | Emit::Dataless { id } => {
+                fields.dispatched = false;
+                let event_type = fields.event_type.take().map(text);
+                let id = id.then(|| fields.last_event_id.clone());
+                let data = match core::mem::take(&mut fields.data) {
+                    Data::One(loc) => text(loc),
+                    Data::Joined => {
+                        // One exact-size copy out; the joining buffer stays for the next event.
+                        Utf8Bytes::from_utf8_lossy(Bytes::copy_from_slice(&fields.scratch))
+                    }
+                    Data::Empty => Utf8Bytes::new(),
+                };
+                let event = Event::from_decoded(event_type, id, data);
+                match emit {
+                    Emit::Dataless { .. } => Frame::Dataless(event),
+                    _ => Frame::Event(event),
+                }
             }
-            if self.front.is_empty() {
-                return Ok(None);
+            Emit::Comment => Frame::Comment(fields.comment.take().map(text).unwrap_or_default()),
+            Emit::Retry(ms) => Frame::Retry(ms),
+        }
+    }
+
+    /// An emitted frame as a [`FrameRef`] borrowing `front`, the joining buffer or the
+    /// values waiting in [`FieldState`].
+    #[inline(always)]
+    fn borrow_frame(&mut self, emit: Emit) -> FrameRef<'_> {
+        let Decoder {
+            front,
+            fields,
+            repaired,
+            ..
+        } = self;
+        let front: &Bytes = front;
+        repaired.clear();
+        let id = match emit {
+            Emit::Event { id } | Emit::Dataless { id } => id,
+            Emit::Comment => {
+                let bytes = fields
+                    .comment
+                    .as_ref()
+                    .map_or(&[][..], |loc| loc.bytes(front));
+                let comment = Text::of(bytes, repaired);
+                return FrameRef::Comment(comment.resolve(repaired));
+            }
+            Emit::Retry(ms) => return FrameRef::Retry(ms),
+        };
+        let data = match &fields.data {
+            Data::One(loc) => Text::of(loc.bytes(front), repaired),
+            Data::Joined => Text::of(&fields.scratch, repaired),
+            Data::Empty => Text::Valid(""),
+        };
+        let event_type = fields
+            .event_type
+            .as_ref()
+            .map(|loc| Text::of(loc.bytes(front), repaired));
+        let repaired: &str = repaired;
+        let event = EventRef {
+            event_type: event_type.map(|t| t.resolve(repaired)),
+            id: id.then(|| fields.last_event_id.as_str()),
+            data: data.resolve(repaired),
+        };
+        match emit {
+            Emit::Dataless { .. } => FrameRef::Dataless(event),
+            _ => FrameRef::Event(event),
+        }
+    }
+
+    /// Finds lines and feeds them to the field parser until one yields a frame.
+    fn scan(&mut self) -> Result<Option<Emit>, DecodeError> {
+        loop {
+            if self.pos == self.front.len() {
+                // `front` is read to its end: move on to the next piece, if one was fed.
+                let Some(next) = self.queue.pop_front() else {
+                    return Ok(None);
+                };
+                self.fields.detach(&self.front);
+                self.front = next;
+                self.pos = 0;
+            }
+            if !self.bom_done && !self.strip_bom() {
+                continue;
             }
             if self.after_cr {
                 // The LF of a CRLF split across pieces belongs to the line already ended.
                 self.after_cr = false;
-                if self.front.first() == Some(&b'\n') {
+                if self.front.get(self.pos) == Some(&b'\n') {
                     self.drop_front(1);
                     self.line_start = self.offset;
                     continue;
                 }
             }
-            let chunk = &mut self.front;
+            let start = self.pos;
+            let chunk = self.front.get(start..).unwrap_or_default();
             // A blank line (every event ends with one) needs no SIMD call: its first byte is
             // already the line ending.
             let found = match chunk.first() {
@@ -827,45 +1062,46 @@ impl Decoder {
                     limit: self.config.limits.max_line,
                 })
             } else if self.line.is_empty() {
-                // The whole line lies in this piece: parse it in place, slices share `chunk`.
-                self.fields.line(&self.config, chunk, end, line_offset)
+                // The whole line lies in this piece: parse it in place, values point into it.
+                let line = start..start + end;
+                self.fields
+                    .line(&self.config, &self.front, None, line, line_offset)
             } else {
                 self.line
                     .extend_from_slice(chunk.get(..end).unwrap_or_default());
                 let line = self.line.split().freeze();
-                self.fields
-                    .line(&self.config, &line, line.len(), line_offset)
+                self.fields.line(
+                    &self.config,
+                    &self.front,
+                    Some(&line),
+                    0..line.len(),
+                    line_offset,
+                )
             };
             self.drop_front(consumed);
             self.line_start = self.offset;
-            if let Some(frame) = result? {
-                return Ok(Some(frame));
+            if let Some(emit) = result? {
+                return Ok(Some(emit));
             }
         }
     }
 
-    /// Consumes `n` bytes from `front`, refilling it from `queue` when it runs empty.
+    /// Consumes `n` bytes of `front` (the piece itself is kept; see `scan`).
     #[inline]
     fn drop_front(&mut self, n: usize) {
-        self.front.advance(n);
-        if self.front.is_empty() {
-            if let Some(next) = self.queue.pop_front() {
-                self.front = next;
-            }
-        }
+        self.pos += n;
         self.queued -= n;
         self.offset += n as u64;
     }
 
-    /// Matches a BOM at stream start. Returns false when more input is needed to decide.
+    /// Matches a BOM at stream start. Returns false when the piece ended before deciding.
     fn strip_bom(&mut self) -> bool {
         while usize::from(self.bom_matched) < BOM.len() {
-            let chunk = &self.front;
-            if chunk.is_empty() {
+            let Some(&byte) = self.front.get(self.pos) else {
                 return false;
-            }
+            };
             let expected = BOM.get(usize::from(self.bom_matched)).copied();
-            if chunk.first().copied() == expected {
+            if Some(byte) == expected {
                 self.bom_matched += 1;
                 self.drop_front(1);
             } else {
@@ -985,7 +1221,19 @@ impl Decoder {
 
 impl FieldState {
     fn block_open(&self) -> bool {
-        self.event_type.is_some() || self.id_set || !matches!(self.data, Data::Empty)
+        !self.dispatched
+            && (self.event_type.is_some() || self.id_set || !matches!(self.data, Data::Empty))
+    }
+
+    /// Lets go of the frame dispatched by the last call (the next call has begun).
+    #[inline(always)]
+    fn clear_dispatched(&mut self) {
+        if self.dispatched {
+            self.dispatched = false;
+            self.event_type = None;
+            self.data = Data::Empty;
+        }
+        self.comment = None;
     }
 
     /// After a limit (Resync): drop the current event and ignore lines up to a blank line.
@@ -1002,16 +1250,40 @@ impl FieldState {
         self.id_set = false;
     }
 
-    /// Interprets the line `src[..end]`. Values are slices of `src`.
+    /// The piece `front` is about to be let go: values still pointing into it get their own
+    /// reference to it (at most once per piece, whatever its number of events).
+    fn detach(&mut self, front: &Bytes) {
+        self.clear_dispatched();
+        if let Some(loc) = &mut self.event_type {
+            loc.detach(front);
+        }
+        if let Data::One(loc) = &mut self.data {
+            loc.detach(front);
+        }
+    }
+
+    /// Lets a joining buffer that one large event grew go, once nothing points into it.
+    #[inline]
+    fn release_large_scratch(&mut self) {
+        if self.scratch.capacity() > SCRATCH_KEPT && !matches!(self.data, Data::Joined) {
+            self.scratch = Vec::new();
+        }
+    }
+
+    /// Interprets the line `front[range]`, or `joined[range]` for a line that straddled
+    /// pieces. Values are `Loc::Front` ranges of `front`, or slices of `joined`.
     #[inline]
     fn line(
         &mut self,
         config: &Config,
-        src: &Bytes,
-        end: usize,
+        front: &Bytes,
+        joined: Option<&Bytes>,
+        range: Range<usize>,
         line_offset: u64,
-    ) -> Result<Option<Frame>, DecodeError> {
-        let line = src.get(..end).unwrap_or_default();
+    ) -> Result<Option<Emit>, DecodeError> {
+        let in_front = joined.is_none();
+        let src = joined.unwrap_or(front);
+        let line = src.get(range.clone()).unwrap_or_default();
         if self.skip_block {
             if line.is_empty() {
                 self.skip_block = false;
@@ -1026,111 +1298,107 @@ impl FieldState {
         let Some((name, value_start)) = classify(line) else {
             return Ok(None);
         };
-        let value = || src.slice(value_start.min(end)..end);
+        let value = line.get(value_start..).unwrap_or_default();
+        let value_range = (range.start + value_start).min(range.end)..range.end;
+        let loc = || {
+            if in_front {
+                Loc::Front(value_range.clone())
+            } else {
+                Loc::Shared(src.slice(value_range.clone()))
+            }
+        };
         match name {
             FieldName::Comment if config.skip_comments => Ok(None),
-            FieldName::Comment => Ok(Some(Frame::Comment(Utf8Bytes::from_utf8_lossy(value())))),
+            FieldName::Comment => {
+                self.comment = Some(loc());
+                Ok(Some(Emit::Comment))
+            }
             FieldName::Data => {
-                self.append_data(config, src, value_start.min(end)..end, line_offset)?;
+                self.append_data(config, front, value, loc, line_offset)?;
                 Ok(None)
             }
             FieldName::Event => {
-                self.event_type = Some(value());
+                self.event_type = Some(loc());
                 Ok(None)
             }
             FieldName::Id => {
-                let id = value();
-                self.scanned += id.len() as u64;
-                if memchr::memchr(0, &id).is_none() {
-                    self.id_buffer = id;
+                self.scanned += value.len() as u64;
+                if memchr::memchr(0, value).is_none() {
+                    self.id_buffer = src.slice(value_range.clone());
                     self.id_set = true;
                 }
                 Ok(None)
             }
-            FieldName::Retry => {
-                Ok(parse_retry(line.get(value_start..).unwrap_or_default()).map(Frame::Retry))
-            }
+            FieldName::Retry => Ok(parse_retry(value).map(Emit::Retry)),
         }
     }
 
-    /// Appends the value `src[range]` of a `data:` line, within `max_event`. Only the first
-    /// data line of an event becomes a slice of the input (the event's data when it has one
-    /// line); later lines are copied into the joining buffer, so they need no reference of
-    /// their own.
+    /// Appends the value of a `data:` line, within `max_event`. Only the first data line of
+    /// an event is kept where it lies (the event's data when it has one line); later lines
+    /// are copied into the joining buffer.
     fn append_data(
         &mut self,
         config: &Config,
-        src: &Bytes,
-        range: core::ops::Range<usize>,
+        front: &Bytes,
+        value: &[u8],
+        loc: impl FnOnce() -> Loc,
         line_offset: u64,
     ) -> Result<(), DecodeError> {
-        let value = src.get(range.clone()).unwrap_or_default();
         let limit = config.limits.max_event;
-        let separator = usize::from(!matches!(self.data, Data::Empty));
-        if self.data.len() + separator + value.len() > limit {
+        let (held, separator) = match &self.data {
+            Data::Empty => (0, 0),
+            Data::One(first) => (first.len(), 1),
+            Data::Joined => (self.scratch.len(), 1),
+        };
+        if held + separator + value.len() > limit {
             return Err(DecodeError::EventTooLarge {
                 offset: line_offset,
                 limit,
             });
         }
-        match &mut self.data {
-            Data::Empty => self.data = Data::One(src.slice(range)),
-            Data::Many(joined) => {
-                reserve_within(joined, 1 + value.len(), limit);
-                joined.push(b'\n');
-                joined.extend_from_slice(value);
+        match &self.data {
+            Data::Empty => self.data = Data::One(loc()),
+            Data::Joined => {
+                reserve_within(&mut self.scratch, 1 + value.len(), limit);
+                self.scratch.push(b'\n');
+                self.scratch.extend_from_slice(value);
             }
             Data::One(first) => {
-                let mut joined = core::mem::take(&mut self.scratch);
-                joined.clear();
-                reserve_within(&mut joined, first.len() + 1 + value.len(), limit);
-                joined.extend_from_slice(first);
-                joined.push(b'\n');
-                joined.extend_from_slice(value);
-                self.data = Data::Many(joined);
+                // The joining buffer held the last joined event until now.
+                self.scratch.clear();
+                reserve_within(&mut self.scratch, held + 1 + value.len(), limit);
+                self.scratch.extend_from_slice(first.bytes(front));
+                self.scratch.push(b'\n');
+                self.scratch.extend_from_slice(value);
+                self.data = Data::Joined;
             }
         }
         Ok(())
     }
 
     /// A blank line: commit the last event ID, then dispatch unless the data buffer is empty.
-    fn dispatch(&mut self, mode: Mode) -> Option<Frame> {
-        let id = if self.id_set {
-            let id = Utf8Bytes::from_utf8_lossy(self.id_buffer.clone());
-            self.last_event_id = id.clone();
-            Some(id)
-        } else {
-            None
-        };
-        let event_type = self
-            .event_type
-            .take()
-            .filter(|t| !t.is_empty())
-            .map(Utf8Bytes::from_utf8_lossy);
-        let named = self.id_set || event_type.is_some();
+    /// The event's fields stay where they are until it has been handed out.
+    fn dispatch(&mut self, mode: Mode) -> Option<Emit> {
+        let id = self.id_set;
+        if id {
+            self.last_event_id = Utf8Bytes::from_utf8_lossy(self.id_buffer.clone());
+        }
         self.id_set = false;
-        let data = match core::mem::take(&mut self.data) {
+        if self.event_type.as_ref().is_some_and(|t| t.len() == 0) {
+            self.event_type = None;
+        }
+        let emit = match self.data {
+            Data::Empty if mode == Mode::Raw && (id || self.event_type.is_some()) => {
+                Emit::Dataless { id }
+            }
             Data::Empty => {
-                return (mode == Mode::Raw && named).then(|| {
-                    Frame::Dataless(Event::from_decoded(event_type, id, Utf8Bytes::new()))
-                });
+                self.event_type = None;
+                return None;
             }
-            Data::One(data) => data,
-            Data::Many(mut joined) => {
-                // One exact-size copy out; the joining buffer stays for the next event.
-                let data = Bytes::copy_from_slice(&joined);
-                if joined.capacity() <= SCRATCH_KEPT {
-                    joined.clear();
-                    self.scratch = joined;
-                }
-                data
-            }
+            _ => Emit::Event { id },
         };
-        Some(Frame::Event(Event::from_decoded(
-            event_type,
-            id,
-            Utf8Bytes::from_utf8_lossy(data),
-        )))
+        self.dispatched = true;
+        Some(emit)
     }
 }
 

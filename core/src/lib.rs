@@ -96,11 +96,13 @@
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.
-//! - **One `unsafe` block.** [`Utf8Bytes::as_str`] uses `from_utf8_unchecked`: every
-//!   constructor validates (or starts from a `str`), so checking again on each access would
-//!   only make every `Event::data()` call O(n). The soundness argument is at that block; the
-//!   rest of the crate denies `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which
-//!   costs a re-validation per access on a zero-copy type).
+//! - **Two `unsafe` blocks**, both `from_utf8_unchecked` in `text.rs`.
+//!   [`Utf8Bytes::as_str`]: every constructor validates (or starts from a `str`), so checking
+//!   again on each access would only make every `Event::data()` call O(n). And the ASCII fast
+//!   path of the check behind [`Decoder::next_frame_ref`]: bytes all below 0x80 are UTF-8, and
+//!   `core::str::from_utf8` costs 8x more on a 4 KiB chunk. The soundness argument is at each
+//!   block; the rest of the crate denies `unsafe` (ARCHITECTURE.md proposed forbidding it
+//!   outright, which costs a re-validation per access on a zero-copy type).
 //! - **Bounded.** Every buffer the peer can grow is capped by [`Limits`] (16 MiB defaults),
 //!   and overflow is a [`DecodeError`] with the stream offset, never a silent drop.
 //!
@@ -129,6 +131,7 @@ pub mod client;
 pub mod decode;
 pub mod encode;
 mod event;
+mod frame_ref;
 pub mod profile;
 mod rng;
 pub mod sequence;
@@ -139,6 +142,7 @@ pub mod time;
 pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
 pub use encode::{EncodeError, Encoder};
 pub use event::{Event, EventBuilder};
+pub use frame_ref::{EventRef, FrameRef};
 pub use text::Utf8Bytes;
 pub use time::Instant;
 

@@ -152,6 +152,23 @@ impl Utf8Bytes {
     }
 }
 
+/// `bytes` as a string when they are UTF-8: the decoder's check for borrowed frames, with
+/// the same ASCII fast path as [`Utf8Bytes::from_utf8_lossy`] (about 8x cheaper than
+/// `core::str::from_utf8` on a 4 KiB chunk, measured with callgrind on `ors-chunks`).
+#[allow(unsafe_code)]
+pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
+    if is_ascii(bytes) {
+        // SAFETY: every byte is below 0x80, and a sequence of such bytes is valid UTF-8 (each
+        // is a one-byte character). `is_ascii` is the same function `as_str`'s argument
+        // relies on, tested against a planted high byte at every position of every length
+        // up to 80 and around its 256-byte switch. The `decode` and `decode_split` fuzz
+        // targets drain with `next_frame_ref`, which reaches this line for every field.
+        Some(unsafe { core::str::from_utf8_unchecked(bytes) })
+    } else {
+        core::str::from_utf8(bytes).ok()
+    }
+}
+
 /// Whether every byte is below 0x80. ORs the input together a word at a time and tests the
 /// high bits once; the last word overlaps the one before it instead of finishing byte by
 /// byte. About twice as fast as `<[u8]>::is_ascii` on the 30-150-byte fields typical of SSE

@@ -163,3 +163,43 @@ fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
     );
     assert!(small <= 8, "{small} allocations");
 }
+
+#[test]
+fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // `next_frame` copies joined data out once per event; `next_frame_ref` lends the joining
+    // buffer itself, so after it has grown once nothing is allocated, whatever the pieces.
+    let block = b"event: row\ndata: first line\r\ndata: second line\r\ndata: third\r\n\r\n: ka\n\n";
+    let run = |events: usize| {
+        let stream = Bytes::from(block.repeat(events));
+        let pieces: Vec<Bytes> = (0..stream.len())
+            .step_by(1460)
+            .map(|at| stream.slice(at..(at + 1460).min(stream.len())))
+            .collect();
+        let mut seen = 0;
+        let (_, allocations) = measure(|| {
+            let mut dec = Decoder::new();
+            for piece in &pieces {
+                dec.feed(piece.clone()).unwrap();
+                while let Some(frame) = dec.next_frame_ref().unwrap() {
+                    if let ssekit::FrameRef::Event(ev) = frame {
+                        seen += usize::from(ev.data() == "first line\nsecond line\nthird");
+                    }
+                }
+            }
+        });
+        assert_eq!(seen, events);
+        allocations
+    };
+    run(10);
+    let (small, large) = (run(1_000), run(100_000));
+    eprintln!("allocations: {small} for 1000 events, {large} for 100000 events");
+    assert!(small >= 1, "the counting allocator saw nothing");
+    assert_eq!(
+        small, large,
+        "allocations grew with the event count: {small} vs {large}"
+    );
+    assert!(small <= 8, "{small} allocations");
+}

@@ -117,6 +117,52 @@ proptest! {
     }
 
     #[test]
+    fn borrowed_frames_mixed_with_owned_ones_are_the_frames_of_one_feed(
+        stream in any_stream(),
+        cuts in prop::collection::vec(any::<usize>(), 0..12),
+        borrow in prop::collection::vec(any::<bool>(), 1..8),
+        mode in mode(),
+        comments in any::<bool>(),
+    ) {
+        // Each call is next_frame_ref or next_frame as `borrow` says (cycled), each piece is
+        // fed as Bytes or as a slice in turn: the frames are those of one next_frame feed.
+        let config = Config::default().mode(mode).comments(comments);
+        let whole = decode_pieces(config, [&stream[..]]).unwrap();
+        let mut dec = Decoder::with_config(config);
+        let mut frames = Vec::new();
+        let mut call = 0;
+        for (i, piece) in split_at_cuts(&stream, &cuts).into_iter().enumerate() {
+            if i % 2 == 0 {
+                dec.feed(Bytes::copy_from_slice(piece)).unwrap();
+            } else {
+                dec.feed_slice(piece).unwrap();
+            }
+            loop {
+                call += 1;
+                let frame = if borrow[call % borrow.len()] {
+                    match dec.next_frame_ref().unwrap() {
+                        Some(frame) => {
+                            let owned = frame.to_frame();
+                            prop_assert_eq!(frame, owned.clone());
+                            owned
+                        }
+                        None => break,
+                    }
+                } else {
+                    match dec.next_frame().unwrap() {
+                        Some(frame) => frame,
+                        None => break,
+                    }
+                };
+                frames.push(frame);
+            }
+        }
+        prop_assert_eq!(&frames, &whole.frames);
+        prop_assert_eq!(dec.finish(), whole.end);
+        prop_assert_eq!(dec.last_event_id(), whole.last_event_id.as_str());
+    }
+
+    #[test]
     fn one_byte_feeds_through_feed_slice_yield_the_frames_of_one_feed(stream in any_stream(), mode in mode()) {
         let config = Config::default().mode(mode);
         let whole = decode_pieces(config, [&stream[..]]).unwrap();

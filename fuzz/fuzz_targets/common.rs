@@ -38,11 +38,18 @@ pub struct Outcome {
 }
 
 /// Feeds `pieces` in order (alternately as `Bytes` and as slices, the two ways in), draining
-/// after each; errors are recorded (fail-stop: once).
+/// after each with `next_frame`; errors are recorded (fail-stop: once).
 pub fn run(config: Config, pieces: &[&[u8]]) -> Outcome {
+    run_mixed(config, pieces, &[false])
+}
+
+/// [`run`], draining with `next_frame_ref` where `borrow` (cycled, one entry per call) says
+/// so; each borrowed frame must equal its owned copy, which is what is recorded.
+pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool]) -> Outcome {
     let mut decoder = Decoder::with_config(config);
     let mut items = Vec::new();
     let mut failed = false;
+    let mut call = 0usize;
     for (i, piece) in pieces.iter().enumerate() {
         let fed = if i % 2 == 0 {
             decoder.feed(Bytes::copy_from_slice(piece))
@@ -51,7 +58,19 @@ pub fn run(config: Config, pieces: &[&[u8]]) -> Outcome {
         };
         fed.expect("drained decoders accept any piece");
         while !failed {
-            match decoder.next_frame() {
+            call += 1;
+            let next = if borrow.is_empty() || !borrow[call % borrow.len()] {
+                decoder.next_frame()
+            } else {
+                decoder.next_frame_ref().map(|frame| {
+                    frame.map(|frame| {
+                        let owned = frame.to_frame();
+                        assert_eq!(frame, owned, "a borrowed frame equals its copy");
+                        owned
+                    })
+                })
+            };
+            match next {
                 Ok(Some(frame)) => items.push(Ok(frame)),
                 Ok(None) => break,
                 Err(err) => {

@@ -1,5 +1,6 @@
-//! Arbitrary bytes in one feed, under small limits: no panic, every frame well-formed, and
-//! the heap never grows past a constant factor of the limits (a counting allocator checks).
+//! Arbitrary bytes in one feed, under small limits, drained with `next_frame` or
+//! `next_frame_ref`: no panic, every frame well-formed, and the heap never grows past a
+//! constant factor of the limits (a counting allocator checks).
 #![no_main]
 #![allow(unsafe_code)]
 
@@ -11,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use arbitrary::Unstructured;
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use ssekit::{Decoder, Frame};
+use ssekit::{Decoder, Frame, FrameRef};
 
 struct Counting;
 static CURRENT: AtomicUsize = AtomicUsize::new(0);
@@ -36,6 +37,7 @@ static GLOBAL: Counting = Counting;
 fuzz_target!(|input: &[u8]| {
     let mut u = Unstructured::new(input);
     let config = common::config(&mut u);
+    let borrow: bool = u.arbitrary().unwrap_or(false);
     let stream = Bytes::copy_from_slice(u.take_rest());
     let limits = config.get_limits();
     let base = CURRENT.load(Relaxed);
@@ -44,18 +46,32 @@ fuzz_target!(|input: &[u8]| {
     decoder
         .feed(stream.clone())
         .expect("a drained decoder accepts a piece");
+    // Either call drains it; a borrowed frame is checked like an owned one.
+    let check = |event_type: &str, id: Option<&str>, data: &str| {
+        assert!(!event_type.contains(['\r', '\n']));
+        assert!(!id.unwrap_or("").contains(['\r', '\n', '\0']));
+        // U+FFFD replacement can triple invalid bytes; the raw data is within the limit.
+        assert!(data.len() <= 3 * limits.event_limit());
+    };
     for _ in 0..=stream.len() + 1 {
-        match decoder.next_frame() {
-            Ok(None) => break,
-            Ok(Some(Frame::Event(ev))) | Ok(Some(Frame::Dataless(ev))) => {
-                assert!(!ev.event_type().contains(['\r', '\n']));
-                assert!(!ev.id().unwrap_or("").contains(['\r', '\n', '\0']));
-                // U+FFFD replacement can triple invalid bytes; the raw data is within the limit.
-                assert!(ev.data().len() <= 3 * limits.event_limit());
+        if borrow {
+            match decoder.next_frame_ref() {
+                Ok(None) => break,
+                Ok(Some(FrameRef::Event(ev))) | Ok(Some(FrameRef::Dataless(ev))) => {
+                    check(ev.event_type(), ev.id(), ev.data())
+                }
+                Ok(Some(FrameRef::Comment(c))) => assert!(!c.contains(['\r', '\n'])),
+                Ok(Some(_)) | Err(_) => {}
             }
-            Ok(Some(Frame::Comment(c))) => assert!(!c.contains(['\r', '\n'])),
-            Ok(Some(_)) => {}
-            Err(_) => {}
+        } else {
+            match decoder.next_frame() {
+                Ok(None) => break,
+                Ok(Some(Frame::Event(ev))) | Ok(Some(Frame::Dataless(ev))) => {
+                    check(ev.event_type(), ev.id(), ev.data())
+                }
+                Ok(Some(Frame::Comment(c))) => assert!(!c.contains(['\r', '\n'])),
+                Ok(Some(_)) | Err(_) => {}
+            }
         }
     }
     let _ = decoder.finish();

@@ -1,5 +1,6 @@
-//! Arbitrary bytes cut at arbitrary points: the frames, errors, end and last event ID are
-//! identical to feeding the same bytes at once.
+//! Arbitrary bytes cut at arbitrary points, drained with an arbitrary mix of `next_frame` and
+//! `next_frame_ref`: the frames, errors, end and last event ID are identical to feeding the
+//! same bytes at once.
 #![no_main]
 
 mod common;
@@ -11,6 +12,7 @@ fuzz_target!(|input: &[u8]| {
     let mut u = Unstructured::new(input);
     let config = common::config(&mut u);
     let cuts: Vec<u16> = u.arbitrary().unwrap_or_default();
+    let borrow: Vec<bool> = u.arbitrary().unwrap_or_default();
     let stream = u.take_rest();
     if std::env::var_os("SSEKIT_FUZZ_DEBUG").is_some() {
         eprintln!(
@@ -23,8 +25,8 @@ fuzz_target!(|input: &[u8]| {
         );
     }
     let whole = common::run(config, &[stream]);
-    let split = common::run(config, &common::split(stream, &cuts));
+    let split = common::run_mixed(config, &common::split(stream, &cuts), &borrow);
     assert_eq!(whole, split);
     let bytewise: Vec<&[u8]> = stream.chunks(1).collect();
-    assert_eq!(whole, common::run(config, &bytewise));
+    assert_eq!(whole, common::run_mixed(config, &bytewise, &borrow));
 });

@@ -19,16 +19,18 @@ use std::hint::black_box;
 
 use bytes::{Bytes, BytesMut};
 use futures::StreamExt;
-use ssekit::{Decoder, Frame};
+use ssekit::{Decoder, Frame, FrameRef};
 
 /// A decoder under test: name, and the function that decodes `pieces`, returning events.
 pub type Impl = (&'static str, fn(&[Bytes]) -> usize);
 
 /// ssekit first, then the peers, then the floors.
-pub const DECODERS: [Impl; 13] = [
+pub const DECODERS: [Impl; 15] = [
     ("ssekit", ssekit),
     ("ssekit-slice", ssekit_slice),
     ("ssekit-nocomment", ssekit_nocomment),
+    ("ssekit-ref", ssekit_ref),
+    ("ssekit-slice-ref", ssekit_slice_ref),
     ("sse-core", sse_core),
     ("sse-parse", sse_parse),
     ("sseer", sseer),
@@ -53,10 +55,10 @@ fn ready_stream(
 }
 
 /// Feeds every piece to `decoder` with `feed` (a `Bytes`, zero-copy) or, when `by_slice`,
-/// with `feed_slice` (copied), draining `next_frame` after each. Returns the events
-/// dispatched; each goes through `black_box`.
+/// with `feed_slice` (copied), draining `next_frame` after each, or `next_frame_ref` when
+/// `borrow`. Returns the events dispatched; each goes through `black_box`.
 #[inline(always)]
-fn run_ssekit(decoder: &mut Decoder, pieces: &[Bytes], by_slice: bool) -> usize {
+fn run_ssekit(decoder: &mut Decoder, pieces: &[Bytes], by_slice: bool, borrow: bool) -> usize {
     let mut events = 0;
     for piece in pieces {
         let fed = if by_slice {
@@ -65,10 +67,19 @@ fn run_ssekit(decoder: &mut Decoder, pieces: &[Bytes], by_slice: bool) -> usize 
             decoder.feed(piece.clone())
         };
         fed.expect("feed");
-        while let Some(frame) = decoder.next_frame().expect("frame") {
-            if let Frame::Event(ev) = frame {
-                black_box(&ev);
-                events += 1;
+        if borrow {
+            while let Some(frame) = decoder.next_frame_ref().expect("frame") {
+                if let FrameRef::Event(ev) = frame {
+                    black_box(&ev);
+                    events += 1;
+                }
+            }
+        } else {
+            while let Some(frame) = decoder.next_frame().expect("frame") {
+                if let Frame::Event(ev) = frame {
+                    black_box(&ev);
+                    events += 1;
+                }
             }
         }
     }
@@ -77,14 +88,14 @@ fn run_ssekit(decoder: &mut Decoder, pieces: &[Bytes], by_slice: bool) -> usize 
 
 /// ssekit: `feed(Bytes)` each piece, drain `next_frame` after each.
 pub fn ssekit(pieces: &[Bytes]) -> usize {
-    run_ssekit(&mut Decoder::new(), pieces, false)
+    run_ssekit(&mut Decoder::new(), pieces, false, false)
 }
 
 /// ssekit: `feed_slice(&[u8])` each piece (copied into the decoder), drain `next_frame` after
 /// each: what a reader that reuses one read buffer calls, and the cheaper call for tiny
 /// pieces (no reference count is touched).
 pub fn ssekit_slice(pieces: &[Bytes]) -> usize {
-    run_ssekit(&mut Decoder::new(), pieces, true)
+    run_ssekit(&mut Decoder::new(), pieces, true, false)
 }
 
 /// ssekit configured to skip comment lines (`Config::comments(false)`), as sse-core and
@@ -92,13 +103,25 @@ pub fn ssekit_slice(pieces: &[Bytes]) -> usize {
 /// surfaces every comment as a frame.
 pub fn ssekit_nocomment(pieces: &[Bytes]) -> usize {
     let config = ssekit::Config::default().comments(false);
-    run_ssekit(&mut Decoder::with_config(config), pieces, false)
+    run_ssekit(&mut Decoder::with_config(config), pieces, false, false)
+}
+
+/// ssekit: `feed(Bytes)` each piece, drain `next_frame_ref` after each (frames borrow from
+/// the decoder: no reference count per event, no copy of joined data).
+pub fn ssekit_ref(pieces: &[Bytes]) -> usize {
+    run_ssekit(&mut Decoder::new(), pieces, false, true)
+}
+
+/// ssekit: `feed_slice(&[u8])` each piece, drain `next_frame_ref` after each: no atomic
+/// operation anywhere.
+pub fn ssekit_slice_ref(pieces: &[Bytes]) -> usize {
+    run_ssekit(&mut Decoder::new(), pieces, true, true)
 }
 
 /// ssekit, with the number of bytes its line scan examined.
 pub fn ssekit_scanned(pieces: &[Bytes]) -> (usize, u64) {
     let mut decoder = Decoder::new();
-    let events = run_ssekit(&mut decoder, pieces, false);
+    let events = run_ssekit(&mut decoder, pieces, false, false);
     (events, decoder.bytes_scanned())
 }
 

@@ -1,0 +1,129 @@
+//! `Decoder::next_frame_ref`: borrowed frames are the owned frames, field by field, on the
+//! paths that make a borrowed frame different (values left in a piece that was let go, joined
+//! data, repaired UTF-8, ids kept across events). The property test in `decode_props.rs`
+//! checks the same on arbitrary input and splits.
+
+use bytes::Bytes;
+use ssekit::decode::Mode;
+use ssekit::{Config, Decoder, EventRef, Frame, FrameRef};
+
+/// Every frame of `pieces`, read with `next_frame_ref` and copied, and with `next_frame`.
+fn both(config: Config, pieces: &[&[u8]]) -> (Vec<Frame>, Vec<Frame>) {
+    let mut by_ref = Decoder::with_config(config);
+    let mut owned = Decoder::with_config(config);
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    for piece in pieces {
+        // A fresh `Bytes` per piece, dropped by the caller right away: only the decoder
+        // keeps it alive.
+        by_ref.feed(Bytes::copy_from_slice(piece)).unwrap();
+        while let Some(frame) = by_ref.next_frame_ref().unwrap() {
+            a.push(frame.to_frame());
+        }
+        owned.feed(Bytes::copy_from_slice(piece)).unwrap();
+        while let Some(frame) = owned.next_frame().unwrap() {
+            b.push(frame);
+        }
+    }
+    (a, b)
+}
+
+#[test]
+fn an_event_whose_fields_lie_in_pieces_already_read_is_whole() {
+    let pieces: [&[u8]; 4] = [b"event: a\n", b"data: one\n", b"data: two\nid: 3\n", b"\n"];
+    let (borrowed, owned) = both(Config::default(), &pieces);
+    assert_eq!(borrowed, owned);
+    let Frame::Event(ev) = &borrowed[0] else {
+        panic!("{borrowed:?}")
+    };
+    assert_eq!(
+        (ev.event_type(), ev.id(), ev.data()),
+        ("a", Some("3"), "one\ntwo")
+    );
+
+    let pieces: [&[u8]; 2] = [b"event: solo\ndata: x", b"yz\n\n"];
+    assert_eq!(
+        both(Config::default(), &pieces).0[0],
+        owned_event("solo", "xyz")
+    );
+}
+
+fn owned_event(event_type: &str, data: &str) -> Frame {
+    Frame::Event(
+        ssekit::Event::builder()
+            .event(event_type.to_string())
+            .unwrap()
+            .data(data.to_string())
+            .build(),
+    )
+}
+
+#[test]
+fn invalid_utf8_is_repaired_in_every_field_the_same_way() {
+    let stream: &[u8] =
+        b":\xFFping\nevent: t\xC3\ndata: a\xF0\x9F\ndata: b\n\nevent: \xFE\ndata: \xFF\n\n";
+    let (borrowed, owned) = both(Config::default(), &[stream]);
+    assert_eq!(borrowed, owned);
+    assert_eq!(borrowed.len(), 3);
+    assert_eq!(borrowed[0], Frame::Comment("\u{FFFD}ping".into()));
+    assert_eq!(borrowed[1], owned_event("t\u{FFFD}", "a\u{FFFD}\nb"));
+    assert_eq!(borrowed[2], owned_event("\u{FFFD}", "\u{FFFD}"));
+}
+
+#[test]
+fn raw_mode_dataless_blocks_and_retry_are_borrowed_too() {
+    let config = Config::default().mode(Mode::Raw);
+    let mut dec = Decoder::with_config(config);
+    dec.feed_slice(b"retry: 250\nevent: ping\nid: 9\n\n")
+        .unwrap();
+    assert_eq!(dec.next_frame_ref().unwrap(), Some(FrameRef::Retry(250)));
+    let expected = EventRef::default();
+    match dec.next_frame_ref().unwrap() {
+        Some(FrameRef::Dataless(ev)) => {
+            assert_eq!(
+                (ev.event_type(), ev.id(), ev.data()),
+                ("ping", Some("9"), "")
+            );
+            assert_ne!(ev, expected);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(dec.next_frame_ref().unwrap(), None);
+    assert_eq!(dec.last_event_id(), "9");
+}
+
+#[test]
+fn a_borrowed_event_carries_only_its_own_blocks_id() {
+    let mut dec = Decoder::new();
+    dec.feed_slice(b"id: 1\ndata: a\n\ndata: b\n\n").unwrap();
+    let first = dec.next_frame_ref().unwrap().map(|f| f.to_frame());
+    assert_eq!(
+        first,
+        Some(Frame::Event(
+            ssekit::Event::builder().id("1").unwrap().data("a").build()
+        ))
+    );
+    match dec.next_frame_ref().unwrap() {
+        // The second block set no id: the event has none, the stream's last id stays "1".
+        Some(FrameRef::Event(ev)) => assert_eq!((ev.id(), ev.data()), (None, "b")),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(dec.last_event_id(), "1");
+}
+
+#[test]
+fn a_large_joined_event_read_by_reference_then_small_ones() {
+    // The joining buffer one large event grew is lent out, then let go before the next one.
+    let big_line = "x".repeat(40_000);
+    let mut stream = String::new();
+    for _ in 0..3 {
+        stream.push_str(&format!("data: {big_line}\n"));
+    }
+    stream.push_str("\ndata: small\ndata: again\n\n");
+    let (borrowed, owned) = both(Config::default(), &[stream.as_bytes()]);
+    assert_eq!(borrowed, owned);
+    assert_eq!(borrowed.len(), 2);
+    assert_eq!(
+        borrowed[1],
+        Frame::Event(ssekit::Event::message("small\nagain"))
+    );
+}
