@@ -542,6 +542,16 @@ enum Loc {
 }
 
 impl Loc {
+    /// `src[range]`: a range when `src` is the current piece (`in_front`), else a slice.
+    #[inline(always)]
+    fn of(src: &Bytes, range: Range<usize>, in_front: bool) -> Loc {
+        if in_front {
+            Loc::Front(range)
+        } else {
+            Loc::Shared(src.slice(range))
+        }
+    }
+
     fn len(&self) -> usize {
         match self {
             Loc::Front(range) => range.len(),
@@ -1300,13 +1310,7 @@ impl FieldState {
         };
         let value = line.get(value_start..).unwrap_or_default();
         let value_range = (range.start + value_start).min(range.end)..range.end;
-        let loc = || {
-            if in_front {
-                Loc::Front(value_range.clone())
-            } else {
-                Loc::Shared(src.slice(value_range.clone()))
-            }
-        };
+        let loc = || Loc::of(src, value_range.clone(), in_front);
         match name {
             FieldName::Comment if config.skip_comments => Ok(None),
             FieldName::Comment => {
