@@ -1,6 +1,12 @@
 //! Validation overhead: events/s decoding a Responses API `tokens` workload with and without
 //! the `responses::Stream` validator (which parses every event's JSON and accumulates text).
 //!
+//! Beside it, what reading the same JSON costs without any rule, as floors for the profile's
+//! part: `serde_json` into `IgnoredAny` (what a consumer usually runs on each event anyway)
+//! and `simd-json` building its tape (SIMD structural indexing, the fastest JSON parser
+//! family; one tape allocation per event, buffers reused, input copied into a scratch buffer
+//! because simd-json parses in place).
+//!
 //! `cargo bench -p ssekit-benches --bench validation -- --warm-up-time 1 --measurement-time 3`
 
 // `criterion_group!` generates an undocumented `pub fn`.
@@ -53,6 +59,28 @@ fn validate_only(events: &[Event]) -> usize {
     validator.profile().text(0).map_or(0, str::len)
 }
 
+/// Floor: `serde_json` reads every event's data as JSON (no rule, nothing kept).
+fn serde_json_only(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|ev| serde_json::from_str::<serde::de::IgnoredAny>(ev.data()).is_ok())
+        .count()
+}
+
+/// Floor: `simd-json` parses every event's data into its tape (no rule, nothing kept).
+fn simd_json_only(events: &[Event]) -> usize {
+    let mut buffers = simd_json::Buffers::default();
+    let mut scratch = Vec::new();
+    events
+        .iter()
+        .filter(|ev| {
+            scratch.clear();
+            scratch.extend_from_slice(ev.data().as_bytes());
+            simd_json::to_tape_with_buffers(&mut scratch, &mut buffers).is_ok()
+        })
+        .count()
+}
+
 fn bench(c: &mut Criterion) {
     let (bytes, events) = ssekit_benches::responses_tokens(DELTAS);
     let whole = Bytes::from(bytes);
@@ -82,7 +110,15 @@ fn bench(c: &mut Criterion) {
             |b, p| b.iter(|| decode_and_validate(p)),
         );
     }
+    assert_eq!(serde_json_only(&decoded), events);
+    assert_eq!(simd_json_only(&decoded), events);
     group.bench_function("validate_only", |b| b.iter(|| validate_only(&decoded)));
+    group.bench_function("json_only/serde_json", |b| {
+        b.iter(|| serde_json_only(&decoded))
+    });
+    group.bench_function("json_only/simd-json", |b| {
+        b.iter(|| simd_json_only(&decoded))
+    });
     group.finish();
 }
 

@@ -502,13 +502,14 @@ pub struct Decoder {
 #[derive(Debug, Default)]
 struct FieldState {
     /// The block's `event:` value; after a dispatch, the dispatched event's until the next
-    /// call (see `dispatched`).
+    /// call (see `lent`).
     event_type: Option<Loc>,
     /// The block's data; after a dispatch, the dispatched event's.
     data: Data,
-    /// `event_type` and `data` belong to the frame just dispatched, which a borrowed frame
-    /// may point into; they are cleared when the decoder is next used.
-    dispatched: bool,
+    /// What belongs to the frame just handed out, which a borrowed frame may point into:
+    /// cleared when the decoder is next used, so that a line buffer it shares is free to be
+    /// reused.
+    lent: Lent,
     /// The comment just emitted, for a borrowed frame to point into.
     comment: Option<Loc>,
     /// The block had an `id:` field (without NUL).
@@ -526,6 +527,17 @@ struct FieldState {
     /// [`SCRATCH_KEPT`]). Holds the last joined event until the next one starts, so a
     /// borrowed frame can point into it.
     scratch: Vec<u8>,
+}
+
+/// Which values the last frame handed out still holds (see `FieldState::lent`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Lent {
+    #[default]
+    Nothing,
+    /// `event_type` and `data` are the dispatched event's.
+    Event,
+    /// `comment` is the comment's.
+    Comment,
 }
 
 /// The joining buffer's capacity kept between events; larger buffers are released after use.
@@ -850,6 +862,7 @@ impl Decoder {
     #[inline]
     pub fn next_frame(&mut self) -> Result<Option<Frame>, DecodeError> {
         if self.all_read() {
+            self.fields.clear_lent();
             return Ok(None);
         }
         self.next_frame_slow()
@@ -882,6 +895,7 @@ impl Decoder {
     #[inline]
     pub fn next_frame_ref(&mut self) -> Result<Option<FrameRef<'_>>, DecodeError> {
         if self.all_read() {
+            self.fields.clear_lent();
             return Ok(None);
         }
         self.next_frame_ref_slow()
@@ -905,7 +919,7 @@ impl Decoder {
         if let Some(err) = self.failed {
             return Err(err);
         }
-        self.fields.clear_dispatched();
+        self.fields.clear_lent();
         self.fields.release_large_scratch();
         self.flush_tail();
         self.flush_staging();
@@ -930,7 +944,7 @@ impl Decoder {
         let text = |loc: Loc| Utf8Bytes::from_utf8_lossy(loc.into_bytes(front));
         match emit {
             Emit::Event { id } | Emit::Dataless { id } => {
-                fields.dispatched = false;
+                fields.lent = Lent::Nothing;
                 let event_type = fields.event_type.take().map(text);
                 let id = id.then(|| fields.last_event_id.clone());
                 let data = match core::mem::take(&mut fields.data) {
@@ -947,7 +961,10 @@ impl Decoder {
                     _ => Frame::Event(event),
                 }
             }
-            Emit::Comment => Frame::Comment(fields.comment.take().map(text).unwrap_or_default()),
+            Emit::Comment => {
+                fields.lent = Lent::Nothing;
+                Frame::Comment(fields.comment.take().map(text).unwrap_or_default())
+            }
             Emit::Retry(ms) => Frame::Retry(ms),
         }
     }
@@ -1231,19 +1248,22 @@ impl Decoder {
 
 impl FieldState {
     fn block_open(&self) -> bool {
-        !self.dispatched
+        self.lent != Lent::Event
             && (self.event_type.is_some() || self.id_set || !matches!(self.data, Data::Empty))
     }
 
-    /// Lets go of the frame dispatched by the last call (the next call has begun).
+    /// Lets go of the values of the frame handed out last (the decoder is used again).
     #[inline(always)]
-    fn clear_dispatched(&mut self) {
-        if self.dispatched {
-            self.dispatched = false;
-            self.event_type = None;
-            self.data = Data::Empty;
+    fn clear_lent(&mut self) {
+        match self.lent {
+            Lent::Nothing => return,
+            Lent::Event => {
+                self.event_type = None;
+                self.data = Data::Empty;
+            }
+            Lent::Comment => self.comment = None,
         }
-        self.comment = None;
+        self.lent = Lent::Nothing;
     }
 
     /// After a limit (Resync): drop the current event and ignore lines up to a blank line.
@@ -1263,7 +1283,7 @@ impl FieldState {
     /// The piece `front` is about to be let go: values still pointing into it get their own
     /// reference to it (at most once per piece, whatever its number of events).
     fn detach(&mut self, front: &Bytes) {
-        self.clear_dispatched();
+        self.clear_lent();
         if let Some(loc) = &mut self.event_type {
             loc.detach(front);
         }
@@ -1315,6 +1335,7 @@ impl FieldState {
             FieldName::Comment if config.skip_comments => Ok(None),
             FieldName::Comment => {
                 self.comment = Some(loc());
+                self.lent = Lent::Comment;
                 Ok(Some(Emit::Comment))
             }
             FieldName::Data => {
@@ -1401,7 +1422,7 @@ impl FieldState {
             }
             _ => Emit::Event { id },
         };
-        self.dispatched = true;
+        self.lent = Lent::Event;
         Some(emit)
     }
 }

@@ -203,3 +203,46 @@ fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
     );
     assert!(small <= 8, "{small} allocations");
 }
+
+#[test]
+fn events_read_by_reference_from_small_pieces_allocate_nothing_per_event() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // Lines that straddle pieces are joined in the line buffer; a borrowed event lets go of
+    // its share of that buffer when the decoder is next used (even by a call that finds
+    // nothing to do), so the buffer is reused instead of reallocated per line. (A block
+    // whose `event:` line also straddles keeps a share of the buffer while its data line is
+    // joined, with `next_frame` too: one reallocation per such event.)
+    let block = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"tok\"}\n\n";
+    for piece_len in [1, 7, 10] {
+        let run = |events: usize| {
+            let stream = Bytes::from(block.repeat(events));
+            let pieces: Vec<Bytes> = (0..stream.len())
+                .step_by(piece_len)
+                .map(|at| stream.slice(at..(at + piece_len).min(stream.len())))
+                .collect();
+            let mut seen = 0;
+            let (_, allocations) = measure(|| {
+                let mut dec = Decoder::new();
+                for piece in &pieces {
+                    dec.feed(piece.clone()).unwrap();
+                    while let Some(frame) = dec.next_frame_ref().unwrap() {
+                        if let ssekit::FrameRef::Event(ev) = frame {
+                            seen += usize::from(ev.data().ends_with("\"tok\"}"));
+                        }
+                    }
+                }
+            });
+            assert_eq!(seen, events);
+            allocations
+        };
+        run(10);
+        let (small, large) = (run(200), run(20_000));
+        eprintln!("{piece_len}-byte pieces: {small} allocations for 200 events, {large} for 20000");
+        assert_eq!(
+            small, large,
+            "{piece_len}-byte pieces: allocations grew with the event count"
+        );
+    }
+}
