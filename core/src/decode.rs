@@ -696,10 +696,16 @@ impl Decoder {
     /// assert!(dec.next_frame()?.is_some());
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
+    #[inline]
     pub fn feed(&mut self, chunk: Bytes) -> Result<(), DecodeError> {
         if chunk.is_empty() || self.append_tiny(&chunk) {
             return Ok(());
         }
+        self.queue_piece(chunk)
+    }
+
+    /// `feed` past the tiny-piece fast path.
+    fn queue_piece(&mut self, chunk: Bytes) -> Result<(), DecodeError> {
         self.check_room(chunk.len())?;
         self.flush_staging();
         self.push_piece(chunk);
@@ -732,10 +738,16 @@ impl Decoder {
     /// assert!(dec.next_frame()?.is_some());
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
+    #[inline]
     pub fn feed_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
         if chunk.is_empty() || self.append_tiny(chunk) {
             return Ok(());
         }
+        self.stage_slice(chunk)
+    }
+
+    /// `feed_slice` past the tiny-piece fast path.
+    fn stage_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
         self.check_room(chunk.len())?;
         self.staging.extend_from_slice(chunk);
         Ok(())
@@ -764,7 +776,18 @@ impl Decoder {
         if end > TAIL || self.line.len() + end > self.config.limits.max_line {
             return self.append_tiny_after_flush(piece);
         }
-        if let (Some(first), Some(last)) = (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
+        if let [byte] = *piece {
+            // A byte at a time: the common tiny read, without the loop.
+            let Some(slot) = self.tail.0.get_mut(start) else {
+                return false;
+            };
+            if byte == b'\n' || byte == b'\r' {
+                return false;
+            }
+            *slot = byte;
+        } else if let (Some(first), Some(last)) =
+            (piece.first_chunk::<8>(), piece.last_chunk::<8>())
+        {
             // 8 to 16 bytes: two overlapping words cover the piece; look at both, then copy both.
             let (first, last) = (u64::from_ne_bytes(*first), u64::from_ne_bytes(*last));
             if has_line_ending(first) || has_line_ending(last) {
