@@ -54,7 +54,7 @@
 //!
 //! | module | concept | main types |
 //! |---|---|---|
-//! | [`decode`], [`encode`] | the codec above | [`Decoder`], [`Frame`], [`Limits`], [`Encoder`] |
+//! | [`decode`], [`encode`] | the codec above | [`Decoder`], [`Frame`], [`FrameRef`], [`Limits`], [`Encoder`] |
 //! | [`chunk`] | ORS 4096-byte chunking on UTF-8 boundaries, and reassembly with a cap | [`chunk::Chunker`], [`chunk::Reassembler`] |
 //! | [`sequence`], [`profile`] | event-order validation: ORS tool calls, Responses API, agent runs, workflows, chat completions | [`sequence::Validator`], [`sequence::Profile`] |
 //! | [`client`] | reconnect policy: headers, response check, `retry:`, backoff with jitter, idle timeout, duplicate suppression | [`client::Reconnect`] |
@@ -93,6 +93,15 @@
 //!   same source, seeds the new stream's buffer with the last event ID, which is what
 //!   Chromium does; otherwise the first id-less event after a reconnect would erase the ID
 //!   that resumption depends on.
+//! - **Two ways out of the decoder.** ARCHITECTURE.md proposed owned frames only: each field
+//!   a zero-copy [`Utf8Bytes`] slice of the input. Profiling showed the price of that shape:
+//!   each slice is an atomic reference-count update when made and another when dropped,
+//!   20-30% of decode time on large reads. [`Decoder::next_frame_ref`] adds the `httparse`
+//!   shape beside it: a [`FrameRef`] borrows the decoder's buffers until its next use, with
+//!   no reference count, no copy of multi-line data and no allocation. Both read the same
+//!   state, so they can be mixed call by call (a property test and a fuzz target check that
+//!   they yield the same frames); use `next_frame` to keep frames, `next_frame_ref` to read
+//!   and let go.
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.

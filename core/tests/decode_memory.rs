@@ -164,6 +164,48 @@ fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
     assert!(small <= 8, "{small} allocations");
 }
 
+/// Allocations made while `block`, repeated `events` times, is fed as `piece_len`-byte slices
+/// of one `Bytes` and drained with `next_frame_ref`; every event's data must pass `check`.
+fn allocations_reading_by_reference(
+    block: &[u8],
+    piece_len: usize,
+    events: usize,
+    check: fn(&str) -> bool,
+) -> usize {
+    let stream = Bytes::from(block.repeat(events));
+    let pieces: Vec<Bytes> = (0..stream.len())
+        .step_by(piece_len)
+        .map(|at| stream.slice(at..(at + piece_len).min(stream.len())))
+        .collect();
+    let mut seen = 0;
+    let (_, allocations) = measure(|| {
+        let mut dec = Decoder::new();
+        for piece in &pieces {
+            dec.feed(piece.clone()).unwrap();
+            while let Some(frame) = dec.next_frame_ref().unwrap() {
+                if let ssekit::FrameRef::Event(ev) = frame {
+                    seen += usize::from(check(ev.data()));
+                }
+            }
+        }
+    });
+    assert_eq!(seen, events);
+    allocations
+}
+
+/// After a warm-up, `run` allocates as much for 100x the events as for 1x: nothing per event.
+fn assert_nothing_per_event(what: &str, run: impl Fn(usize) -> usize, small: usize) {
+    run(10);
+    let (few, many) = (run(small), run(100 * small));
+    eprintln!(
+        "{what}: {few} allocations for {small} events, {many} for {}",
+        100 * small
+    );
+    assert!(few >= 1, "the counting allocator saw nothing");
+    assert_eq!(few, many, "{what}: allocations grew with the event count");
+    assert!(few <= 8, "{what}: {few} allocations");
+}
+
 #[test]
 fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
     let _serial = SERIAL
@@ -172,36 +214,9 @@ fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
     // `next_frame` copies joined data out once per event; `next_frame_ref` lends the joining
     // buffer itself, so after it has grown once nothing is allocated, whatever the pieces.
     let block = b"event: row\ndata: first line\r\ndata: second line\r\ndata: third\r\n\r\n: ka\n\n";
-    let run = |events: usize| {
-        let stream = Bytes::from(block.repeat(events));
-        let pieces: Vec<Bytes> = (0..stream.len())
-            .step_by(1460)
-            .map(|at| stream.slice(at..(at + 1460).min(stream.len())))
-            .collect();
-        let mut seen = 0;
-        let (_, allocations) = measure(|| {
-            let mut dec = Decoder::new();
-            for piece in &pieces {
-                dec.feed(piece.clone()).unwrap();
-                while let Some(frame) = dec.next_frame_ref().unwrap() {
-                    if let ssekit::FrameRef::Event(ev) = frame {
-                        seen += usize::from(ev.data() == "first line\nsecond line\nthird");
-                    }
-                }
-            }
-        });
-        assert_eq!(seen, events);
-        allocations
-    };
-    run(10);
-    let (small, large) = (run(1_000), run(100_000));
-    eprintln!("allocations: {small} for 1000 events, {large} for 100000 events");
-    assert!(small >= 1, "the counting allocator saw nothing");
-    assert_eq!(
-        small, large,
-        "allocations grew with the event count: {small} vs {large}"
-    );
-    assert!(small <= 8, "{small} allocations");
+    let check: fn(&str) -> bool = |data| data == "first line\nsecond line\nthird";
+    let run = |events| allocations_reading_by_reference(block, 1460, events, check);
+    assert_nothing_per_event("multi-line events", run, 1_000);
 }
 
 #[test]
@@ -215,34 +230,9 @@ fn events_read_by_reference_from_small_pieces_allocate_nothing_per_event() {
     // whose `event:` line also straddles keeps a share of the buffer while its data line is
     // joined, with `next_frame` too: one reallocation per such event.)
     let block = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"tok\"}\n\n";
+    let check: fn(&str) -> bool = |data| data.ends_with("\"tok\"}");
     for piece_len in [1, 7, 10] {
-        let run = |events: usize| {
-            let stream = Bytes::from(block.repeat(events));
-            let pieces: Vec<Bytes> = (0..stream.len())
-                .step_by(piece_len)
-                .map(|at| stream.slice(at..(at + piece_len).min(stream.len())))
-                .collect();
-            let mut seen = 0;
-            let (_, allocations) = measure(|| {
-                let mut dec = Decoder::new();
-                for piece in &pieces {
-                    dec.feed(piece.clone()).unwrap();
-                    while let Some(frame) = dec.next_frame_ref().unwrap() {
-                        if let ssekit::FrameRef::Event(ev) = frame {
-                            seen += usize::from(ev.data().ends_with("\"tok\"}"));
-                        }
-                    }
-                }
-            });
-            assert_eq!(seen, events);
-            allocations
-        };
-        run(10);
-        let (small, large) = (run(200), run(20_000));
-        eprintln!("{piece_len}-byte pieces: {small} allocations for 200 events, {large} for 20000");
-        assert_eq!(
-            small, large,
-            "{piece_len}-byte pieces: allocations grew with the event count"
-        );
+        let run = |events| allocations_reading_by_reference(block, piece_len, events, check);
+        assert_nothing_per_event(&format!("{piece_len}-byte pieces"), run, 200);
     }
 }
