@@ -1003,6 +1003,10 @@ impl Decoder {
             ..
         } = self;
         let front: &Bytes = front;
+        // Like the joining buffer, a repair buffer one large event grew is not kept.
+        if repaired.capacity() > SCRATCH_KEPT {
+            *repaired = String::new();
+        }
         repaired.clear();
         let id = match emit {
             Emit::Event { id } | Emit::Dataless { id } => id,

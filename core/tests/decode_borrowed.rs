@@ -112,18 +112,26 @@ fn a_borrowed_event_carries_only_its_own_blocks_id() {
 
 #[test]
 fn a_large_joined_event_read_by_reference_then_small_ones() {
-    // The joining buffer one large event grew is lent out, then let go before the next one.
-    let big_line = "x".repeat(40_000);
-    let mut stream = String::new();
+    // The joining buffer (and, with an invalid byte, the repair buffer) one large event grew
+    // is lent out, then let go before the next one; later events are unaffected.
+    let big_line = [&b"x".repeat(40_000)[..], b"\xFF"].concat();
+    let mut stream = Vec::new();
     for _ in 0..3 {
-        stream.push_str(&format!("data: {big_line}\n"));
+        stream.extend_from_slice(b"data: ");
+        stream.extend_from_slice(&big_line);
+        stream.push(b'\n');
     }
-    stream.push_str("\ndata: small\ndata: again\n\n");
-    let (borrowed, owned) = both(Config::default(), &[stream.as_bytes()]);
+    stream.extend_from_slice(b"\ndata: small\ndata: \xFEagain\n\n");
+    let (borrowed, owned) = both(Config::default(), &[&stream[..]]);
     assert_eq!(borrowed, owned);
     assert_eq!(borrowed.len(), 2);
+    let Frame::Event(big) = &borrowed[0] else {
+        panic!("{:?}", borrowed[0])
+    };
+    // Each invalid byte became U+FFFD (3 bytes); the lines are joined by LF.
+    assert_eq!(big.data().len(), 3 * (40_000 + 3) + 2);
     assert_eq!(
         borrowed[1],
-        Frame::Event(ssekit::Event::message("small\nagain"))
+        Frame::Event(ssekit::Event::message("small\n\u{FFFD}again"))
     );
 }
