@@ -591,9 +591,9 @@ impl Loc {
 
     /// Makes a [`Loc::Front`] independent of `front`, which is about to be let go.
     fn detach(&mut self, front: &Bytes) {
-        if let Loc::Front(_) = self {
-            *self =
-                Loc::Shared(core::mem::replace(self, Loc::Shared(Bytes::new())).into_bytes(front));
+        if let Loc::Front(range) = self {
+            let shared = Loc::Front(range.clone()).into_bytes(front);
+            *self = Loc::Shared(shared);
         }
     }
 }
