@@ -434,24 +434,28 @@ fn ors_session(server: &Server) -> String {
     sid
 }
 
+/// `ssekit tail` on the gsm8k task's `/call` in session `sid` with the ORS profile, posting
+/// `body`, plus `extra` arguments.
+fn tail_tool_call(server: &Server, sid: &str, body: &str, extra: &[&str]) -> std::process::Output {
+    let url = format!("{}/gsm8k/call", server.1);
+    let session = format!("X-Session-ID: {sid}");
+    ssekit()
+        .args(["tail", &url, "-H", &session, "-d", body, "--profile", "ors"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn tail_resumes_a_cut_ors_call_by_task_id() {
     let server = serve_with(&["--cut-ors-after", "3"]);
     let sid = ors_session(&server);
-    let out = ssekit()
-        .args([
-            "tail",
-            &format!("{}/gsm8k/call", server.1),
-            "-H",
-            &format!("X-Session-ID: {sid}"),
-            "-d",
-            r#"{"name":"work","input":{"steps":200}}"#,
-            "--profile",
-            "ors",
-            "--json",
-        ])
-        .output()
-        .unwrap();
+    let out = tail_tool_call(
+        &server,
+        &sid,
+        r#"{"name":"work","input":{"steps":200}}"#,
+        &["--json"],
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let lines: Vec<serde_json::Value> = text(&out.stdout)
         .lines()
@@ -492,18 +496,6 @@ fn tail_exits_with_an_error_when_the_call_ends_with_an_error_event() {
     let server = serve();
     let sid = ors_session(&server);
     // A tool the environment does not have: a valid ORS stream that ends with `error`.
-    let out = ssekit()
-        .args([
-            "tail",
-            &format!("{}/gsm8k/call", server.1),
-            "-H",
-            &format!("X-Session-ID: {sid}"),
-            "-d",
-            r#"{"name":"no_such_tool","input":{}}"#,
-            "--profile",
-            "ors",
-        ])
-        .output()
-        .unwrap();
+    let out = tail_tool_call(&server, &sid, r#"{"name":"no_such_tool","input":{}}"#, &[]);
     assert_one_line_error(&out, "the stream ended with the failure event `error`");
 }
