@@ -609,12 +609,16 @@ impl<'a> Text<'a> {
     fn of(bytes: &'a [u8], repaired: &mut String) -> Self {
         match crate::text::str_of(bytes) {
             Some(valid) => Text::Valid(valid),
-            None => {
-                let start = repaired.len();
-                repaired.push_str(&String::from_utf8_lossy(bytes));
-                Text::Repaired(start..repaired.len())
-            }
+            None => Text::repair(bytes, repaired),
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn repair(bytes: &[u8], repaired: &mut String) -> Self {
+        let start = repaired.len();
+        repaired.push_str(&String::from_utf8_lossy(bytes));
+        Text::Repaired(start..repaired.len())
     }
 
     fn resolve(self, repaired: &'a str) -> &'a str {
@@ -646,6 +650,29 @@ enum Emit {
     Dataless { id: bool },
     Comment,
     Retry(u64),
+}
+
+/// Where [`Decoder::scan_whole_lines`] stopped.
+enum Stop {
+    /// A frame, or an error.
+    Frame(Result<Option<Emit>, DecodeError>),
+    /// At a line for the general path, with the index of its line ending in the rest of the
+    /// piece (`None`: no line ending there).
+    AtLine(Option<usize>),
+}
+
+/// The index of the first CR or LF.
+#[inline(always)]
+fn find_line_ending(bytes: &[u8]) -> Option<usize> {
+    match bytes.first()? {
+        // A blank line (every event ends with one) needs no SIMD call: its first byte is
+        // already the line ending.
+        b'\n' | b'\r' => Some(0),
+        // Tiny pieces (a socket read of a few bytes) cost more to dispatch to SIMD than to
+        // look at.
+        _ if bytes.len() <= TINY_PIECE => bytes.iter().position(|&b| b == b'\n' || b == b'\r'),
+        _ => memchr::memchr2(b'\n', b'\r', bytes),
+    }
 }
 
 impl Decoder {
@@ -1065,79 +1092,161 @@ impl Decoder {
                     continue;
                 }
             }
-            let start = self.pos;
-            let chunk = self.front.get(start..).unwrap_or_default();
-            // A blank line (every event ends with one) needs no SIMD call: its first byte is
-            // already the line ending.
-            let found = match chunk.first() {
-                Some(b'\n' | b'\r') => Some(0),
-                // Tiny pieces (a socket read of a few bytes) cost more to dispatch to SIMD
-                // than to look at.
-                _ if chunk.len() <= 16 => chunk.iter().position(|&b| b == b'\n' || b == b'\r'),
-                _ => memchr::memchr2(b'\n', b'\r', chunk),
-            };
-            let Some(end) = found else {
-                // No line ending in this piece: the line continues in the next one.
-                let len = chunk.len();
-                self.scanned += len as u64;
-                if !self.discarding_line {
-                    if self.line.len() + len > self.config.limits.max_line {
-                        self.line.clear();
-                        self.discarding_line = true;
-                        self.drop_front(len);
-                        return Err(DecodeError::LineTooLong {
-                            offset: self.line_start,
-                            limit: self.config.limits.max_line,
-                        });
-                    }
-                    self.line.extend_from_slice(chunk);
+            let found = if self.line.is_empty() && !self.discarding_line {
+                match self.scan_whole_lines() {
+                    Stop::Frame(result) => return result,
+                    Stop::AtLine(found) => found,
                 }
-                self.drop_front(len);
-                continue;
-            };
-            self.scanned += end as u64 + 1;
-            let terminator = match (chunk.get(end), chunk.get(end + 1)) {
-                (Some(b'\r'), Some(b'\n')) => 2,
-                (Some(b'\r'), None) => {
-                    self.after_cr = true;
-                    1
-                }
-                _ => 1,
-            };
-            let line_offset = self.line_start;
-            let consumed = end + terminator;
-            let result = if self.discarding_line {
-                self.discarding_line = false;
-                Ok(None)
-            } else if self.line.len() + end > self.config.limits.max_line {
-                self.line.clear();
-                Err(DecodeError::LineTooLong {
-                    offset: line_offset,
-                    limit: self.config.limits.max_line,
-                })
-            } else if self.line.is_empty() {
-                // The whole line lies in this piece: parse it in place, values point into it.
-                let line = start..start + end;
-                self.fields
-                    .line(&self.config, &self.front, None, line, line_offset)
             } else {
-                self.line
-                    .extend_from_slice(chunk.get(..end).unwrap_or_default());
-                let line = self.line.split().freeze();
-                self.fields.line(
-                    &self.config,
-                    &self.front,
-                    Some(&line),
-                    0..line.len(),
-                    line_offset,
-                )
+                find_line_ending(self.front.get(self.pos..).unwrap_or_default())
             };
-            self.drop_front(consumed);
-            self.line_start = self.offset;
-            if let Some(emit) = result? {
+            if let Some(emit) = self.read_line(found)? {
                 return Ok(Some(emit));
             }
         }
+    }
+
+    /// The hot loop of [`scan`](Self::scan), for when no line is pending from an earlier
+    /// piece: reads the lines that lie whole in `front`, with its position and counters in
+    /// locals. Stops at the first frame or error, or hands the general path
+    /// ([`read_line`](Self::read_line)) the line it does not read, with where its ending was
+    /// found: a line with no ending in this piece, one whose CR is the piece's last byte (an
+    /// LF may follow in the next piece), one over `max_line`.
+    #[inline(always)]
+    fn scan_whole_lines(&mut self) -> Stop {
+        let bytes: &[u8] = &self.front;
+        let max_line = self.config.limits.max_line;
+        let begin = self.pos;
+        let mut pos = begin;
+        let mut scanned = 0;
+        let stop = loop {
+            let rest = bytes.get(pos..).unwrap_or_default();
+            let Some(end) = find_line_ending(rest) else {
+                break Stop::AtLine(None);
+            };
+            let terminator = match rest.get(end..end + 2) {
+                Some(b"\r\n") => 2,
+                None if rest.get(end) == Some(&b'\r') => break Stop::AtLine(Some(end)),
+                _ => 1,
+            };
+            if end > max_line {
+                break Stop::AtLine(Some(end));
+            }
+            scanned += end + 1;
+            let line = pos..pos + end;
+            let line_offset = self.offset + (pos - begin) as u64;
+            pos += terminator + end;
+            let fields = &mut self.fields;
+            let config = &self.config;
+            let text = rest.get(..end).unwrap_or_default();
+            // The lines of nearly every event, read here without the general field parser
+            // (`FieldState::line`, which has the same effect): a blank line, a comment, `data:`
+            // and `event:` with a colon.
+            let value = |name_len: usize| {
+                let start = name_len + 1 + usize::from(text.get(name_len + 1) == Some(&b' '));
+                Loc::Front((line.start + start).min(line.end)..line.end)
+            };
+            let result = match text {
+                _ if fields.skip_block => fields.line(config, &self.front, None, line, line_offset),
+                [] => Ok(fields.dispatch(config.mode)),
+                [b':', ..] if config.skip_comments => Ok(None),
+                [b':', ..] => {
+                    fields.comment = Some(value(0));
+                    fields.lent = Lent::Comment;
+                    Ok(Some(Emit::Comment))
+                }
+                [b'd', b'a', b't', b'a', b':', ..] => {
+                    let loc = value(4);
+                    let value = loc.bytes(&self.front);
+                    fields
+                        .append_data(config, &self.front, value, || loc.clone(), line_offset)
+                        .map(|()| None)
+                }
+                [b'e', b'v', b'e', b'n', b't', b':', ..] => {
+                    fields.event_type = Some(value(5));
+                    Ok(None)
+                }
+                _ => fields.line(config, &self.front, None, line, line_offset),
+            };
+            match result {
+                Ok(None) => {}
+                result => break Stop::Frame(result),
+            }
+        };
+        let consumed = pos - begin;
+        self.pos = pos;
+        self.queued -= consumed;
+        self.offset += consumed as u64;
+        self.line_start = self.offset;
+        self.scanned += scanned as u64;
+        stop
+    }
+
+    /// Reads the line at `front[pos..]` in the general case, given where its ending was found
+    /// (`None`: not in this piece): a line that continues one from an earlier piece, that
+    /// goes on in the next one, that is being discarded or is over `max_line`.
+    fn read_line(&mut self, found: Option<usize>) -> Result<Option<Emit>, DecodeError> {
+        let start = self.pos;
+        let chunk = self.front.get(start..).unwrap_or_default();
+        let Some(end) = found else {
+            // No line ending in this piece: the line continues in the next one.
+            let len = chunk.len();
+            self.scanned += len as u64;
+            if !self.discarding_line {
+                if self.line.len() + len > self.config.limits.max_line {
+                    self.line.clear();
+                    self.discarding_line = true;
+                    self.drop_front(len);
+                    return Err(DecodeError::LineTooLong {
+                        offset: self.line_start,
+                        limit: self.config.limits.max_line,
+                    });
+                }
+                self.line.extend_from_slice(chunk);
+            }
+            self.drop_front(len);
+            return Ok(None);
+        };
+        self.scanned += end as u64 + 1;
+        let terminator = match (chunk.get(end), chunk.get(end + 1)) {
+            (Some(b'\r'), Some(b'\n')) => 2,
+            (Some(b'\r'), None) => {
+                self.after_cr = true;
+                1
+            }
+            _ => 1,
+        };
+        let line_offset = self.line_start;
+        let consumed = end + terminator;
+        let result = if self.discarding_line {
+            self.discarding_line = false;
+            Ok(None)
+        } else if self.line.len() + end > self.config.limits.max_line {
+            self.line.clear();
+            Err(DecodeError::LineTooLong {
+                offset: line_offset,
+                limit: self.config.limits.max_line,
+            })
+        } else if self.line.is_empty() {
+            // The whole line lies in this piece: parse it in place, values point into it.
+            let line = start..start + end;
+            self.fields
+                .line(&self.config, &self.front, None, line, line_offset)
+        } else {
+            self.line
+                .extend_from_slice(chunk.get(..end).unwrap_or_default());
+            let line = self.line.split().freeze();
+            self.fields.line(
+                &self.config,
+                &self.front,
+                Some(&line),
+                0..line.len(),
+                line_offset,
+            )
+        };
+        self.drop_front(consumed);
+        self.line_start = self.offset;
+        result
     }
 
     /// Consumes `n` bytes of `front` (the piece itself is kept; see `scan`).
@@ -1430,12 +1539,12 @@ impl FieldState {
 
     /// A blank line: commit the last event ID, then dispatch unless the data buffer is empty.
     /// The event's fields stay where they are until it has been handed out.
+    #[inline(always)]
     fn dispatch(&mut self, mode: Mode) -> Option<Emit> {
         let id = self.id_set;
         if id {
-            self.last_event_id = Utf8Bytes::from_utf8_lossy(self.id_buffer.clone());
+            self.commit_id();
         }
-        self.id_set = false;
         if self.event_type.as_ref().is_some_and(|t| t.len() == 0) {
             self.event_type = None;
         }
@@ -1451,6 +1560,13 @@ impl FieldState {
         };
         self.lent = Lent::Event;
         Some(emit)
+    }
+
+    /// The block's id becomes the last event ID.
+    #[inline(never)]
+    fn commit_id(&mut self) {
+        self.last_event_id = Utf8Bytes::from_utf8_lossy(self.id_buffer.clone());
+        self.id_set = false;
     }
 }
 

@@ -443,3 +443,67 @@ fn single_line_data_fed_as_bytes_is_a_slice_of_the_input() {
         "type was copied"
     );
 }
+
+/// Every frame and error of `pieces`, in order; reading goes on after an error in `Resync`.
+fn frames_and_errors(config: Config, pieces: &[&[u8]]) -> Vec<String> {
+    let mut decoder = Decoder::with_config(config);
+    let mut out = Vec::new();
+    for piece in pieces {
+        decoder.feed_slice(piece).unwrap();
+        loop {
+            match decoder.next_frame() {
+                Ok(Some(frame)) => out.push(format!("{frame:?}")),
+                Ok(None) => break,
+                Err(err) if config.get_on_limit() == ssekit::decode::OnLimit::Resync => {
+                    out.push(format!("{err:?}"))
+                }
+                Err(err) => {
+                    out.push(format!("{err:?}"));
+                    return out;
+                }
+            }
+        }
+    }
+    out.push(format!(
+        "{:?} {}",
+        decoder.finish(),
+        decoder.last_event_id()
+    ));
+    out
+}
+
+#[test]
+fn lines_read_whole_and_lines_joined_across_pieces_mean_the_same() {
+    // The decoder reads lines that lie whole in a piece on a fast path (blank lines,
+    // comments, `data:`, `event:`) and lines cut by a piece boundary on the general one. Every
+    // cut of these lines must give the frames and errors of the uncut stream, in both modes
+    // and both limit policies.
+    let stream: &[u8] = b":c\n: c2\n:\ndata:a\ndata: b\ndata\ndata:\ndata:  two spaces\n\n\
+        event:e\nevent: \ndata:x\r\n\r\nevent: t\rdata: y\r\rid: 7\ndata:z\n\nevent:only\n\n\
+        datax: no\ndat: no\ndata: past the limit ...........\n\ndata:after\n\n";
+    let resync = Config::default()
+        .limits(ssekit::Limits::default().max_event(20))
+        .on_limit(ssekit::decode::OnLimit::Resync);
+    for config in [
+        Config::default(),
+        Config::default().comments(false),
+        Config::default().mode(Mode::Raw),
+        resync,
+    ] {
+        let whole = frames_and_errors(config, &[stream]);
+        assert!(whole.len() >= 7, "{whole:?}");
+        for cut in 0..=stream.len() {
+            let split = frames_and_errors(config, &[&stream[..cut], &stream[cut..]]);
+            assert_eq!(split, whole, "cut at {cut}");
+        }
+    }
+    let resynced = frames_and_errors(resync, &[stream]);
+    assert!(
+        resynced.iter().any(|f| f.starts_with("EventTooLarge")),
+        "{resynced:?}"
+    );
+    assert!(
+        resynced.iter().any(|f| f.contains("\"after\"")),
+        "{resynced:?}"
+    );
+}
