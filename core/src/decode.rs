@@ -652,6 +652,22 @@ enum Emit {
     Retry(u64),
 }
 
+/// The least capacity a line or staging buffer is given when it grows. A buffer whose earlier
+/// contents a piece or a frame still shares cannot grow in place, and `BytesMut` would then
+/// allocate just the bytes being added: an allocation per tiny piece.
+const MIN_CAPACITY: usize = 4 << 10;
+
+/// Appends `bytes` to a line or staging buffer, making room for at least [`MIN_CAPACITY`]
+/// bytes in all when it must grow. Asking for no more than that lets `BytesMut` reuse its
+/// buffer once nothing shares it.
+#[inline]
+fn append(buf: &mut BytesMut, bytes: &[u8]) {
+    if buf.capacity() - buf.len() < bytes.len() {
+        buf.reserve(bytes.len().max(MIN_CAPACITY.saturating_sub(buf.len())));
+    }
+    buf.extend_from_slice(bytes);
+}
+
 /// Where [`Decoder::scan_whole_lines`] stopped.
 enum Stop {
     /// A frame, or an error.
@@ -776,7 +792,7 @@ impl Decoder {
     /// `feed_slice` past the tiny-piece fast path.
     fn stage_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
         self.check_room(chunk.len())?;
-        self.staging.extend_from_slice(chunk);
+        append(&mut self.staging, chunk);
         Ok(())
     }
 
@@ -864,8 +880,10 @@ impl Decoder {
     #[inline]
     fn flush_tail(&mut self) {
         if self.tail_len > 0 {
-            self.line
-                .extend_from_slice(self.tail.0.get(..self.tail_len).unwrap_or_default());
+            append(
+                &mut self.line,
+                self.tail.0.get(..self.tail_len).unwrap_or_default(),
+            );
             self.tail_len = 0;
         }
     }
@@ -1202,7 +1220,7 @@ impl Decoder {
                         limit: self.config.limits.max_line,
                     });
                 }
-                self.line.extend_from_slice(chunk);
+                append(&mut self.line, chunk);
             }
             self.drop_front(len);
             return Ok(None);
@@ -1233,8 +1251,7 @@ impl Decoder {
             self.fields
                 .line(&self.config, &self.front, None, line, line_offset)
         } else {
-            self.line
-                .extend_from_slice(chunk.get(..end).unwrap_or_default());
+            append(&mut self.line, chunk.get(..end).unwrap_or_default());
             let line = self.line.split().freeze();
             self.fields.line(
                 &self.config,
@@ -1270,7 +1287,7 @@ impl Decoder {
             } else {
                 // Not a BOM: the bytes matched so far are the start of the first line.
                 let matched = BOM.get(..usize::from(self.bom_matched)).unwrap_or_default();
-                self.line.extend_from_slice(matched);
+                append(&mut self.line, matched);
                 self.bom_done = true;
                 return true;
             }
