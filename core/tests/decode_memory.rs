@@ -236,3 +236,62 @@ fn events_read_by_reference_from_small_pieces_allocate_nothing_per_event() {
         assert_nothing_per_event(&format!("{piece_len}-byte pieces"), run, 200);
     }
 }
+
+#[test]
+fn small_slices_allocate_per_4_kib_of_input_not_per_line() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // `feed_slice` copies tiny pieces into one staging buffer, and lines cut by them are
+    // joined in one line buffer. Both grow to at least 4 KiB: a buffer that a piece or a frame
+    // still shares cannot grow in place, and growing it by just the bytes added would
+    // allocate once per piece or line (44 times per 20-line event in 10-byte pieces). So at
+    // most one allocation per buffer per 4 KiB of input.
+    let blocks: [&[u8]; 2] = [
+        b": keep-alive\ndata: {\"seq\":1,\"ok\":true}\n\n",
+        b"data: first line of sixty bytes, more or less, of event data\r\n\
+          data: second line of sixty bytes, more or less, of event data\r\n\r\n",
+    ];
+    for block in blocks {
+        for piece_len in [1, 10] {
+            for by_ref in [false, true] {
+                let stream = block.repeat(2_000);
+                let (_, allocations) = measure(|| {
+                    let mut dec = Decoder::new();
+                    let mut events = 0;
+                    for piece in stream.chunks(piece_len) {
+                        dec.feed_slice(piece).unwrap();
+                        if by_ref {
+                            while let Some(frame) = dec.next_frame_ref().unwrap() {
+                                events += usize::from(matches!(frame, ssekit::FrameRef::Event(_)));
+                            }
+                        } else {
+                            while let Some(frame) = dec.next_frame().unwrap() {
+                                events += usize::from(matches!(frame, ssekit::Frame::Event(_)));
+                            }
+                        }
+                    }
+                    assert_eq!(events, 2_000);
+                });
+                // Owned frames of multi-line events copy their joined data out: one each.
+                let joined = if by_ref || !block.starts_with(b"data: first") {
+                    0
+                } else {
+                    2_000
+                };
+                let budget = 2 * stream.len() / 4096 + 8 + joined;
+                eprintln!(
+                    "{} bytes in {piece_len}-byte slices, by_ref {by_ref}: {allocations} \
+                     allocations (budget {budget})",
+                    stream.len()
+                );
+                assert!(
+                    allocations <= budget,
+                    "{allocations} allocations for {} bytes in {piece_len}-byte slices \
+                     (by_ref {by_ref})",
+                    stream.len()
+                );
+            }
+        }
+    }
+}
