@@ -491,6 +491,11 @@ pub struct Decoder {
     discarding_line: bool,
     /// Sticky error (FailStop).
     failed: Option<DecodeError>,
+    /// [`append_tiny`](Self::append_tiny) may take a piece: nothing is queued or staged, the
+    /// BOM is settled, no CR is pending, no line is being discarded, no error. One flag for the
+    /// path taken once per byte when bytes come one at a time; every call that can change one
+    /// of those refreshes it ([`refresh_tiny_ready`](Self::refresh_tiny_ready)).
+    tiny_ready: bool,
     /// Bytes examined by the line-ending scan.
     scanned: u64,
     fields: FieldState,
@@ -752,6 +757,7 @@ impl Decoder {
         self.check_room(chunk.len())?;
         self.flush_staging();
         self.push_piece(chunk);
+        self.refresh_tiny_ready();
         Ok(())
     }
 
@@ -793,6 +799,7 @@ impl Decoder {
     fn stage_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
         self.check_room(chunk.len())?;
         append(&mut self.staging, chunk);
+        self.refresh_tiny_ready();
         Ok(())
     }
 
@@ -804,14 +811,8 @@ impl Decoder {
     /// or CR, a line over the limit, a failed or resyncing decoder).
     #[inline(always)]
     fn append_tiny(&mut self, piece: &[u8]) -> bool {
-        if piece.len() > TINY_PIECE
-            || self.queued != 0
-            || !self.staging.is_empty()
-            || !self.bom_done
-            || self.after_cr
-            || self.discarding_line
-            || self.failed.is_some()
-        {
+        debug_assert_eq!(self.tiny_ready, self.may_append_tiny());
+        if piece.len() > TINY_PIECE || !self.tiny_ready {
             return false;
         }
         let start = self.tail_len;
@@ -862,6 +863,20 @@ impl Decoder {
         self.offset += piece.len() as u64;
         self.scanned += piece.len() as u64;
         true
+    }
+
+    /// What [`tiny_ready`](Self::tiny_ready) caches.
+    fn may_append_tiny(&self) -> bool {
+        self.queued == 0
+            && self.staging.is_empty()
+            && self.bom_done
+            && !self.after_cr
+            && !self.discarding_line
+            && self.failed.is_none()
+    }
+
+    fn refresh_tiny_ready(&mut self) {
+        self.tiny_ready = self.may_append_tiny();
     }
 
     /// [`append_tiny`](Self::append_tiny) when `tail` is full or the line may be over the
@@ -977,9 +992,10 @@ impl Decoder {
     }
 
     /// Everything fed has been read (the common case after a tiny piece), without error.
+    /// `tiny_ready` implies it and is one load.
     #[inline(always)]
     fn all_read(&self) -> bool {
-        self.queued == 0 && self.staging.is_empty() && self.failed.is_none()
+        self.tiny_ready || (self.queued == 0 && self.staging.is_empty() && self.failed.is_none())
     }
 
     #[inline(always)]
@@ -991,16 +1007,15 @@ impl Decoder {
         self.fields.release_large_scratch();
         self.flush_tail();
         self.flush_staging();
-        match self.scan() {
-            Ok(emit) => Ok(emit),
-            Err(err) => {
-                match self.config.on_limit {
-                    OnLimit::FailStop => self.failed = Some(err),
-                    OnLimit::Resync => self.fields.start_skip(),
-                }
-                Err(err)
+        let result = self.scan();
+        if let Err(err) = result {
+            match self.config.on_limit {
+                OnLimit::FailStop => self.failed = Some(err),
+                OnLimit::Resync => self.fields.start_skip(),
             }
         }
+        self.refresh_tiny_ready();
+        result
     }
 
     /// An emitted frame as an owned [`Frame`]: values in `front` become reference-counted
