@@ -3,7 +3,7 @@
 use clap::ValueEnum;
 use ssekit::profile::{agent, chat, ors, responses, workflow};
 use ssekit::sequence::{Profile, Rule, Validator};
-use ssekit::{Event, Utf8Bytes};
+use ssekit::{Event, EventRef, Utf8Bytes};
 
 /// The protocols `tail` and `check` can validate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -27,13 +27,16 @@ impl Profile for AnyProfile {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
         self.0.event(event)
     }
+    fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
+        self.0.event_ref(event)
+    }
     fn comment(&mut self, text: &str) -> Result<(), Rule> {
         self.0.comment(text)
     }
     fn is_terminated(&self) -> bool {
         self.0.is_terminated()
     }
-    fn event_name(&self, event: &Event) -> Utf8Bytes {
+    fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
         self.0.event_name(event)
     }
 }

@@ -1,6 +1,7 @@
 //! The event value: what a decoder dispatches and what an encoder writes.
 
 use crate::encode::EncodeError;
+use crate::frame_ref::EventRef;
 use crate::text::Utf8Bytes;
 
 /// One server-sent event: an optional type, an optional id and the data.
@@ -117,6 +118,24 @@ impl Event {
     /// ```
     pub fn data_bytes(&self) -> &Utf8Bytes {
         &self.data
+    }
+
+    /// The event as an [`EventRef`], the borrowed form
+    /// [`Decoder::next_frame_ref`](crate::Decoder::next_frame_ref) hands out: one function
+    /// can then read both (a [`Profile`](crate::sequence::Profile) does).
+    ///
+    /// # Example
+    /// ```
+    /// let event = ssekit::Event::message("x");
+    /// assert_eq!(event.as_event_ref().data(), "x");
+    /// assert_eq!(event.as_event_ref(), event);
+    /// ```
+    pub fn as_event_ref(&self) -> EventRef<'_> {
+        EventRef {
+            event_type: self.event_field().map(Utf8Bytes::as_str),
+            id: self.id(),
+            data: self.data(),
+        }
     }
 
     /// Takes the data out of the event, sharing storage.

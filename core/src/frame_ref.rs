@@ -142,6 +142,12 @@ impl<'a> EventRef<'a> {
     }
 }
 
+impl<'a> From<&'a Event> for EventRef<'a> {
+    fn from(event: &'a Event) -> Self {
+        event.as_event_ref()
+    }
+}
+
 impl PartialEq<Event> for EventRef<'_> {
     fn eq(&self, other: &Event) -> bool {
         self.event_field() == other.event_field().map(|t| t.as_str())

@@ -53,6 +53,7 @@ use core::fmt;
 
 use crate::decode::Frame;
 use crate::event::Event;
+use crate::frame_ref::{EventRef, FrameRef};
 use crate::text::Utf8Bytes;
 
 /// A rule of a protocol: a stable identifier (`profile.rule-name`) and one sentence.
@@ -181,6 +182,30 @@ pub trait Profile {
     /// ```
     fn event(&mut self, event: &Event) -> Result<(), Rule>;
 
+    /// Observes one borrowed event, from
+    /// [`Decoder::next_frame_ref`](crate::Decoder::next_frame_ref): the same rules as
+    /// [`event`](Self::event). The default makes an owned copy and calls `event`; profiles
+    /// that only read the event (every built-in one but ORS, which keeps chunks and ids as
+    /// shared bytes) implement this one and have `event` call it with
+    /// [`Event::as_event_ref`], so that borrowed frames are validated without a copy.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::sequence::Profile;
+    /// use ssekit::{Decoder, FrameRef};
+    /// let mut p = ssekit::profile::chat::Completions::new();
+    /// let mut dec = Decoder::new();
+    /// dec.feed_slice(b"data: {}\n\ndata: [DONE]\n\n")?;
+    /// while let Some(FrameRef::Event(ev)) = dec.next_frame_ref()? {
+    ///     assert!(p.event_ref(ev).is_ok());
+    /// }
+    /// assert!(p.is_terminated());
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
+        self.event(&event.to_event())
+    }
+
     /// Observes a comment (keep-alive). Every built-in profile allows comments anywhere,
     /// which is the default.
     ///
@@ -212,13 +237,12 @@ pub trait Profile {
     /// ```
     /// use ssekit::sequence::Profile;
     /// let p = ssekit::profile::chat::Completions::new();
-    /// assert_eq!(p.event_name(&ssekit::Event::message("x")), "message");
+    /// assert_eq!(p.event_name(ssekit::Event::message("x").as_event_ref()), "message");
     /// ```
-    fn event_name(&self, event: &Event) -> Utf8Bytes {
+    fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
         event
             .event_field()
-            .cloned()
-            .unwrap_or(Utf8Bytes::from_static("message"))
+            .map_or(Utf8Bytes::from_static("message"), Utf8Bytes::copy_from_str)
     }
 }
 
@@ -413,11 +437,36 @@ impl<P: Profile> Validator<P> {
         self.events += 1;
         self.profile
             .event(event)
+            .map_err(|rule| self.fail_at(index, event.as_event_ref(), rule))
+    }
+
+    /// Checks one borrowed event (see [`Profile::event_ref`]).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Decoder, FrameRef};
+    /// let mut v = ssekit::sequence::Validator::new(ssekit::profile::chat::Completions::new());
+    /// let mut dec = Decoder::new();
+    /// dec.feed_slice(b"data: [DONE]\n\ndata: late\n\n")?;
+    /// let Some(FrameRef::Event(done)) = dec.next_frame_ref()? else { panic!() };
+    /// assert!(v.event_ref(done).is_ok());
+    /// let Some(FrameRef::Event(late)) = dec.next_frame_ref()? else { panic!() };
+    /// assert_eq!(v.event_ref(late).unwrap_err().index(), Some(1));
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), SequenceError> {
+        if let Some(err) = &self.failed {
+            return Err(err.clone());
+        }
+        let index = self.events;
+        self.events += 1;
+        self.profile
+            .event_ref(event)
             .map_err(|rule| self.fail_at(index, event, rule))
     }
 
     #[cold]
-    fn fail_at(&mut self, index: u64, event: &Event, rule: Rule) -> SequenceError {
+    fn fail_at(&mut self, index: u64, event: EventRef<'_>, rule: Rule) -> SequenceError {
         let err = SequenceError::Violation(Violation {
             index,
             event_type: self.profile.event_name(event),
@@ -466,10 +515,37 @@ impl<P: Profile> Validator<P> {
         match frame {
             Frame::Event(event) => self.event(event),
             Frame::Comment(text) => self.comment(text),
-            _ => match &self.failed {
-                Some(err) => Err(err.clone()),
-                None => Ok(()),
-            },
+            _ => self.sticky(),
+        }
+    }
+
+    /// Checks a borrowed frame, as [`frame`](Self::frame) does an owned one.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::sequence::Validator;
+    /// let mut v = Validator::new(ssekit::profile::responses::Stream::new());
+    /// let mut dec = ssekit::Decoder::new();
+    /// dec.feed_slice(b": ping\nevent: response.created\ndata: {\"type\":\"response.created\"}\n\n")?;
+    /// while let Some(frame) = dec.next_frame_ref()? {
+    ///     v.frame_ref(frame)?;
+    /// }
+    /// assert_eq!(v.events(), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn frame_ref(&mut self, frame: FrameRef<'_>) -> Result<(), SequenceError> {
+        match frame {
+            FrameRef::Event(event) => self.event_ref(event),
+            FrameRef::Comment(text) => self.comment(text),
+            _ => self.sticky(),
+        }
+    }
+
+    /// The earlier error, if any: what a frame no profile looks at returns.
+    fn sticky(&self) -> Result<(), SequenceError> {
+        match &self.failed {
+            Some(err) => Err(err.clone()),
+            None => Ok(()),
         }
     }
 

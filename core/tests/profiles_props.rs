@@ -1,7 +1,8 @@
 //! Malformed streams, generated: random sequences of plausible and broken events for every
 //! profile. Whatever arrives, the validator does not panic, the first error sticks (every
 //! later call returns it unchanged), and `finish` is `Ok` exactly when no rule broke and the
-//! profile saw its terminal event.
+//! profile saw its terminal event. Borrowed events (`Validator::event_ref`, what
+//! `next_frame_ref` hands out) get the same answers as owned ones, call for call.
 
 #![cfg(feature = "json")]
 
@@ -19,15 +20,24 @@ fn event(name: &str, data: &str) -> Event {
     builder.data(data.to_owned()).build()
 }
 
-/// Feeds `events` (with a comment between some of them) and checks the invariants.
-fn run<P: Profile>(profile: P, events: &[(String, String)]) -> Result<(), TestCaseError> {
-    let mut v = Validator::new(profile);
+/// Feeds `events` (with a comment between some of them) and checks the invariants, with a
+/// second validator fed the same events borrowed.
+fn run<P: Profile>(
+    profile: impl Fn() -> P,
+    events: &[(String, String)],
+) -> Result<(), TestCaseError> {
+    let mut v = Validator::new(profile());
+    let mut by_ref = Validator::new(profile());
     let mut first: Option<SequenceError> = None;
     for (i, (name, data)) in events.iter().enumerate() {
         let result = if i % 4 == 3 {
+            prop_assert_eq!(by_ref.comment("ping"), v.comment("ping"));
             v.comment("ping")
         } else {
-            v.event(&event(name, data))
+            let event = event(name, data);
+            let result = v.event(&event);
+            prop_assert_eq!(by_ref.event_ref(event.as_event_ref()), result.clone());
+            result
         };
         match (&first, result) {
             (None, Err(err)) => first = Some(err),
@@ -36,7 +46,9 @@ fn run<P: Profile>(profile: P, events: &[(String, String)]) -> Result<(), TestCa
         }
     }
     let terminated = v.is_terminated();
+    prop_assert_eq!(by_ref.is_terminated(), terminated);
     let finish = v.finish();
+    prop_assert_eq!(by_ref.finish(), finish.clone());
     match &first {
         Some(err) => prop_assert_eq!(finish, Err(err.clone())),
         None if terminated => prop_assert_eq!(finish, Ok(())),
@@ -115,26 +127,26 @@ proptest! {
 
     #[test]
     fn ors_tool_call_never_panics_and_fails_stickily(events in stream(ORS_NAMES, ORS_DATA)) {
-        run(ors::ToolCall::new().max_result(64), &events)?;
+        run(|| ors::ToolCall::new().max_result(64), &events)?;
     }
 
     #[test]
     fn responses_stream_never_panics_and_fails_stickily(events in stream(JSON_NAMES, JSON_DATA)) {
-        run(responses::Stream::new().max_accumulated(8), &events)?;
+        run(|| responses::Stream::new().max_accumulated(8), &events)?;
     }
 
     #[test]
     fn agent_run_never_panics_and_fails_stickily(events in stream(JSON_NAMES, JSON_DATA)) {
-        run(agent::Run::new().max_accumulated(8), &events)?;
+        run(|| agent::Run::new().max_accumulated(8), &events)?;
     }
 
     #[test]
     fn workflow_never_panics_and_fails_stickily(events in stream(JSON_NAMES, JSON_DATA)) {
-        run(agent::Workflow::new().max_blocks(2), &events)?;
+        run(|| agent::Workflow::new().max_blocks(2), &events)?;
     }
 
     #[test]
     fn chat_never_panics_and_fails_stickily(events in stream(JSON_NAMES, JSON_DATA)) {
-        run(chat::Completions::new(), &events)?;
+        run(chat::Completions::new, &events)?;
     }
 }

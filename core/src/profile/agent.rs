@@ -51,6 +51,7 @@ use alloc::vec::Vec;
 
 use super::json::{Key, Text};
 use crate::event::Event;
+use crate::frame_ref::EventRef;
 use crate::sequence::{Profile, Rule};
 use crate::text::Utf8Bytes;
 
@@ -174,11 +175,11 @@ struct Wire<'a> {
 
 /// The event name: JSON `event`, else the `event:` field; `None` when they disagree or
 /// neither is there.
-pub(crate) fn name_of<'a>(json: Option<&'a Text<'_>>, event: &'a Event) -> Option<&'a str> {
+pub(crate) fn name_of<'a>(json: Option<&'a Text<'_>>, event: EventRef<'a>) -> Option<&'a str> {
     match (json, event.event_field()) {
-        (Some(Text(json)), Some(sse)) => (json.as_ref() == sse.as_str()).then_some(sse.as_str()),
+        (Some(Text(json)), Some(sse)) => (json.as_ref() == sse).then_some(sse),
         (Some(Text(json)), None) => Some(json.as_ref()),
-        (None, sse) => sse.map(|s| s.as_str()),
+        (None, sse) => sse,
     }
 }
 
@@ -310,6 +311,10 @@ impl Run {
 
 impl Profile for Run {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        self.event_ref(event.as_event_ref())
+    }
+
+    fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
         if self.terminal {
             return Err(AFTER_TERMINAL);
         }
@@ -389,7 +394,7 @@ impl Profile for Run {
         self.terminal || self.paused
     }
 
-    fn event_name(&self, event: &Event) -> Utf8Bytes {
+    fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
         super::json::name_or_type(event, "event")
     }
 }

@@ -18,6 +18,7 @@
 //! ```
 
 use crate::event::Event;
+use crate::frame_ref::EventRef;
 use crate::sequence::{Profile, Rule};
 
 /// Nothing follows `data: [DONE]`.
@@ -69,6 +70,10 @@ impl Completions {
 
 impl Profile for Completions {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        self.event_ref(event.as_event_ref())
+    }
+
+    fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
         if self.done {
             return Err(AFTER_DONE);
         }

@@ -48,11 +48,11 @@ pub(crate) mod json {
 
     use serde::de::{self, Deserialize, Deserializer, Visitor};
 
-    use crate::event::Event;
+    use crate::frame_ref::EventRef;
     use crate::text::Utf8Bytes;
 
     /// The string in `field` of the JSON object in `event`'s data, copied. Reporting only.
-    pub(crate) fn name_field(event: &Event, field: &str) -> Option<Utf8Bytes> {
+    pub(crate) fn name_field(event: EventRef<'_>, field: &str) -> Option<Utf8Bytes> {
         let value: serde_json::Value = serde_json::from_str(event.data()).ok()?;
         value
             .get(field)
@@ -61,7 +61,7 @@ pub(crate) mod json {
     }
 
     /// The reporting name: the JSON field when there is one, else the SSE event type.
-    pub(crate) fn name_or_type(event: &Event, field: &str) -> Utf8Bytes {
+    pub(crate) fn name_or_type(event: EventRef<'_>, field: &str) -> Utf8Bytes {
         name_field(event, field).unwrap_or_else(|| Utf8Bytes::copy_from_str(event.event_type()))
     }
 
@@ -82,7 +82,7 @@ pub(crate) mod json {
     /// JSON object (so a field had the wrong type), else `json`. Reporting only.
     #[cold]
     pub(crate) fn shape_rule(
-        event: &Event,
+        event: EventRef<'_>,
         json: crate::sequence::Rule,
         fields: crate::sequence::Rule,
     ) -> crate::sequence::Rule {

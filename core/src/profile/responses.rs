@@ -54,6 +54,7 @@ use super::json::Text;
 use super::scan::{self, Kind, ScanError};
 
 use crate::event::Event;
+use crate::frame_ref::EventRef;
 use crate::sequence::{Profile, Rule};
 use crate::text::Utf8Bytes;
 
@@ -408,7 +409,7 @@ impl Stream {
 impl Stream {
     /// Reads the event's fields with the allocation-free scanner; serde only for what the
     /// scanner leaves to it (escaped keys, a `response` array, nesting past its depth).
-    fn wire<'a>(&self, event: &'a Event) -> Result<Wire<'a>, Rule> {
+    fn wire<'a>(&self, event: EventRef<'a>) -> Result<Wire<'a>, Rule> {
         let slot_of = |key: &str| match key {
             "type" => Some(0),
             "output_index" => Some(1),
@@ -463,11 +464,9 @@ impl Stream {
 
 impl Stream {
     /// The rules, on the fields read from one event.
-    fn apply(&mut self, event: &Event, wire: Wire<'_>) -> Result<(), Rule> {
+    fn apply(&mut self, event: EventRef<'_>, wire: Wire<'_>) -> Result<(), Rule> {
         let kind = match (&wire.kind, event.event_field()) {
-            (Some(Text(json)), Some(sse)) if json.as_ref() != sse.as_str() => {
-                return Err(TYPE_MISMATCH)
-            }
+            (Some(Text(json)), Some(sse)) if json.as_ref() != sse => return Err(TYPE_MISMATCH),
             (Some(Text(json)), _) => EventKind::of(json),
             (None, Some(sse)) => EventKind::of(sse),
             (None, None) => return Err(TYPE),
@@ -519,13 +518,17 @@ fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, Rule> {
 
 /// The serde path, for what the scanner leaves to it.
 #[cold]
-fn slow_wire(event: &Event) -> Result<Wire<'_>, Rule> {
+fn slow_wire(event: EventRef<'_>) -> Result<Wire<'_>, Rule> {
     super::json::parse_object(event.data())
         .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))
 }
 
 impl Profile for Stream {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        self.event_ref(event.as_event_ref())
+    }
+
+    fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
         if self.completed {
             return Err(AFTER_TERMINAL);
         }
@@ -537,7 +540,7 @@ impl Profile for Stream {
         self.completed
     }
 
-    fn event_name(&self, event: &Event) -> Utf8Bytes {
+    fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
         super::json::name_or_type(event, "type")
     }
 }
@@ -634,8 +637,8 @@ mod tests {
         #[test]
         fn scanned_fields_agree_with_serde(data in event_data()) {
             let event = Event::message(data.clone());
-            let fast = reading(Stream::new().wire(&event));
-            let slow = reading(slow_wire(&event));
+            let fast = reading(Stream::new().wire(event.as_event_ref()));
+            let slow = reading(slow_wire(event.as_event_ref()));
             proptest::prop_assert_eq!(fast, slow, "{}", data);
         }
     }

@@ -49,6 +49,7 @@ use alloc::collections::BTreeMap;
 use super::agent::name_of;
 use super::json::{Key, Text};
 use crate::event::Event;
+use crate::frame_ref::EventRef;
 use crate::sequence::{Profile, Rule};
 use crate::text::Utf8Bytes;
 
@@ -314,6 +315,10 @@ impl Workflow {
 
 impl Profile for Workflow {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        self.event_ref(event.as_event_ref())
+    }
+
+    fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
         if self.terminal {
             return Err(AFTER_TERMINAL);
         }
@@ -348,7 +353,7 @@ impl Profile for Workflow {
         self.terminal
     }
 
-    fn event_name(&self, event: &Event) -> Utf8Bytes {
+    fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
         super::json::name_or_type(event, "event")
     }
 }
