@@ -13,6 +13,11 @@
 //! a line that straddles pieces is copied (once, into a line buffer), and only data of
 //! events with more than one `data:` line is copied (once, joined with LF).
 //!
+//! The lines that lie whole in the piece being read go through one loop that keeps its
+//! position and counters in locals and reads the lines nearly every event is made of (blank
+//! lines, comments, `data:`, `event:`) itself; other fields go to the general field parser,
+//! and a line cut by a piece boundary to the line buffer.
+//!
 //! Field values are kept as ranges of the piece being read until their frame is handed out:
 //! `next_frame` then makes them reference-counted slices (and copies joined data out once),
 //! `next_frame_ref` lends them as they lie. A piece read to its end is kept until the next
@@ -23,7 +28,9 @@
 //! the current line are checked for a line ending a word at a time and copied straight into
 //! a small inline buffer by `feed` itself, without being queued; `next_frame` then returns at
 //! once. For such reads prefer [`Decoder::feed_slice`]: handing over a `Bytes` costs two
-//! atomic reference-count updates, which is more than decoding one byte.
+//! atomic reference-count updates, which is more than decoding one byte. The line buffer and
+//! `feed_slice`'s staging buffer grow to at least 4 KiB at a time, so that small pieces share
+//! one allocation: a buffer that a frame or a piece still shares cannot grow in place.
 //!
 //! # Bounds
 //! Nothing the peer sends can make the decoder hold more than [`Limits`] allow: a line
