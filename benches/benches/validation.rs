@@ -16,7 +16,7 @@ use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ssekit::profile::responses;
 use ssekit::sequence::Validator;
-use ssekit::{Decoder, Event, Frame};
+use ssekit::{Decoder, Event, Frame, FrameRef};
 
 const DELTAS: usize = 10_000;
 /// A TCP segment's worth: how a socket usually hands bytes over.
@@ -44,6 +44,36 @@ fn decode_and_validate(pieces: &[Bytes]) -> usize {
         decoder.feed(piece.clone()).unwrap();
         while let Some(frame) = decoder.next_frame().unwrap() {
             validator.frame(&frame).unwrap();
+        }
+    }
+    validator.finish().unwrap();
+    validator.events() as usize
+}
+
+/// `decode`, drained with `next_frame_ref`: no reference count per event.
+fn decode_ref(pieces: &[Bytes]) -> usize {
+    let mut decoder = Decoder::new();
+    let mut events = 0;
+    for piece in pieces {
+        decoder.feed(piece.clone()).unwrap();
+        while let Some(frame) = decoder.next_frame_ref().unwrap() {
+            if let FrameRef::Event(ev) = frame {
+                std::hint::black_box(&ev);
+                events += 1;
+            }
+        }
+    }
+    events
+}
+
+/// `decode_and_validate` on borrowed frames (`Validator::frame_ref`).
+fn decode_ref_and_validate(pieces: &[Bytes]) -> usize {
+    let mut decoder = Decoder::new();
+    let mut validator = Validator::new(responses::Stream::new());
+    for piece in pieces {
+        decoder.feed(piece.clone()).unwrap();
+        while let Some(frame) = decoder.next_frame_ref().unwrap() {
+            validator.frame_ref(frame).unwrap();
         }
     }
     validator.finish().unwrap();
@@ -97,6 +127,8 @@ fn bench(c: &mut Criterion) {
     };
     assert_eq!(decode(&feeds), events);
     assert_eq!(decode_and_validate(&feeds), events);
+    assert_eq!(decode_ref(&feeds), events);
+    assert_eq!(decode_ref_and_validate(&feeds), events);
 
     let mut group = c.benchmark_group("validation/responses_tokens");
     group.throughput(Throughput::Elements(events as u64));
@@ -108,6 +140,14 @@ fn bench(c: &mut Criterion) {
             BenchmarkId::new("decode+validate", name),
             &pieces,
             |b, p| b.iter(|| decode_and_validate(p)),
+        );
+        group.bench_with_input(BenchmarkId::new("decode-ref", name), &pieces, |b, p| {
+            b.iter(|| decode_ref(p))
+        });
+        group.bench_with_input(
+            BenchmarkId::new("decode-ref+validate", name),
+            &pieces,
+            |b, p| b.iter(|| decode_ref_and_validate(p)),
         );
     }
     assert_eq!(serde_json_only(&decoded), events);
