@@ -83,8 +83,11 @@ fn data(d: &Data) -> String {
     }
 }
 
-fn check<P: Profile>(profile: P, items: &[Item]) {
-    let mut validator = Validator::new(profile);
+/// Feeds `items` to a validator, and to a second one the same events borrowed
+/// (`event_ref`): both must answer alike, call for call.
+fn check<P: Profile + Default>(items: &[Item]) {
+    let mut validator = Validator::new(P::default());
+    let mut by_ref = Validator::new(P::default());
     let mut first_error = None;
     for item in items {
         let result = match item {
@@ -96,9 +99,16 @@ fn check<P: Profile>(profile: P, items: &[Item]) {
                         Err(_) => continue,
                     }
                 }
-                validator.event(&builder.build())
+                let event = builder.build();
+                let result = validator.event(&event);
+                assert_eq!(by_ref.event_ref(event.as_event_ref()), result);
+                result
             }
-            Item::Comment(text) => validator.comment(text),
+            Item::Comment(text) => {
+                let result = validator.comment(text);
+                assert_eq!(by_ref.comment(text), result);
+                result
+            }
         };
         match (&first_error, result) {
             (None, Err(e)) => first_error = Some(e),
@@ -109,7 +119,10 @@ fn check<P: Profile>(profile: P, items: &[Item]) {
         }
     }
     let terminated = validator.is_terminated();
-    match (first_error, validator.finish()) {
+    assert_eq!(by_ref.is_terminated(), terminated);
+    let end = validator.finish();
+    assert_eq!(by_ref.finish(), end);
+    match (first_error, end) {
         (Some(first), end) => assert_eq!(end, Err(first)),
         (None, Ok(())) => assert!(terminated),
         (None, Err(_)) => assert!(!terminated),
@@ -120,10 +133,10 @@ fuzz_target!(|input: (u8, Vec<Item>)| {
     let (which, items) = input;
     let items = &items[..items.len().min(64)];
     match which % 5 {
-        0 => check(ors::ToolCall::default(), items),
-        1 => check(responses::Stream::default(), items),
-        2 => check(agent::Run::default(), items),
-        3 => check(agent::Workflow::default(), items),
-        _ => check(chat::Completions::default(), items),
+        0 => check::<ors::ToolCall>(items),
+        1 => check::<responses::Stream>(items),
+        2 => check::<agent::Run>(items),
+        3 => check::<agent::Workflow>(items),
+        _ => check::<chat::Completions>(items),
     }
 });
