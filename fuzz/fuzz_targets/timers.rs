@@ -138,7 +138,11 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
             }
             Op::KeepAliveTransmit => {
                 if let Some(bytes) = ka.poll_transmit() {
-                    assert!(bytes.starts_with(b":") && bytes.ends_with(b"\n") && !bytes.ends_with(b"\n\n"));
+                    assert!(
+                        bytes.starts_with(b":")
+                            && bytes.ends_with(b"\n")
+                            && !bytes.ends_with(b"\n\n")
+                    );
                 }
             }
         }
