@@ -430,14 +430,7 @@ impl<P: Profile> Validator<P> {
     /// assert!(v.event(&ssekit::Event::message("[DONE]")).is_err());
     /// ```
     pub fn event(&mut self, event: &Event) -> Result<(), SequenceError> {
-        if let Some(err) = &self.failed {
-            return Err(err.clone());
-        }
-        let index = self.events;
-        self.events += 1;
-        self.profile
-            .event(event)
-            .map_err(|rule| self.fail_at(index, event.as_event_ref(), rule))
+        self.observe(event.as_event_ref(), |profile| profile.event(event))
     }
 
     /// Checks one borrowed event (see [`Profile::event_ref`]).
@@ -455,14 +448,22 @@ impl<P: Profile> Validator<P> {
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
     pub fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), SequenceError> {
+        self.observe(event, |profile| profile.event_ref(event))
+    }
+
+    /// Counts `event` and asks the profile (`verdict`), unless an earlier error stands.
+    #[inline]
+    fn observe(
+        &mut self,
+        event: EventRef<'_>,
+        verdict: impl FnOnce(&mut P) -> Result<(), Rule>,
+    ) -> Result<(), SequenceError> {
         if let Some(err) = &self.failed {
             return Err(err.clone());
         }
         let index = self.events;
         self.events += 1;
-        self.profile
-            .event_ref(event)
-            .map_err(|rule| self.fail_at(index, event, rule))
+        verdict(&mut self.profile).map_err(|rule| self.fail_at(index, event, rule))
     }
 
     #[cold]
