@@ -681,7 +681,8 @@ const MIN_CAPACITY: usize = 4 << 10;
 #[inline]
 fn append(buf: &mut BytesMut, bytes: &[u8]) {
     if buf.is_empty() && bytes.len() > TAIL {
-        buf.try_reclaim(buf.capacity() + 1);
+        // Still shared: the growth below allocates, as it would have.
+        let _reclaimed = buf.try_reclaim(buf.capacity() + 1);
     }
     if buf.capacity() - buf.len() < bytes.len() {
         buf.reserve(bytes.len().max(MIN_CAPACITY.saturating_sub(buf.len())));
