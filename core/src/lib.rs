@@ -101,7 +101,10 @@
 //!   no reference count, no copy of multi-line data and no allocation. Both read the same
 //!   state, so they can be mixed call by call (a property test and a fuzz target check that
 //!   they yield the same frames); use `next_frame` to keep frames, `next_frame_ref` to read
-//!   and let go.
+//!   and let go. A [`Validator`](sequence::Validator) checks either kind
+//!   ([`frame`](sequence::Validator::frame), [`frame_ref`](sequence::Validator::frame_ref)):
+//!   the built-in profiles read an [`EventRef`], which an owned [`Event`] lends with
+//!   [`Event::as_event_ref`], except ORS, which keeps chunks and ids as shared bytes.
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.
