@@ -498,6 +498,8 @@ pub struct Decoder {
     discarding_line: bool,
     /// Sticky error (FailStop).
     failed: Option<DecodeError>,
+    /// The error of the last [`Step::Error`].
+    raised: Option<DecodeError>,
     /// [`append_tiny`](Self::append_tiny) may take a piece: nothing is queued or staged, the
     /// BOM is settled, no CR is pending, no line is being discarded, no error. One flag for the
     /// path taken once per byte when bytes come one at a time; every call that can change one
@@ -526,6 +528,10 @@ struct FieldState {
     comment: Option<Loc>,
     /// The block had an `id:` field (without NUL).
     id_set: bool,
+    /// The event just dispatched came from a block that set an id.
+    dispatched_id: bool,
+    /// The value of the `retry:` frame just emitted.
+    retry: u64,
     /// The last event ID buffer.
     id_buffer: Bytes,
     /// The last event ID string, committed at each dispatch.
@@ -618,6 +624,7 @@ enum Text<'a> {
 }
 
 impl<'a> Text<'a> {
+    #[inline(always)]
     fn of(bytes: &'a [u8], repaired: &mut String) -> Self {
         match crate::text::str_of(bytes) {
             Some(valid) => Text::Valid(valid),
@@ -633,6 +640,7 @@ impl<'a> Text<'a> {
         Text::Repaired(start..repaired.len())
     }
 
+    #[inline(always)]
     fn resolve(self, repaired: &'a str) -> &'a str {
         match self {
             Text::Valid(valid) => valid,
@@ -654,14 +662,26 @@ enum Data {
 }
 
 /// What one `scan` produced, before it becomes a [`Frame`] (shared, owned) or a
-/// [`FrameRef`] (borrowed). An event's fields and a comment's text wait in [`FieldState`];
-/// `id` says the block set an id, now the last event ID.
-#[derive(Clone, Copy, Debug)]
+/// [`FrameRef`] (borrowed). An event's fields, whether its block set an id, a comment's text
+/// and a retry value wait in [`FieldState`]. One byte with no payload: it crosses the calls
+/// from the scan to the caller's frame in a register. (An enum with a `bool` field was
+/// written a byte at a time and read back as a word, a store-forwarding stall that cost a
+/// third of the time of a `tokens` event.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Emit {
-    Event { id: bool },
-    Dataless { id: bool },
+    Event,
+    Dataless,
     Comment,
-    Retry(u64),
+    Retry,
+}
+
+/// What one step of the decoder produced: nothing more until more input, a frame, or an
+/// error (stored in [`Decoder::raised`]). One byte, for the same reason as [`Emit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Pending,
+    Frame(Emit),
+    Error,
 }
 
 /// The least capacity a line or staging buffer is given when it grows. A buffer whose earlier
@@ -688,15 +708,6 @@ fn append(buf: &mut BytesMut, bytes: &[u8]) {
         buf.reserve(bytes.len().max(MIN_CAPACITY.saturating_sub(buf.len())));
     }
     buf.extend_from_slice(bytes);
-}
-
-/// Where [`Decoder::scan_whole_lines`] stopped.
-enum Stop {
-    /// A frame, or an error.
-    Frame(Result<Option<Emit>, DecodeError>),
-    /// At a line for the general path, with the index of its line ending in the rest of the
-    /// piece (`None`: no line ending there).
-    AtLine(Option<usize>),
 }
 
 /// The index of the first CR or LF.
@@ -959,7 +970,7 @@ impl Decoder {
     /// assert_eq!(n, 2);
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn next_frame(&mut self) -> Result<Option<Frame>, DecodeError> {
         if self.all_read() {
             self.fields.clear_lent();
@@ -968,8 +979,13 @@ impl Decoder {
         self.next_frame_slow()
     }
 
+    #[inline(always)]
     fn next_frame_slow(&mut self) -> Result<Option<Frame>, DecodeError> {
-        Ok(self.next_emit()?.map(|emit| self.owned_frame(emit)))
+        match self.next_step() {
+            Step::Pending => Ok(None),
+            Step::Frame(emit) => Ok(Some(self.owned_frame(emit))),
+            Step::Error => Err(self.raised_error()),
+        }
     }
 
     /// The next frame, borrowed from the decoder: the same frames as
@@ -992,7 +1008,7 @@ impl Decoder {
     /// assert_eq!(text, "Hello, world");
     /// # Ok::<(), ssekit::DecodeError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub fn next_frame_ref(&mut self) -> Result<Option<FrameRef<'_>>, DecodeError> {
         if self.all_read() {
             self.fields.clear_lent();
@@ -1001,11 +1017,23 @@ impl Decoder {
         self.next_frame_ref_slow()
     }
 
+    #[inline(always)]
     fn next_frame_ref_slow(&mut self) -> Result<Option<FrameRef<'_>>, DecodeError> {
-        match self.next_emit()? {
-            Some(emit) => Ok(Some(self.borrow_frame(emit))),
-            None => Ok(None),
+        match self.next_step() {
+            Step::Pending => Ok(None),
+            Step::Frame(emit) => Ok(Some(self.borrow_frame(emit))),
+            Step::Error => Err(self.raised_error()),
         }
+    }
+
+    /// The error [`Step::Error`] stands for. `next_step` stores it before returning that
+    /// step; the fallback is never taken.
+    #[cold]
+    fn raised_error(&self) -> DecodeError {
+        self.raised.unwrap_or(DecodeError::LineTooLong {
+            offset: self.offset,
+            limit: self.config.limits.max_line,
+        })
     }
 
     /// Everything fed has been read (the common case after a tiny piece), without error.
@@ -1015,24 +1043,21 @@ impl Decoder {
         self.tiny_ready || (self.queued == 0 && self.staging.is_empty() && self.failed.is_none())
     }
 
-    #[inline(always)]
-    fn next_emit(&mut self) -> Result<Option<Emit>, DecodeError> {
+    /// The next step, shared by `next_frame` and `next_frame_ref`: out of line, returning
+    /// one byte, so the frame is built in the caller.
+    #[inline(never)]
+    fn next_step(&mut self) -> Step {
         if let Some(err) = self.failed {
-            return Err(err);
+            self.raised = Some(err);
+            return Step::Error;
         }
         self.fields.clear_lent();
         self.fields.release_large_scratch();
         self.flush_tail();
         self.flush_staging();
-        let result = self.scan();
-        if let Err(err) = result {
-            match self.config.on_limit {
-                OnLimit::FailStop => self.failed = Some(err),
-                OnLimit::Resync => self.fields.start_skip(),
-            }
-        }
+        let step = self.scan();
         self.refresh_tiny_ready();
-        result
+        step
     }
 
     /// An emitted frame as an owned [`Frame`]: values in `front` become reference-counted
@@ -1043,10 +1068,10 @@ impl Decoder {
         let fields = &mut self.fields;
         let text = |loc: Loc| Utf8Bytes::from_utf8_lossy(loc.into_bytes(front));
         match emit {
-            Emit::Event { id } | Emit::Dataless { id } => {
+            Emit::Event | Emit::Dataless => {
                 fields.lent = Lent::Nothing;
                 let event_type = fields.event_type.take().map(text);
-                let id = id.then(|| fields.last_event_id.clone());
+                let id = fields.dispatched_id.then(|| fields.last_event_id.clone());
                 let data = match core::mem::take(&mut fields.data) {
                     Data::One(loc) => text(loc),
                     Data::Joined => {
@@ -1057,7 +1082,7 @@ impl Decoder {
                 };
                 let event = Event::from_decoded(event_type, id, data);
                 match emit {
-                    Emit::Dataless { .. } => Frame::Dataless(event),
+                    Emit::Dataless => Frame::Dataless(event),
                     _ => Frame::Event(event),
                 }
             }
@@ -1065,7 +1090,7 @@ impl Decoder {
                 fields.lent = Lent::Nothing;
                 Frame::Comment(fields.comment.take().map(text).unwrap_or_default())
             }
-            Emit::Retry(ms) => Frame::Retry(ms),
+            Emit::Retry => Frame::Retry(fields.retry),
         }
     }
 
@@ -1085,8 +1110,8 @@ impl Decoder {
             *repaired = String::new();
         }
         repaired.clear();
-        let id = match emit {
-            Emit::Event { id } | Emit::Dataless { id } => id,
+        match emit {
+            Emit::Event | Emit::Dataless => {}
             Emit::Comment => {
                 let bytes = fields
                     .comment
@@ -1095,8 +1120,8 @@ impl Decoder {
                 let comment = Text::of(bytes, repaired);
                 return FrameRef::Comment(comment.resolve(repaired));
             }
-            Emit::Retry(ms) => return FrameRef::Retry(ms),
-        };
+            Emit::Retry => return FrameRef::Retry(fields.retry),
+        }
         let data = match &fields.data {
             Data::One(loc) => Text::of(loc.bytes(front), repaired),
             Data::Joined => Text::of(&fields.scratch, repaired),
@@ -1109,22 +1134,23 @@ impl Decoder {
         let repaired: &str = repaired;
         let event = EventRef {
             event_type: event_type.map(|t| t.resolve(repaired)),
-            id: id.then(|| fields.last_event_id.as_str()),
+            id: fields.dispatched_id.then(|| fields.last_event_id.as_str()),
             data: data.resolve(repaired),
         };
         match emit {
-            Emit::Dataless { .. } => FrameRef::Dataless(event),
+            Emit::Dataless => FrameRef::Dataless(event),
             _ => FrameRef::Event(event),
         }
     }
 
     /// Finds lines and feeds them to the field parser until one yields a frame.
-    fn scan(&mut self) -> Result<Option<Emit>, DecodeError> {
+    #[inline(always)]
+    fn scan(&mut self) -> Step {
         loop {
             if self.pos == self.front.len() {
                 // `front` is read to its end: move on to the next piece, if one was fed.
                 let Some(next) = self.queue.pop_front() else {
-                    return Ok(None);
+                    return Step::Pending;
                 };
                 self.fields.detach(&self.front);
                 self.front = next;
@@ -1143,44 +1169,65 @@ impl Decoder {
                 }
             }
             let found = if self.line.is_empty() && !self.discarding_line {
-                match self.scan_whole_lines() {
-                    Stop::Frame(result) => return result,
-                    Stop::AtLine(found) => found,
+                let mut found = None;
+                if let Some(step) = self.scan_whole_lines(&mut found) {
+                    return step;
                 }
+                found
             } else {
                 find_line_ending(self.front.get(self.pos..).unwrap_or_default())
             };
-            if let Some(emit) = self.read_line(found)? {
-                return Ok(Some(emit));
+            match self.read_line(found) {
+                Ok(None) => {}
+                Ok(Some(emit)) => return Step::Frame(emit),
+                Err(err) => return self.raise(err),
             }
         }
     }
 
+    /// Reports `err`: the decoder stops for good (fail-stop) or skips to the next blank line
+    /// (resync).
+    #[cold]
+    #[inline(never)]
+    fn raise(&mut self, err: DecodeError) -> Step {
+        match self.config.on_limit {
+            OnLimit::FailStop => self.failed = Some(err),
+            OnLimit::Resync => self.fields.start_skip(),
+        }
+        self.raised = Some(err);
+        Step::Error
+    }
+
     /// The hot loop of [`scan`](Self::scan), for when no line is pending from an earlier
     /// piece: reads the lines that lie whole in `front`, with its position and counters in
-    /// locals. Stops at the first frame or error, or hands the general path
+    /// locals. Stops at the first frame or error, or returns `None` to hand the general path
     /// ([`read_line`](Self::read_line)) the line it does not read, with where its ending was
-    /// found: a line with no ending in this piece, one whose CR is the piece's last byte (an
-    /// LF may follow in the next piece), one over `max_line`.
+    /// found (`found`): a line with no ending in this piece, one whose CR is the piece's last
+    /// byte (an LF may follow in the next piece), one over `max_line`.
     #[inline(always)]
-    fn scan_whole_lines(&mut self) -> Stop {
+    fn scan_whole_lines(&mut self, found: &mut Option<usize>) -> Option<Step> {
         let bytes: &[u8] = &self.front;
         let max_line = self.config.limits.max_line;
         let begin = self.pos;
         let mut pos = begin;
         let mut scanned = 0;
+        let mut error = None;
         let stop = loop {
             let rest = bytes.get(pos..).unwrap_or_default();
             let Some(end) = find_line_ending(rest) else {
-                break Stop::AtLine(None);
+                break None;
             };
             let terminator = match rest.get(end..end + 2) {
                 Some(b"\r\n") => 2,
-                None if rest.get(end) == Some(&b'\r') => break Stop::AtLine(Some(end)),
+                None if rest.get(end) == Some(&b'\r') => {
+                    *found = Some(end);
+                    break None;
+                }
                 _ => 1,
             };
             if end > max_line {
-                break Stop::AtLine(Some(end));
+                *found = Some(end);
+                break None;
             }
             scanned += end + 1;
             let line = pos..pos + end;
@@ -1220,7 +1267,11 @@ impl Decoder {
             };
             match result {
                 Ok(None) => {}
-                result => break Stop::Frame(result),
+                Ok(Some(emit)) => break Some(Step::Frame(emit)),
+                Err(err) => {
+                    error = Some(err);
+                    break Some(Step::Error);
+                }
             }
         };
         let consumed = pos - begin;
@@ -1229,7 +1280,10 @@ impl Decoder {
         self.offset += consumed as u64;
         self.line_start = self.offset;
         self.scanned += scanned as u64;
-        stop
+        match error {
+            Some(err) => Some(self.raise(err)),
+            None => stop,
+        }
     }
 
     /// Reads the line at `front[pos..]` in the general case, given where its ending was found
@@ -1539,7 +1593,10 @@ impl FieldState {
                 }
                 Ok(None)
             }
-            FieldName::Retry => Ok(parse_retry(value).map(Emit::Retry)),
+            FieldName::Retry => Ok(parse_retry(value).map(|ms| {
+                self.retry = ms;
+                Emit::Retry
+            })),
         }
     }
 
@@ -1598,15 +1655,14 @@ impl FieldState {
             self.event_type = None;
         }
         let emit = match self.data {
-            Data::Empty if mode == Mode::Raw && (id || self.event_type.is_some()) => {
-                Emit::Dataless { id }
-            }
+            Data::Empty if mode == Mode::Raw && (id || self.event_type.is_some()) => Emit::Dataless,
             Data::Empty => {
                 self.event_type = None;
                 return None;
             }
-            _ => Emit::Event { id },
+            _ => Emit::Event,
         };
+        self.dispatched_id = id;
         self.lent = Lent::Event;
         Some(emit)
     }
