@@ -582,6 +582,7 @@ impl Loc {
         }
     }
 
+    #[inline(always)]
     fn len(&self) -> usize {
         match self {
             Loc::Front(range) => range.len(),
@@ -589,6 +590,7 @@ impl Loc {
         }
     }
 
+    #[inline(always)]
     fn bytes<'a>(&'a self, front: &'a Bytes) -> &'a [u8] {
         match self {
             Loc::Front(range) => front.get(range.clone()).unwrap_or_default(),
@@ -597,6 +599,7 @@ impl Loc {
     }
 
     /// The value as shared bytes (a reference-counted slice of `front`, no copy).
+    #[inline(always)]
     fn into_bytes(self, front: &Bytes) -> Bytes {
         match self {
             Loc::Front(range) if range.start <= range.end && range.end <= front.len() => {

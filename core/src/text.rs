@@ -156,6 +156,7 @@ impl Utf8Bytes {
 /// the same ASCII fast path as [`Utf8Bytes::from_utf8_lossy`] (about 8x cheaper than
 /// `core::str::from_utf8` on a 4 KiB chunk, measured with callgrind on `ors-chunks`).
 #[allow(unsafe_code)]
+#[inline]
 pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
     if is_ascii(bytes) {
         // SAFETY: every byte is below 0x80, and a sequence of such bytes is valid UTF-8 (each
