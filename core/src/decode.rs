@@ -6,8 +6,8 @@
 //! ended cleanly or inside an event.
 //!
 //! # How it reads bytes
-//! Lines are found with `memchr2(b'\n', b'\r', ..)` over each input buffer, once: a byte is
-//! never scanned for a line ending twice, whatever the sizes of the pieces fed (a CR at the
+//! Lines are found with one scan for CR and LF over each input buffer: no line is
+//! scanned for its ending twice, whatever the sizes of the pieces fed (a CR at the
 //! end of one piece is remembered so an LF starting the next is not taken as a second line
 //! ending). A line that lies inside one input [`Bytes`] is handed out as a slice of it; only
 //! a line that straddles pieces is copied (once, into a line buffer), and only data of
@@ -16,7 +16,16 @@
 //! The lines that lie whole in the piece being read go through one loop that keeps its
 //! position and counters in locals and reads the lines nearly every event is made of (blank
 //! lines, comments, `data:`, `event:`) itself; other fields go to the general field parser,
-//! and a line cut by a piece boundary to the line buffer.
+//! and a line cut by a piece boundary to the line buffer. That loop finds line endings with
+//! an SSE2 scan of the line's first 256 bytes (`line_scan`, `memchr2` beyond) that also
+//! notes whether the line is ASCII: values of such lines are handed out as `str` without a
+//! second pass to check their UTF-8.
+//!
+//! One step of the decoder (`next_step`) is the one out-of-line call per frame, and returns
+//! a single byte; the frame itself is built in the caller's `next_frame`/`next_frame_ref`.
+//! Returning a wider enum (the frame, or `Result<Option<_>, DecodeError>`) was written field
+//! by field and read back whole, a store-forwarding stall that perf showed taking a third
+//! of the time of a `tokens` event.
 //!
 //! Field values are kept as ranges of the piece being read until their frame is handed out:
 //! `next_frame` then makes them reference-counted slices (and copies joined data out once),
@@ -48,6 +57,7 @@ use bytes::{Bytes, BytesMut};
 
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
+use crate::line_scan::{scan_line, LineEnd};
 use crate::text::Utf8Bytes;
 
 /// One unit of decoded stream.
@@ -517,7 +527,7 @@ pub struct Decoder {
 struct FieldState {
     /// The block's `event:` value; after a dispatch, the dispatched event's until the next
     /// call (see `lent`).
-    event_type: Option<Loc>,
+    event_type: Option<Value>,
     /// The block's data; after a dispatch, the dispatched event's.
     data: Data,
     /// What belongs to the frame just handed out, which a borrowed frame may point into:
@@ -525,7 +535,7 @@ struct FieldState {
     /// reused.
     lent: Lent,
     /// The comment just emitted, for a borrowed frame to point into.
-    comment: Option<Loc>,
+    comment: Option<Value>,
     /// The block had an `id:` field (without NUL).
     id_set: bool,
     /// The event just dispatched came from a block that set an id.
@@ -619,6 +629,54 @@ impl Loc {
     }
 }
 
+/// A field's value: where it lies, and whether the line scan saw all its bytes below 0x80
+/// (then it is UTF-8 without another check; `false` means not known).
+#[derive(Clone, Debug)]
+struct Value {
+    loc: Loc,
+    ascii: bool,
+}
+
+impl Value {
+    /// A value whose bytes were not seen by the line scan (the general path).
+    #[inline(always)]
+    fn unscanned(loc: Loc) -> Self {
+        Value { loc, ascii: false }
+    }
+
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.loc.len()
+    }
+
+    #[inline(always)]
+    fn bytes<'a>(&'a self, front: &'a Bytes) -> &'a [u8] {
+        self.loc.bytes(front)
+    }
+
+    /// The value's text for a borrowed frame.
+    #[inline(always)]
+    fn text<'a>(&'a self, front: &'a Bytes, repaired: &mut String) -> Text<'a> {
+        let bytes = self.loc.bytes(front);
+        if self.ascii {
+            Text::Valid(crate::text::str_of_scanned_ascii(bytes))
+        } else {
+            Text::of(bytes, repaired)
+        }
+    }
+
+    /// The value's text for an owned frame: shared bytes, no copy.
+    #[inline(always)]
+    fn into_text(self, front: &Bytes) -> Utf8Bytes {
+        let bytes = self.loc.into_bytes(front);
+        if self.ascii {
+            Utf8Bytes::from_scanned_ascii(bytes)
+        } else {
+            Utf8Bytes::from_utf8_lossy(bytes)
+        }
+    }
+}
+
 /// A borrowed field's text: its own bytes when they are UTF-8, else where in
 /// `Decoder::repaired` their repair (invalid sequences replaced by U+FFFD) was written.
 enum Text<'a> {
@@ -660,8 +718,11 @@ impl<'a> Text<'a> {
 enum Data {
     #[default]
     Empty,
-    One(Loc),
-    Joined,
+    One(Value),
+    /// `ascii`: every joined line was seen all ASCII by the line scan.
+    Joined {
+        ascii: bool,
+    },
 }
 
 /// What one `scan` produced, before it becomes a [`Frame`] (shared, owned) or a
@@ -1069,17 +1130,22 @@ impl Decoder {
     fn owned_frame(&mut self, emit: Emit) -> Frame {
         let front = &self.front;
         let fields = &mut self.fields;
-        let text = |loc: Loc| Utf8Bytes::from_utf8_lossy(loc.into_bytes(front));
+        let text = |value: Value| value.into_text(front);
         match emit {
             Emit::Event | Emit::Dataless => {
                 fields.lent = Lent::Nothing;
                 let event_type = fields.event_type.take().map(text);
                 let id = fields.dispatched_id.then(|| fields.last_event_id.clone());
                 let data = match core::mem::take(&mut fields.data) {
-                    Data::One(loc) => text(loc),
-                    Data::Joined => {
+                    Data::One(value) => text(value),
+                    Data::Joined { ascii } => {
                         // One exact-size copy out; the joining buffer stays for the next event.
-                        Utf8Bytes::from_utf8_lossy(Bytes::copy_from_slice(&fields.scratch))
+                        let joined = Bytes::copy_from_slice(&fields.scratch);
+                        if ascii {
+                            Utf8Bytes::from_scanned_ascii(joined)
+                        } else {
+                            Utf8Bytes::from_utf8_lossy(joined)
+                        }
                     }
                     Data::Empty => Utf8Bytes::new(),
                 };
@@ -1116,24 +1182,26 @@ impl Decoder {
         match emit {
             Emit::Event | Emit::Dataless => {}
             Emit::Comment => {
-                let bytes = fields
-                    .comment
-                    .as_ref()
-                    .map_or(&[][..], |loc| loc.bytes(front));
-                let comment = Text::of(bytes, repaired);
+                let comment = match &fields.comment {
+                    Some(value) => value.text(front, repaired),
+                    None => Text::Valid(""),
+                };
                 return FrameRef::Comment(comment.resolve(repaired));
             }
             Emit::Retry => return FrameRef::Retry(fields.retry),
         }
         let data = match &fields.data {
-            Data::One(loc) => Text::of(loc.bytes(front), repaired),
-            Data::Joined => Text::of(&fields.scratch, repaired),
+            Data::One(value) => value.text(front, repaired),
+            Data::Joined { ascii: true } => {
+                Text::Valid(crate::text::str_of_scanned_ascii(&fields.scratch))
+            }
+            Data::Joined { ascii: false } => Text::of(&fields.scratch, repaired),
             Data::Empty => Text::Valid(""),
         };
         let event_type = fields
             .event_type
             .as_ref()
-            .map(|loc| Text::of(loc.bytes(front), repaired));
+            .map(|value| value.text(front, repaired));
         let repaired: &str = repaired;
         let event = EventRef {
             event_type: event_type.map(|t| t.resolve(repaired)),
@@ -1217,7 +1285,8 @@ impl Decoder {
         let mut error = None;
         let stop = loop {
             let rest = bytes.get(pos..).unwrap_or_default();
-            let Some(end) = find_line_ending(rest) else {
+            let LineEnd { at, ascii } = scan_line(rest);
+            let Some(end) = at else {
                 break None;
             };
             let terminator = match rest.get(end..end + 2) {
@@ -1242,9 +1311,11 @@ impl Decoder {
             // The lines of nearly every event, read here without the general field parser
             // (`FieldState::line`, which has the same effect): a blank line, a comment, `data:`
             // and `event:` with a colon.
+            // A value lies inside the line, so it is ASCII if the line is.
             let value = |name_len: usize| {
                 let start = name_len + 1 + usize::from(text.get(name_len + 1) == Some(&b' '));
-                Loc::Front((line.start + start).min(line.end)..line.end)
+                let loc = Loc::Front((line.start + start).min(line.end)..line.end);
+                Value { loc, ascii }
             };
             let result = match text {
                 _ if fields.skip_block => fields.line(config, &self.front, None, line, line_offset),
@@ -1256,10 +1327,17 @@ impl Decoder {
                     Ok(Some(Emit::Comment))
                 }
                 [b'd', b'a', b't', b'a', b':', ..] => {
-                    let loc = value(4);
-                    let value = loc.bytes(&self.front);
+                    let Value { loc, ascii } = value(4);
+                    let bytes = loc.bytes(&self.front);
                     fields
-                        .append_data(config, &self.front, value, || loc.clone(), line_offset)
+                        .append_data(
+                            config,
+                            &self.front,
+                            bytes,
+                            ascii,
+                            || loc.clone(),
+                            line_offset,
+                        )
                         .map(|()| None)
                 }
                 [b'e', b'v', b'e', b'n', b't', b':', ..] => {
@@ -1471,7 +1549,9 @@ impl Decoder {
     /// Bytes examined so far by the line-ending scan and the NUL check of ids together
     /// (field names are matched by their first bytes, not scanned; UTF-8 validation of
     /// exposed fields is not counted). At most twice the input, whatever the sizes of the
-    /// pieces fed: the linear-time guarantee, made checkable.
+    /// pieces fed: the linear-time guarantee, made checkable. Counted per line, from its
+    /// start to its ending: the vector reads of the scan (SSE2 here, AVX2 in `memchr2`)
+    /// also load up to one vector past the ending, a constant per line that is not counted.
     ///
     /// # Example
     /// ```
@@ -1526,18 +1606,18 @@ impl FieldState {
     /// reference to it (at most once per piece, whatever its number of events).
     fn detach(&mut self, front: &Bytes) {
         self.clear_lent();
-        if let Some(loc) = &mut self.event_type {
-            loc.detach(front);
+        if let Some(value) = &mut self.event_type {
+            value.loc.detach(front);
         }
-        if let Data::One(loc) = &mut self.data {
-            loc.detach(front);
+        if let Data::One(value) = &mut self.data {
+            value.loc.detach(front);
         }
     }
 
     /// Lets a joining buffer that one large event grew go, once nothing points into it.
     #[inline]
     fn release_large_scratch(&mut self) {
-        if self.scratch.capacity() > SCRATCH_KEPT && !matches!(self.data, Data::Joined) {
+        if self.scratch.capacity() > SCRATCH_KEPT && !matches!(self.data, Data::Joined { .. }) {
             self.scratch = Vec::new();
         }
     }
@@ -1576,16 +1656,16 @@ impl FieldState {
         match name {
             FieldName::Comment if config.skip_comments => Ok(None),
             FieldName::Comment => {
-                self.comment = Some(loc());
+                self.comment = Some(Value::unscanned(loc()));
                 self.lent = Lent::Comment;
                 Ok(Some(Emit::Comment))
             }
             FieldName::Data => {
-                self.append_data(config, front, value, loc, line_offset)?;
+                self.append_data(config, front, value, false, loc, line_offset)?;
                 Ok(None)
             }
             FieldName::Event => {
-                self.event_type = Some(loc());
+                self.event_type = Some(Value::unscanned(loc()));
                 Ok(None)
             }
             FieldName::Id => {
@@ -1611,6 +1691,7 @@ impl FieldState {
         config: &Config,
         front: &Bytes,
         value: &[u8],
+        ascii: bool,
         loc: impl FnOnce() -> Loc,
         line_offset: u64,
     ) -> Result<(), DecodeError> {
@@ -1618,7 +1699,7 @@ impl FieldState {
         let (held, separator) = match &self.data {
             Data::Empty => (0, 0),
             Data::One(first) => (first.len(), 1),
-            Data::Joined => (self.scratch.len(), 1),
+            Data::Joined { .. } => (self.scratch.len(), 1),
         };
         if held + separator + value.len() > limit {
             return Err(DecodeError::EventTooLarge {
@@ -1627,11 +1708,16 @@ impl FieldState {
             });
         }
         match &self.data {
-            Data::Empty => self.data = Data::One(loc()),
-            Data::Joined => {
+            Data::Empty => self.data = Data::One(Value { loc: loc(), ascii }),
+            &Data::Joined {
+                ascii: joined_ascii,
+            } => {
                 reserve_within(&mut self.scratch, 1 + value.len(), limit);
                 self.scratch.push(b'\n');
                 self.scratch.extend_from_slice(value);
+                self.data = Data::Joined {
+                    ascii: joined_ascii && ascii,
+                };
             }
             Data::One(first) => {
                 // The joining buffer held the last joined event until now.
@@ -1640,7 +1726,8 @@ impl FieldState {
                 self.scratch.extend_from_slice(first.bytes(front));
                 self.scratch.push(b'\n');
                 self.scratch.extend_from_slice(value);
-                self.data = Data::Joined;
+                let ascii = first.ascii && ascii;
+                self.data = Data::Joined { ascii };
             }
         }
         Ok(())

@@ -91,6 +91,17 @@ impl Utf8Bytes {
         }
     }
 
+    /// Bytes the decoder's line scan found all below 0x80 (see `line_scan`), kept without
+    /// a second look. Debug builds (and the fuzz targets, built with debug assertions)
+    /// check the claim.
+    pub(crate) fn from_scanned_ascii(bytes: Bytes) -> Self {
+        debug_assert!(
+            bytes.is_ascii(),
+            "line scan reported non-ASCII bytes as ASCII"
+        );
+        Utf8Bytes(bytes)
+    }
+
     /// A zero-copy substring: `None` when `range` is out of bounds or does not fall on
     /// character boundaries. Only the two ends are checked; the contents are already UTF-8.
     ///
@@ -120,8 +131,10 @@ impl Utf8Bytes {
         // `From<String>`, the repaired branch of `from_utf8_lossy`), is empty (`new`,
         // `Default`), checks the bytes first (`try_from_bytes` and `from_utf8_lossy`, with
         // `core::str::from_utf8`, or this module's `is_ascii`, which implies UTF-8 and is
-        // tested against a planted high byte at every position of every length up to 80 and
-        // around its 256-byte switch, covering its block, word, byte and std paths), or is
+        // tested against a planted high byte at every position of every length up to 140 and
+        // around its 256-byte switch, covering its block, word, byte and std paths), takes
+        // bytes the decoder's line scan found all below 0x80 (`from_scanned_ascii`: see
+        // `str_of_scanned_ascii` for why that claim holds; debug builds assert it), or is
         // `slice`, which cuts an already valid string only where `str::get` confirms
         // character boundaries (a substring of UTF-8 between two boundaries is UTF-8). `Bytes` is an immutable
         // view, and nothing here hands out a way to change the bytes. Checking again here
@@ -170,6 +183,26 @@ pub(crate) fn str_of(bytes: &[u8]) -> Option<&str> {
     }
 }
 
+/// `bytes` as a string, given that the decoder's line scan found them all below 0x80
+/// (`line_scan::LineEnd::ascii`, carried to here by the decoder's `Value::ascii`).
+#[allow(unsafe_code)]
+#[inline(always)]
+pub(crate) fn str_of_scanned_ascii(bytes: &[u8]) -> &str {
+    debug_assert!(
+        bytes.is_ascii(),
+        "line scan reported non-ASCII bytes as ASCII"
+    );
+    // SAFETY: bytes all below 0x80 are valid UTF-8 (each is a one-byte character). The
+    // caller's claim comes from `line_scan::scan_line`, whose `ascii` is true only when the
+    // high-bit mask of every 16-byte block up to the line ending was zero (its tests plant a
+    // high byte at every position of every line length below 300 and check that it is
+    // seen), and the decoder gives `ascii: true` only to values that lie inside such a
+    // line, or to joined data made only of such values. The `decode`, `decode_split` and
+    // `decode_reference` fuzz targets run with debug assertions, so the assertion above
+    // checks the claim for every field they decode.
+    unsafe { core::str::from_utf8_unchecked(bytes) }
+}
+
 /// Whether every byte is below 0x80. ORs the input together 16 bytes at a time (two
 /// independent 8-byte chains, unrolled four times) and tests the high bits once; the last
 /// block overlaps the one before it instead of finishing byte by byte, and 8-15 bytes are two
@@ -183,12 +216,10 @@ fn is_ascii(bytes: &[u8]) -> bool {
     }
     const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
     if let Some(last) = bytes.last_chunk::<16>() {
-        let (blocks, _) = bytes.as_chunks::<16>();
-        let acc = blocks
-            .iter()
-            .fold(u128::from_ne_bytes(*last), |acc, block| {
-                acc | u128::from_ne_bytes(*block)
-            });
+        let word = |block: &[u8]| u128::from_ne_bytes(block.try_into().unwrap_or_default());
+        let acc = bytes
+            .chunks_exact(16)
+            .fold(u128::from_ne_bytes(*last), |acc, block| acc | word(block));
         return acc & (u128::from(HIGH_BITS) << 64 | u128::from(HIGH_BITS)) == 0;
     }
     let Some(last) = bytes.last_chunk::<8>() else {
