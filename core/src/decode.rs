@@ -657,23 +657,23 @@ impl Value {
     /// The value's text for a borrowed frame.
     #[inline(always)]
     fn text<'a>(&'a self, front: &'a Bytes, repaired: &mut String) -> Text<'a> {
-        let bytes = self.loc.bytes(front);
-        if self.ascii {
-            Text::Valid(crate::text::str_of_scanned_ascii(bytes))
-        } else {
-            Text::of(bytes, repaired)
-        }
+        Text::scanned(self.loc.bytes(front), self.ascii, repaired)
     }
 
     /// The value's text for an owned frame: shared bytes, no copy.
     #[inline(always)]
     fn into_text(self, front: &Bytes) -> Utf8Bytes {
-        let bytes = self.loc.into_bytes(front);
-        if self.ascii {
-            Utf8Bytes::from_scanned_ascii(bytes)
-        } else {
-            Utf8Bytes::from_utf8_lossy(bytes)
-        }
+        owned_text(self.loc.into_bytes(front), self.ascii)
+    }
+}
+
+/// `bytes` as owned text, checked for UTF-8 unless the line scan found them `ascii`.
+#[inline(always)]
+fn owned_text(bytes: Bytes, ascii: bool) -> Utf8Bytes {
+    if ascii {
+        Utf8Bytes::from_scanned_ascii(bytes)
+    } else {
+        Utf8Bytes::from_utf8_lossy(bytes)
     }
 }
 
@@ -690,6 +690,16 @@ impl<'a> Text<'a> {
         match crate::text::str_of(bytes) {
             Some(valid) => Text::Valid(valid),
             None => Text::repair(bytes, repaired),
+        }
+    }
+
+    /// [`Text::of`], unless the line scan found the bytes `ascii`.
+    #[inline(always)]
+    fn scanned(bytes: &'a [u8], ascii: bool, repaired: &mut String) -> Self {
+        if ascii {
+            Text::Valid(crate::text::str_of_scanned_ascii(bytes))
+        } else {
+            Text::of(bytes, repaired)
         }
     }
 
@@ -1140,12 +1150,7 @@ impl Decoder {
                     Data::One(value) => text(value),
                     Data::Joined { ascii } => {
                         // One exact-size copy out; the joining buffer stays for the next event.
-                        let joined = Bytes::copy_from_slice(&fields.scratch);
-                        if ascii {
-                            Utf8Bytes::from_scanned_ascii(joined)
-                        } else {
-                            Utf8Bytes::from_utf8_lossy(joined)
-                        }
+                        owned_text(Bytes::copy_from_slice(&fields.scratch), ascii)
                     }
                     Data::Empty => Utf8Bytes::new(),
                 };
@@ -1192,10 +1197,7 @@ impl Decoder {
         }
         let data = match &fields.data {
             Data::One(value) => value.text(front, repaired),
-            Data::Joined { ascii: true } => {
-                Text::Valid(crate::text::str_of_scanned_ascii(&fields.scratch))
-            }
-            Data::Joined { ascii: false } => Text::of(&fields.scratch, repaired),
+            &Data::Joined { ascii } => Text::scanned(&fields.scratch, ascii, repaired),
             Data::Empty => Text::Valid(""),
         };
         let event_type = fields
