@@ -12,30 +12,18 @@
 // `criterion_group!` generates an undocumented `pub fn`.
 #![allow(missing_docs)]
 
+// The plain decode loops (`ssekit`, `ssekit-ref`) are the decode bench's own.
+mod common;
+
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ssekit::profile::responses;
 use ssekit::sequence::Validator;
-use ssekit::{Decoder, Event, Frame, FrameRef};
+use ssekit::{Decoder, Event, Frame};
 
 const DELTAS: usize = 10_000;
 /// A TCP segment's worth: how a socket usually hands bytes over.
 const FEED: usize = 1460;
-
-fn decode(pieces: &[Bytes]) -> usize {
-    let mut decoder = Decoder::new();
-    let mut events = 0;
-    for piece in pieces {
-        decoder.feed(piece.clone()).unwrap();
-        while let Some(frame) = decoder.next_frame().unwrap() {
-            if let Frame::Event(ev) = frame {
-                std::hint::black_box(&ev);
-                events += 1;
-            }
-        }
-    }
-    events
-}
 
 fn decode_and_validate(pieces: &[Bytes]) -> usize {
     let mut decoder = Decoder::new();
@@ -48,22 +36,6 @@ fn decode_and_validate(pieces: &[Bytes]) -> usize {
     }
     validator.finish().unwrap();
     validator.events() as usize
-}
-
-/// `decode`, drained with `next_frame_ref`: no reference count per event.
-fn decode_ref(pieces: &[Bytes]) -> usize {
-    let mut decoder = Decoder::new();
-    let mut events = 0;
-    for piece in pieces {
-        decoder.feed(piece.clone()).unwrap();
-        while let Some(frame) = decoder.next_frame_ref().unwrap() {
-            if let FrameRef::Event(ev) = frame {
-                std::hint::black_box(&ev);
-                events += 1;
-            }
-        }
-    }
-    events
 }
 
 /// `decode_and_validate` on borrowed frames (`Validator::frame_ref`).
@@ -125,16 +97,16 @@ fn bench(c: &mut Criterion) {
             })
             .collect()
     };
-    assert_eq!(decode(&feeds), events);
+    assert_eq!(common::ssekit(&feeds), events);
     assert_eq!(decode_and_validate(&feeds), events);
-    assert_eq!(decode_ref(&feeds), events);
+    assert_eq!(common::ssekit_ref(&feeds), events);
     assert_eq!(decode_ref_and_validate(&feeds), events);
 
     let mut group = c.benchmark_group("validation/responses_tokens");
     group.throughput(Throughput::Elements(events as u64));
     for (name, pieces) in [("whole", vec![whole.clone()]), ("1460", feeds)] {
         group.bench_with_input(BenchmarkId::new("decode", name), &pieces, |b, p| {
-            b.iter(|| decode(p))
+            b.iter(|| common::ssekit(p))
         });
         group.bench_with_input(
             BenchmarkId::new("decode+validate", name),
@@ -142,7 +114,7 @@ fn bench(c: &mut Criterion) {
             |b, p| b.iter(|| decode_and_validate(p)),
         );
         group.bench_with_input(BenchmarkId::new("decode-ref", name), &pieces, |b, p| {
-            b.iter(|| decode_ref(p))
+            b.iter(|| common::ssekit_ref(p))
         });
         group.bench_with_input(
             BenchmarkId::new("decode-ref+validate", name),
