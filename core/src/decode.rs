@@ -53,7 +53,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::ops::Range;
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
@@ -582,16 +582,6 @@ enum Loc {
 }
 
 impl Loc {
-    /// `src[range]`: a range when `src` is the current piece (`in_front`), else a slice.
-    #[inline(always)]
-    fn of(src: &Bytes, range: Range<usize>, in_front: bool) -> Loc {
-        if in_front {
-            Loc::Front(range)
-        } else {
-            Loc::Shared(src.slice(range))
-        }
-    }
-
     #[inline(always)]
     fn len(&self) -> usize {
         match self {
@@ -782,6 +772,17 @@ fn append(buf: &mut BytesMut, bytes: &[u8]) {
         buf.reserve(bytes.len().max(MIN_CAPACITY.saturating_sub(buf.len())));
     }
     buf.extend_from_slice(bytes);
+}
+
+/// `bytes[range]`, made from `bytes` itself: no reference count is touched, as a slice would.
+#[inline]
+fn trimmed(mut bytes: Bytes, range: Range<usize>) -> Bytes {
+    if range.start > range.end || range.end > bytes.len() {
+        return Bytes::new();
+    }
+    bytes.truncate(range.end);
+    bytes.advance(range.start);
+    bytes
 }
 
 /// The index of the first CR or LF.
@@ -1328,20 +1329,9 @@ impl Decoder {
                     fields.lent = Lent::Comment;
                     Ok(Some(Emit::Comment))
                 }
-                [b'd', b'a', b't', b'a', b':', ..] => {
-                    let Value { loc, ascii } = value(4);
-                    let bytes = loc.bytes(&self.front);
-                    fields
-                        .append_data(
-                            config,
-                            &self.front,
-                            bytes,
-                            ascii,
-                            || loc.clone(),
-                            line_offset,
-                        )
-                        .map(|()| None)
-                }
+                [b'd', b'a', b't', b'a', b':', ..] => fields
+                    .append_data(config, &self.front, value(4), line_offset)
+                    .map(|()| None),
                 [b'e', b'v', b'e', b'n', b't', b':', ..] => {
                     fields.event_type = Some(value(5));
                     Ok(None)
@@ -1422,13 +1412,9 @@ impl Decoder {
         } else {
             append(&mut self.line, chunk.get(..end).unwrap_or_default());
             let line = self.line.split().freeze();
-            self.fields.line(
-                &self.config,
-                &self.front,
-                Some(&line),
-                0..line.len(),
-                line_offset,
-            )
+            let range = 0..line.len();
+            self.fields
+                .line(&self.config, &self.front, Some(line), range, line_offset)
         };
         self.drop_front(consumed);
         self.line_start = self.offset;
@@ -1625,18 +1611,18 @@ impl FieldState {
     }
 
     /// Interprets the line `front[range]`, or `joined[range]` for a line that straddled
-    /// pieces. Values are `Loc::Front` ranges of `front`, or slices of `joined`.
+    /// pieces. Values are `Loc::Front` ranges of `front`; a value of a joined line is the
+    /// joined line itself, trimmed (moved, not sliced: no reference count is touched).
     #[inline]
     fn line(
         &mut self,
         config: &Config,
         front: &Bytes,
-        joined: Option<&Bytes>,
+        joined: Option<Bytes>,
         range: Range<usize>,
         line_offset: u64,
     ) -> Result<Option<Emit>, DecodeError> {
-        let in_front = joined.is_none();
-        let src = joined.unwrap_or(front);
+        let src = joined.as_ref().unwrap_or(front);
         let line = src.get(range.clone()).unwrap_or_default();
         if self.skip_block {
             if line.is_empty() {
@@ -1652,33 +1638,45 @@ impl FieldState {
         let Some((name, value_start)) = classify(line) else {
             return Ok(None);
         };
-        let value = line.get(value_start..).unwrap_or_default();
-        let value_range = (range.start + value_start).min(range.end)..range.end;
-        let loc = || Loc::of(src, value_range.clone(), in_front);
         match name {
-            FieldName::Comment if config.skip_comments => Ok(None),
+            FieldName::Comment if config.skip_comments => return Ok(None),
+            FieldName::Data if !matches!(self.data, Data::Empty) => {
+                // A later data line is copied: no value is made of it.
+                let value = line.get(value_start..).unwrap_or_default();
+                self.join_data(config, front, value, false, line_offset)?;
+                return Ok(None);
+            }
+            _ => {}
+        }
+        let value_range = (range.start + value_start).min(range.end)..range.end;
+        let value = Value::unscanned(match joined {
+            Some(joined) => Loc::Shared(trimmed(joined, value_range)),
+            None => Loc::Front(value_range),
+        });
+        match name {
             FieldName::Comment => {
-                self.comment = Some(Value::unscanned(loc()));
+                self.comment = Some(value);
                 self.lent = Lent::Comment;
                 Ok(Some(Emit::Comment))
             }
             FieldName::Data => {
-                self.append_data(config, front, value, false, loc, line_offset)?;
+                self.append_data(config, front, value, line_offset)?;
                 Ok(None)
             }
             FieldName::Event => {
-                self.event_type = Some(Value::unscanned(loc()));
+                self.event_type = Some(value);
                 Ok(None)
             }
             FieldName::Id => {
-                self.scanned += value.len() as u64;
-                if memchr::memchr(0, value).is_none() {
-                    self.id_buffer = src.slice(value_range.clone());
+                let bytes = value.bytes(front);
+                self.scanned += bytes.len() as u64;
+                if memchr::memchr(0, bytes).is_none() {
+                    self.id_buffer = value.loc.into_bytes(front);
                     self.id_set = true;
                 }
                 Ok(None)
             }
-            FieldName::Retry => Ok(parse_retry(value).map(|ms| {
+            FieldName::Retry => Ok(parse_retry(value.bytes(front)).map(|ms| {
                 self.retry = ms;
                 Emit::Retry
             })),
@@ -1688,13 +1686,29 @@ impl FieldState {
     /// Appends the value of a `data:` line, within `max_event`. Only the first data line of
     /// an event is kept where it lies (the event's data when it has one line); later lines
     /// are copied into the joining buffer.
+    #[inline(always)]
     fn append_data(
         &mut self,
         config: &Config,
         front: &Bytes,
-        value: &[u8],
-        ascii: bool,
-        loc: impl FnOnce() -> Loc,
+        value: Value,
+        line_offset: u64,
+    ) -> Result<(), DecodeError> {
+        if matches!(self.data, Data::Empty) {
+            self.check_event_room(config, value.len(), line_offset)?;
+            self.data = Data::One(value);
+        } else {
+            self.join_data(config, front, value.bytes(front), value.ascii, line_offset)?;
+        }
+        Ok(())
+    }
+
+    /// Whether a data line of `len` bytes keeps the event within `max_event`.
+    #[inline(always)]
+    fn check_event_room(
+        &self,
+        config: &Config,
+        len: usize,
         line_offset: u64,
     ) -> Result<(), DecodeError> {
         let limit = config.limits.max_event;
@@ -1703,32 +1717,59 @@ impl FieldState {
             Data::One(first) => (first.len(), 1),
             Data::Joined { .. } => (self.scratch.len(), 1),
         };
-        if held + separator + value.len() > limit {
+        if held + separator + len > limit {
             return Err(DecodeError::EventTooLarge {
                 offset: line_offset,
                 limit,
             });
         }
+        Ok(())
+    }
+
+    /// Appends a second or later data line (`ascii`: the line scan saw it all ASCII): copies
+    /// it into the joining buffer, with the first line on the second.
+    #[inline(always)]
+    fn join_data(
+        &mut self,
+        config: &Config,
+        front: &Bytes,
+        bytes: &[u8],
+        ascii: bool,
+        line_offset: u64,
+    ) -> Result<(), DecodeError> {
+        self.check_event_room(config, bytes.len(), line_offset)?;
+        let limit = config.limits.max_event;
         match &self.data {
-            Data::Empty => self.data = Data::One(Value { loc: loc(), ascii }),
             &Data::Joined {
                 ascii: joined_ascii,
             } => {
-                reserve_within(&mut self.scratch, 1 + value.len(), limit);
+                reserve_within(&mut self.scratch, 1 + bytes.len(), limit);
                 self.scratch.push(b'\n');
-                self.scratch.extend_from_slice(value);
+                self.scratch.extend_from_slice(bytes);
                 self.data = Data::Joined {
                     ascii: joined_ascii && ascii,
                 };
             }
             Data::One(first) => {
                 // The joining buffer held the last joined event until now.
+                let first_bytes = first.bytes(front);
                 self.scratch.clear();
-                reserve_within(&mut self.scratch, held + 1 + value.len(), limit);
-                self.scratch.extend_from_slice(first.bytes(front));
+                reserve_within(
+                    &mut self.scratch,
+                    first_bytes.len() + 1 + bytes.len(),
+                    limit,
+                );
+                self.scratch.extend_from_slice(first_bytes);
                 self.scratch.push(b'\n');
-                self.scratch.extend_from_slice(value);
+                self.scratch.extend_from_slice(bytes);
                 let ascii = first.ascii && ascii;
+                self.data = Data::Joined { ascii };
+            }
+            Data::Empty => {
+                // Not reached (`append_data` keeps a first line where it lies); still correct.
+                self.scratch.clear();
+                reserve_within(&mut self.scratch, bytes.len(), limit);
+                self.scratch.extend_from_slice(bytes);
                 self.data = Data::Joined { ascii };
             }
         }
@@ -1842,6 +1883,18 @@ mod tests {
             let word = u64::from_ne_bytes([byte, 0x0B, 0x0C, byte, 0x8A, 0x8D, 0x01, byte]);
             assert!(!has_line_ending(word), "{byte:#x}");
         }
+    }
+
+    #[test]
+    fn trimmed_is_the_slice_and_empty_out_of_range() {
+        let line = Bytes::from_static(b"data: hello");
+        assert_eq!(trimmed(line.clone(), 6..11), "hello");
+        assert_eq!(trimmed(line.clone(), 0..0), "");
+        assert_eq!(trimmed(line.clone(), 11..11), "");
+        assert_eq!(trimmed(line.clone(), 6..12), "");
+        #[allow(clippy::reversed_empty_ranges)]
+        let reversed = 7..6;
+        assert_eq!(trimmed(line, reversed), "");
     }
 
     #[test]
