@@ -25,12 +25,13 @@ use ssekit::{Decoder, Frame, FrameRef};
 pub type Impl = (&'static str, fn(&[Bytes]) -> usize);
 
 /// ssekit first, then the peers, then the floors.
-pub const DECODERS: [Impl; 15] = [
+pub const DECODERS: [Impl; 16] = [
     ("ssekit", ssekit),
     ("ssekit-slice", ssekit_slice),
     ("ssekit-nocomment", ssekit_nocomment),
     ("ssekit-ref", ssekit_ref),
     ("ssekit-slice-ref", ssekit_slice_ref),
+    ("ssekit-ref-nocomment", ssekit_ref_nocomment),
     ("sse-core", sse_core),
     ("sse-parse", sse_parse),
     ("sseer", sseer),
@@ -110,6 +111,13 @@ pub fn ssekit_nocomment(pieces: &[Bytes]) -> usize {
 /// the decoder: no reference count per event, no copy of joined data).
 pub fn ssekit_ref(pieces: &[Bytes]) -> usize {
     run_ssekit(&mut Decoder::new(), pieces, false, true)
+}
+
+/// ssekit skipping comments, as [`ssekit_nocomment`], drained with `next_frame_ref` as
+/// [`ssekit_ref`]: the same work as the peers, on ssekit's fastest path.
+pub fn ssekit_ref_nocomment(pieces: &[Bytes]) -> usize {
+    let config = ssekit::Config::default().comments(false);
+    run_ssekit(&mut Decoder::with_config(config), pieces, false, true)
 }
 
 /// ssekit: `feed_slice(&[u8])` each piece, drain `next_frame_ref` after each: no atomic
