@@ -446,12 +446,22 @@ fn single_line_data_fed_as_bytes_is_a_slice_of_the_input() {
 
 /// Every frame and error of `pieces`, in order; reading goes on after an error in `Resync`.
 fn frames_and_errors(config: Config, pieces: &[&[u8]]) -> Vec<String> {
+    frames_and_errors_as(config, pieces, false)
+}
+
+/// [`frames_and_errors`], frames drained with `next_frame_ref` when `borrow`.
+fn frames_and_errors_as(config: Config, pieces: &[&[u8]], borrow: bool) -> Vec<String> {
     let mut decoder = Decoder::with_config(config);
     let mut out = Vec::new();
     for piece in pieces {
         decoder.feed_slice(piece).unwrap();
         loop {
-            match decoder.next_frame() {
+            let next = if borrow {
+                decoder.next_frame_ref().map(|f| f.map(|f| f.to_frame()))
+            } else {
+                decoder.next_frame()
+            };
+            match next {
                 Ok(Some(frame)) => out.push(format!("{frame:?}")),
                 Ok(None) => break,
                 Err(err) if config.get_on_limit() == ssekit::decode::OnLimit::Resync => {
@@ -470,6 +480,31 @@ fn frames_and_errors(config: Config, pieces: &[&[u8]]) -> Vec<String> {
         decoder.last_event_id()
     ));
     out
+}
+
+#[test]
+fn two_lines_cut_in_one_event_mean_the_same_borrowed_or_owned() {
+    // A line cut by a piece boundary is held for borrowed frames (`next_frame_ref`) and
+    // frozen for owned ones; a second cut line in the same event takes the held buffer, so
+    // the value of the first must move out first. Every pair of cuts, both ways of draining.
+    let stream: &[u8] = b"event: first type\ndata: first line\n: a comment\nid: 42\n\
+        data: second line\nretry: 10\n\ndata: next\n\n";
+    for config in [Config::default(), Config::default().mode(Mode::Raw)] {
+        let whole = frames_and_errors(config, &[stream]);
+        assert!(whole.len() >= 4, "{whole:?}");
+        for borrow in [false, true] {
+            for first in 0..=stream.len() {
+                for second in first..=stream.len() {
+                    let pieces = [&stream[..first], &stream[first..second], &stream[second..]];
+                    let split = frames_and_errors_as(config, &pieces, borrow);
+                    assert_eq!(
+                        split, whole,
+                        "cuts at {first} and {second}, borrowed: {borrow}"
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -492,9 +527,11 @@ fn lines_read_whole_and_lines_joined_across_pieces_mean_the_same() {
     ] {
         let whole = frames_and_errors(config, &[stream]);
         assert!(whole.len() >= 7, "{whole:?}");
-        for cut in 0..=stream.len() {
-            let split = frames_and_errors(config, &[&stream[..cut], &stream[cut..]]);
-            assert_eq!(split, whole, "cut at {cut}");
+        for borrow in [false, true] {
+            for cut in 0..=stream.len() {
+                let split = frames_and_errors_as(config, &[&stream[..cut], &stream[cut..]], borrow);
+                assert_eq!(split, whole, "cut at {cut}, borrowed: {borrow}");
+            }
         }
     }
     let resynced = frames_and_errors(resync, &[stream]);
