@@ -1826,11 +1826,9 @@ impl FieldState {
                 self.lent = Lent::Comment;
                 Ok(Some(Emit::Comment))
             }
-            FieldName::Data => {
-                self.check_event_room(config, value.len(), line_offset)?;
-                self.data = Data::One(value);
-                Ok(None)
-            }
+            FieldName::Data => self
+                .set_first_data(config, value, line_offset)
+                .map(|()| None),
             FieldName::Event => {
                 self.event_type = Some(value);
                 Ok(None)
@@ -1864,35 +1862,25 @@ impl FieldState {
         line_offset: u64,
     ) -> Result<(), DecodeError> {
         if matches!(self.data, Data::Empty) {
-            self.check_event_room(config, value.len(), line_offset)?;
-            self.data = Data::One(value);
+            self.set_first_data(config, value, line_offset)
         } else {
             let bytes = value.bytes(front, held);
-            self.join_data(config, front, held, bytes, value.ascii, line_offset)?;
+            self.join_data(config, front, held, bytes, value.ascii, line_offset)
         }
-        Ok(())
     }
 
-    /// Whether a data line of `len` bytes keeps the event within `max_event`.
+    /// The event's first data line, kept where it lies (the data buffer is empty).
     #[inline(always)]
-    fn check_event_room(
-        &self,
+    fn set_first_data(
+        &mut self,
         config: &Config,
-        len: usize,
+        value: Value,
         line_offset: u64,
     ) -> Result<(), DecodeError> {
-        let limit = config.limits.max_event;
-        let (held, separator) = match &self.data {
-            Data::Empty => (0, 0),
-            Data::One(first) => (first.len(), 1),
-            Data::Joined { .. } => (self.scratch.len(), 1),
-        };
-        if held + separator + len > limit {
-            return Err(DecodeError::EventTooLarge {
-                offset: line_offset,
-                limit,
-            });
+        if value.len() > config.limits.max_event {
+            return Err(event_too_large(config, line_offset));
         }
+        self.data = Data::One(value);
         Ok(())
     }
 
@@ -1908,42 +1896,41 @@ impl FieldState {
         ascii: bool,
         line_offset: u64,
     ) -> Result<(), DecodeError> {
-        self.check_event_room(config, bytes.len(), line_offset)?;
         let limit = config.limits.max_event;
-        match &self.data {
+        let (first, joined_ascii) = match &self.data {
             &Data::Joined {
                 ascii: joined_ascii,
-            } => {
-                reserve_within(&mut self.scratch, 1 + bytes.len(), limit);
-                self.scratch.push(b'\n');
-                self.scratch.extend_from_slice(bytes);
-                self.data = Data::Joined {
-                    ascii: joined_ascii && ascii,
-                };
-            }
-            Data::One(first) => {
-                // The joining buffer held the last joined event until now.
-                let first_bytes = first.bytes(front, held);
-                self.scratch.clear();
-                reserve_within(
-                    &mut self.scratch,
-                    first_bytes.len() + 1 + bytes.len(),
-                    limit,
-                );
-                self.scratch.extend_from_slice(first_bytes);
-                self.scratch.push(b'\n');
-                self.scratch.extend_from_slice(bytes);
-                let ascii = first.ascii && ascii;
-                self.data = Data::Joined { ascii };
-            }
+            } => (None, joined_ascii),
+            Data::One(first) => (Some(first.bytes(front, held)), first.ascii),
             Data::Empty => {
-                // Not reached (`append_data` keeps a first line where it lies); still correct.
+                // Not reached (a first line is kept where it lies); still correct.
+                if bytes.len() > limit {
+                    return Err(event_too_large(config, line_offset));
+                }
                 self.scratch.clear();
                 reserve_within(&mut self.scratch, bytes.len(), limit);
                 self.scratch.extend_from_slice(bytes);
                 self.data = Data::Joined { ascii };
+                return Ok(());
             }
+        };
+        let held_len = first.map_or(self.scratch.len(), <[u8]>::len);
+        if held_len + 1 + bytes.len() > limit {
+            return Err(event_too_large(config, line_offset));
         }
+        if let Some(first) = first {
+            // The joining buffer held the last joined event until now.
+            self.scratch.clear();
+            reserve_within(&mut self.scratch, first.len() + 1 + bytes.len(), limit);
+            self.scratch.extend_from_slice(first);
+        } else {
+            reserve_within(&mut self.scratch, 1 + bytes.len(), limit);
+        }
+        self.scratch.push(b'\n');
+        self.scratch.extend_from_slice(bytes);
+        self.data = Data::Joined {
+            ascii: joined_ascii && ascii,
+        };
         Ok(())
     }
 
@@ -2009,6 +1996,15 @@ fn classify(line: &[u8]) -> Option<(FieldName, usize)> {
             len + 1 + usize::from(line.get(len + 1) == Some(&b' ')),
         )),
         Some(_) => None,
+    }
+}
+
+/// The error for a data line that would take the event past `max_event`.
+#[cold]
+fn event_too_large(config: &Config, line_offset: u64) -> DecodeError {
+    DecodeError::EventTooLarge {
+        offset: line_offset,
+        limit: config.limits.max_event,
     }
 }
 
