@@ -169,7 +169,9 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Longest line, in bytes without its line ending.
+    /// Longest line, in bytes without its line ending. A line that straddles pieces is
+    /// buffered, and when frames are borrowed the last such line is kept while the next is
+    /// read: line buffers hold at most two lines of this length.
     ///
     /// # Example
     /// ```

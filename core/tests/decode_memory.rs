@@ -119,6 +119,44 @@ fn an_endless_line_in_small_pieces_never_holds_more_than_the_line_limit() {
 }
 
 #[test]
+fn borrowed_lines_near_the_limit_hold_at_most_two_lines() {
+    let _serial = SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    // With `next_frame_ref`, a line that straddled pieces is kept (held) while the next is
+    // read: two line buffers, each within `max_line`, one of them briefly doubled as it grows
+    // (2.5x the limit measured).
+    let limit = 1 << 20;
+    let line = [&b"data: "[..], &vec![b'z'; limit - 100], b"\n\n"].concat();
+    let stream = Bytes::from(line.repeat(8));
+    let (peak, _) = measure(|| {
+        let mut dec =
+            Decoder::with_config(Config::default().limits(Limits::default().max_line(limit)));
+        let mut events = 0;
+        for at in (0..stream.len()).step_by(4096) {
+            dec.feed(stream.slice(at..(at + 4096).min(stream.len())))
+                .unwrap();
+            while let Some(frame) = dec.next_frame_ref().unwrap() {
+                if let ssekit::FrameRef::Event(ev) = frame {
+                    assert_eq!(ev.data().len(), limit - 100);
+                    events += 1;
+                }
+            }
+        }
+        assert_eq!(events, 8);
+    });
+    eprintln!("held lines: peak heap growth {peak} bytes for a {limit}-byte line limit");
+    assert!(
+        peak >= limit,
+        "the counting allocator saw only {peak} bytes"
+    );
+    assert!(
+        peak <= 4 * limit + 64 * 1024,
+        "peak {peak} for a {limit}-byte limit"
+    );
+}
+
+#[test]
 fn endless_multiline_data_never_holds_more_than_the_event_limit() {
     let _serial = SERIAL
         .lock()
