@@ -1403,30 +1403,29 @@ impl Decoder {
                     held: false,
                 }
             };
-            let result = match text {
-                _ if fields.skip_block => fields.line(
-                    config,
-                    &self.front,
-                    &mut self.held,
-                    IN_FRONT,
-                    line,
-                    line_offset,
-                ),
-                [] => Ok(fields.dispatch(config.mode)),
-                [b':', ..] if config.skip_comments => Ok(None),
+            let read_here = match text {
+                _ if fields.skip_block => None,
+                [] => Some(Ok(fields.dispatch(config.mode))),
+                [b':', ..] if config.skip_comments => Some(Ok(None)),
                 [b':', ..] => {
                     fields.comment = Some(value(0));
                     fields.lent = Lent::Comment;
-                    Ok(Some(Emit::Comment))
+                    Some(Ok(Some(Emit::Comment)))
                 }
-                [b'd', b'a', b't', b'a', b':', ..] => fields
-                    .append_data(config, &self.front, &self.held, value(4), line_offset)
-                    .map(|()| None),
+                [b'd', b'a', b't', b'a', b':', ..] => Some(
+                    fields
+                        .append_data(config, &self.front, &self.held, value(4), line_offset)
+                        .map(|()| None),
+                ),
                 [b'e', b'v', b'e', b'n', b't', b':', ..] => {
                     fields.event_type = Some(value(5));
-                    Ok(None)
+                    Some(Ok(None))
                 }
-                _ => fields.line(
+                _ => None,
+            };
+            let result = match read_here {
+                Some(result) => result,
+                None => fields.line(
                     config,
                     &self.front,
                     &mut self.held,
