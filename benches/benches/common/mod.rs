@@ -25,7 +25,7 @@ use ssekit::{Decoder, Frame, FrameRef};
 pub type Impl = (&'static str, fn(&[Bytes]) -> usize);
 
 /// ssekit first, then the peers, then the floors.
-pub const DECODERS: [Impl; 16] = [
+pub const DECODERS: [Impl; 17] = [
     ("ssekit", ssekit),
     ("ssekit-slice", ssekit_slice),
     ("ssekit-nocomment", ssekit_nocomment),
@@ -42,11 +42,12 @@ pub const DECODERS: [Impl; 16] = [
     ("memchr2", memchr2_floor),
     ("memcpy", memcpy_floor),
     ("bytes-clone", bytes_clone_floor),
+    ("segments", segments_floor),
 ];
 
 /// Whether `name` is a floor rather than a decoder (its result is not an event count).
 pub fn is_floor(name: &str) -> bool {
-    matches!(name, "memchr2" | "memcpy" | "bytes-clone")
+    matches!(name, "memchr2" | "memcpy" | "bytes-clone" | "segments")
 }
 
 fn ready_stream(
@@ -245,6 +246,39 @@ pub fn memchr2_floor(pieces: &[Bytes]) -> usize {
         .iter()
         .map(|piece| memchr::memchr2_iter(b'\n', b'\r', piece).count())
         .sum()
+}
+
+/// Floor of a zero-copy decoder that hands out a line split across pieces as slices of
+/// them instead of copying it together: each line found with `memchr2`, each of its
+/// segments checked for ASCII (what a `&str` needs) and kept as a `Bytes::slice` of its
+/// piece until the line ends. No field is interpreted, and a CRLF counts as two endings.
+/// Returns the number of blank lines.
+pub fn segments_floor(pieces: &[Bytes]) -> usize {
+    let mut segments: Vec<Bytes> = Vec::with_capacity(64);
+    let mut ascii = true;
+    let mut line_len = 0;
+    let mut blank_lines = 0;
+    for piece in pieces {
+        let mut pos = 0;
+        while let Some(rest) = piece.get(pos..).filter(|rest| !rest.is_empty()) {
+            let end = memchr::memchr2(b'\n', b'\r', rest);
+            let segment = &rest[..end.unwrap_or(rest.len())];
+            ascii &= segment.is_ascii();
+            if !segment.is_empty() {
+                segments.push(piece.slice(pos..pos + segment.len()));
+            }
+            line_len += segment.len();
+            pos += segment.len();
+            if end.is_some() {
+                blank_lines += usize::from(line_len == 0);
+                black_box((&segments, ascii));
+                segments.clear();
+                (ascii, line_len) = (true, 0);
+                pos += 1;
+            }
+        }
+    }
+    blank_lines
 }
 
 /// Floor of any decoder that takes ownership of `Bytes` pieces (ssekit's `feed`, sse-core):
