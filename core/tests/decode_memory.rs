@@ -12,7 +12,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use bytes::Bytes;
 use ssekit::decode::OnLimit;
@@ -33,6 +33,14 @@ static CURRENT: AtomicIsize = AtomicIsize::new(0);
 static PEAK: AtomicIsize = AtomicIsize::new(0);
 static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Holds the lock that keeps the measuring tests from running at once (they share the
+/// counters above); a test that failed while holding it does not fail the others.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
@@ -108,9 +116,7 @@ fn assert_peak_within(what: &str, peak: usize, limit: usize) {
 
 #[test]
 fn an_endless_line_in_small_pieces_never_holds_more_than_the_line_limit() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     let limit = 1 << 20;
     // 16 MiB of one line in 4 KiB pieces: 16x the limit.
     let piece = Bytes::from(vec![b'x'; 4096]);
@@ -120,9 +126,7 @@ fn an_endless_line_in_small_pieces_never_holds_more_than_the_line_limit() {
 
 #[test]
 fn borrowed_lines_near_the_limit_hold_at_most_two_lines() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     // With `next_frame_ref`, a line that straddled pieces is kept (held) while the next is
     // read: two line buffers, each within `max_line`, one of them briefly doubled as it grows
     // (2.5x the limit measured).
@@ -158,9 +162,7 @@ fn borrowed_lines_near_the_limit_hold_at_most_two_lines() {
 
 #[test]
 fn endless_multiline_data_never_holds_more_than_the_event_limit() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     let limit = 1 << 20;
     // 10 MB of 100-byte data lines with no blank line: 10x the limit.
     let line = Bytes::from([&b"data: "[..], &[b'y'; 100], b"\n"].concat());
@@ -170,9 +172,7 @@ fn endless_multiline_data_never_holds_more_than_the_event_limit() {
 
 #[test]
 fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     let block =
         b"event: response.output_text.delta\nid: 12\ndata: {\"delta\":\"token\"}\n\n: ping\n\n";
     let run = |events: usize| {
@@ -246,9 +246,7 @@ fn assert_nothing_per_event(what: &str, run: impl Fn(usize) -> usize, small: usi
 
 #[test]
 fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     // `next_frame` copies joined data out once per event; `next_frame_ref` lends the joining
     // buffer itself, so after it has grown once nothing is allocated, whatever the pieces.
     let block = b"event: row\ndata: first line\r\ndata: second line\r\ndata: third\r\n\r\n: ka\n\n";
@@ -259,9 +257,7 @@ fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
 
 #[test]
 fn events_read_by_reference_from_small_pieces_allocate_nothing_per_event() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     // Lines that straddle pieces are joined in the line buffer; a borrowed event lets go of
     // its share of that buffer when the decoder is next used (even by a call that finds
     // nothing to do), so the buffer is reused instead of reallocated per line. (A block
@@ -277,9 +273,7 @@ fn events_read_by_reference_from_small_pieces_allocate_nothing_per_event() {
 
 #[test]
 fn small_slices_allocate_per_4_kib_of_input_not_per_line() {
-    let _serial = SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let _serial = one_at_a_time();
     // `feed_slice` copies tiny pieces into one staging buffer, and lines cut by them are
     // joined in one line buffer. Both grow to at least 4 KiB: a buffer that a piece or a frame
     // still shares cannot grow in place, and growing it by just the bytes added would
