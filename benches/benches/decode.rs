@@ -1,7 +1,7 @@
 //! Decode throughput, side by side on the same bytes: ssekit, the crates.io peers and the
-//! floors (`memchr2` scan, `memcpy`, `bytes-clone`, and `segments`: scan, ASCII check and one
-//! `Bytes::slice` per piece of a line, what a decoder that never copies a line together
-//! cannot go below), for every workload × feed size of issue 8.
+//! floors (`memchr2` scan, `memcpy`, `bytes-clone`, and `segments`: scan, ASCII check and a
+//! `Bytes::slice` per piece a line leaves behind, what a decoder that never copies a line
+//! together cannot go below), for every workload × feed size of issue 8.
 //!
 //! `cargo bench -p ssekit-benches --bench decode -- --warm-up-time 0.5 --measurement-time 1`
 //! then `scripts/bench-table`.

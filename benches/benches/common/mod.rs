@@ -250,32 +250,33 @@ pub fn memchr2_floor(pieces: &[Bytes]) -> usize {
 
 /// Floor of a zero-copy decoder that hands out a line split across pieces as slices of
 /// them instead of copying it together: each line found with `memchr2`, each of its
-/// segments checked for ASCII (what a `&str` needs) and kept as a `Bytes::slice` of its
-/// piece until the line ends. No field is interpreted, and a CRLF counts as two endings.
-/// Returns the number of blank lines.
+/// segments checked for ASCII (what a `&str` needs), and a segment that the line goes on
+/// past kept as a `Bytes::slice` of its piece until the line ends (the last one is read
+/// where it lies). No field is interpreted, and a CRLF counts as two endings. Returns the
+/// number of blank lines.
 pub fn segments_floor(pieces: &[Bytes]) -> usize {
-    let mut segments: Vec<Bytes> = Vec::with_capacity(64);
+    let mut earlier: Vec<Bytes> = Vec::with_capacity(64);
     let mut ascii = true;
     let mut line_len = 0;
     let mut blank_lines = 0;
     for piece in pieces {
         let mut pos = 0;
         while let Some(rest) = piece.get(pos..).filter(|rest| !rest.is_empty()) {
-            let end = memchr::memchr2(b'\n', b'\r', rest);
-            let segment = &rest[..end.unwrap_or(rest.len())];
-            ascii &= segment.is_ascii();
-            if !segment.is_empty() {
-                segments.push(piece.slice(pos..pos + segment.len()));
-            }
-            line_len += segment.len();
-            pos += segment.len();
-            if end.is_some() {
-                blank_lines += usize::from(line_len == 0);
-                black_box((&segments, ascii));
-                segments.clear();
-                (ascii, line_len) = (true, 0);
-                pos += 1;
-            }
+            let Some(end) = memchr::memchr2(b'\n', b'\r', rest) else {
+                // The line goes on in the next piece: keep this part of it.
+                ascii &= rest.is_ascii();
+                earlier.push(piece.slice(pos..));
+                line_len += rest.len();
+                break;
+            };
+            let last = &rest[..end];
+            ascii &= last.is_ascii();
+            line_len += end;
+            blank_lines += usize::from(line_len == 0);
+            black_box((&earlier, last, ascii));
+            earlier.clear();
+            (ascii, line_len) = (true, 0);
+            pos += end + 1;
         }
     }
     blank_lines
