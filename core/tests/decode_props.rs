@@ -322,3 +322,99 @@ proptest! {
         prop_assert_eq!(skipped.end, surfaced.end);
     }
 }
+
+/// Up to `take` frames or errors from `dec` (`next_frame_ref` where `borrow` says so, by call
+/// count), recorded as owned frames; a borrowed frame must equal its copy. Fail-stop errors
+/// are recorded once. Returns false when the decoder had nothing more.
+fn take_frames(
+    dec: &mut Decoder,
+    take: usize,
+    borrow: &[bool],
+    call: &mut usize,
+    out: &mut Vec<Result<Frame, ssekit::DecodeError>>,
+) -> Result<bool, TestCaseError> {
+    let fail_stop = dec.config().get_on_limit() == ssekit::decode::OnLimit::FailStop;
+    for _ in 0..take {
+        *call += 1;
+        let next = if borrow[*call % borrow.len()] {
+            match dec.next_frame_ref() {
+                Ok(Some(frame)) => {
+                    let owned = frame.to_frame();
+                    prop_assert_eq!(frame, owned.clone());
+                    Ok(Some(owned))
+                }
+                Ok(None) => Ok(None),
+                Err(err) => Err(err),
+            }
+        } else {
+            dec.next_frame()
+        };
+        match next {
+            Ok(Some(frame)) => out.push(Ok(frame)),
+            Ok(None) => return Ok(false),
+            Err(err) if fail_stop => {
+                if out.last() != Some(&Err(err)) {
+                    out.push(Err(err));
+                }
+                return Ok(false);
+            }
+            Err(err) => out.push(Err(err)),
+        }
+    }
+    Ok(true)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
+
+    /// A reader need not drain after every piece: pieces fed while earlier ones are still
+    /// queued (`feed` and `feed_slice` in turn, so staged slices queue behind `Bytes`), with a
+    /// drawn number of frames taken in between (often none, often not all), owned and
+    /// borrowed, under small limits in both policies, give exactly the frames, errors (with
+    /// their offsets), end and last event ID of one feed drained at once.
+    #[test]
+    fn pieces_queued_before_draining_yield_the_frames_errors_and_end_of_one_feed(
+        stream in any_stream(),
+        cuts in prop::collection::vec(any::<usize>(), 0..16),
+        takes in prop::collection::vec(
+            prop_oneof![2 => Just(0usize), 2 => 1usize..3, 1 => Just(usize::MAX)],
+            1..8,
+        ),
+        borrow in prop::collection::vec(any::<bool>(), 1..8),
+        max_line in 4usize..200,
+        max_event in 4usize..400,
+        resync in any::<bool>(),
+        comments in any::<bool>(),
+        mode in mode(),
+    ) {
+        let on_limit = if resync {
+            ssekit::decode::OnLimit::Resync
+        } else {
+            ssekit::decode::OnLimit::FailStop
+        };
+        let config = Config::default()
+            .mode(mode)
+            .on_limit(on_limit)
+            .comments(comments)
+            .limits(ssekit::Limits::default().max_line(max_line).max_event(max_event));
+        let mut once = Decoder::with_config(config);
+        once.feed(Bytes::copy_from_slice(&stream)).unwrap();
+        let mut whole = Vec::new();
+        while take_frames(&mut once, usize::MAX, &[false], &mut 0, &mut whole)? {}
+        let mut dec = Decoder::with_config(config);
+        let mut out = Vec::new();
+        let mut call = 0;
+        for (i, piece) in split_at_cuts(&stream, &cuts).into_iter().enumerate() {
+            if i % 2 == 0 {
+                dec.feed(Bytes::copy_from_slice(piece)).unwrap();
+            } else {
+                dec.feed_slice(piece).unwrap();
+            }
+            take_frames(&mut dec, takes[i % takes.len()], &borrow, &mut call, &mut out)?;
+        }
+        while take_frames(&mut dec, usize::MAX, &borrow, &mut call, &mut out)? {}
+        prop_assert_eq!(&out, &whole);
+        prop_assert_eq!(dec.finish(), once.finish());
+        prop_assert_eq!(dec.last_event_id(), once.last_event_id());
+    }
+}

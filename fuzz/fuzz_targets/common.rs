@@ -40,26 +40,60 @@ pub struct Outcome {
 /// Feeds `pieces` in order (alternately as `Bytes` and as slices, the two ways in), draining
 /// after each with `next_frame`; errors are recorded (fail-stop: once).
 pub fn run(config: Config, pieces: &[&[u8]]) -> Outcome {
-    run_mixed(config, pieces, &[false])
+    run_mixed(config, pieces, &[false], &[])
 }
 
 /// [`run`], draining with `next_frame_ref` where `borrow` (cycled, one entry per call) says
-/// so; each borrowed frame must equal its owned copy, which is what is recorded.
-pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool]) -> Outcome {
+/// so, and after piece `i` taking only as many frames as `takes[i]` (cycled) says: 0, 1 or 2,
+/// or all of them (3); with no `takes`, all. Pieces fed before the last ones were drained
+/// queue behind them. Whatever is left is drained after the last piece. Each borrowed frame
+/// must equal its owned copy, which is what is recorded.
+pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]) -> Outcome {
     let mut decoder = Decoder::with_config(config);
-    let mut items = Vec::new();
-    let mut failed = false;
-    let mut call = 0usize;
+    let mut drain = Drain {
+        items: Vec::new(),
+        failed: false,
+        call: 0,
+        borrow,
+    };
     for (i, piece) in pieces.iter().enumerate() {
         let fed = if i % 2 == 0 {
             decoder.feed(Bytes::copy_from_slice(piece))
         } else {
             decoder.feed_slice(piece)
         };
-        fed.expect("drained decoders accept any piece");
-        while !failed {
-            call += 1;
-            let next = if borrow.is_empty() || !borrow[call % borrow.len()] {
+        fed.expect("fuzz-sized input stays far below max_buffered");
+        let take = match takes.get(i % takes.len().max(1)).map(|t| t % 4) {
+            Some(t @ 0..=2) => usize::from(t),
+            _ => usize::MAX,
+        };
+        drain.take(&mut decoder, config, take);
+    }
+    drain.take(&mut decoder, config, usize::MAX);
+    Outcome {
+        items: drain.items,
+        end: decoder.finish(),
+        last_event_id: decoder.last_event_id().to_string(),
+    }
+}
+
+/// What [`run_mixed`] has drained so far.
+struct Drain<'a> {
+    items: Vec<Result<Frame, ssekit::DecodeError>>,
+    failed: bool,
+    call: usize,
+    borrow: &'a [bool],
+}
+
+impl Drain<'_> {
+    /// Up to `take` frames or errors, until the decoder has nothing more or has failed.
+    fn take(&mut self, decoder: &mut Decoder, config: Config, take: usize) {
+        for _ in 0..take {
+            if self.failed {
+                return;
+            }
+            self.call += 1;
+            let next = if self.borrow.is_empty() || !self.borrow[self.call % self.borrow.len()] {
                 decoder.next_frame()
             } else {
                 decoder.next_frame_ref().map(|frame| {
@@ -71,23 +105,18 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool]) -> Outcome {
                 })
             };
             match next {
-                Ok(Some(frame)) => items.push(Ok(frame)),
-                Ok(None) => break,
+                Ok(Some(frame)) => self.items.push(Ok(frame)),
+                Ok(None) => return,
                 Err(err) => {
-                    items.push(Err(err));
+                    self.items.push(Err(err));
                     // Fail-stop repeats the same error until reset; Resync goes on.
                     if config.get_on_limit() == OnLimit::FailStop {
                         assert_eq!(decoder.next_frame(), Err(err), "fail-stop must be sticky");
-                        failed = true;
+                        self.failed = true;
                     }
                 }
             }
         }
-    }
-    Outcome {
-        items,
-        end: decoder.finish(),
-        last_event_id: decoder.last_event_id().to_string(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! Arbitrary bytes cut at arbitrary points, drained with an arbitrary mix of `next_frame` and
-//! `next_frame_ref`: the frames, errors, end and last event ID are identical to feeding the
-//! same bytes at once.
+//! `next_frame_ref`, after each piece fully, partly or not at all (so pieces queue behind
+//! those not yet read): the frames, errors, end and last event ID are identical to feeding
+//! the same bytes at once.
 #![no_main]
 
 mod common;
@@ -13,10 +14,11 @@ fuzz_target!(|input: &[u8]| {
     let config = common::config(&mut u);
     let cuts: Vec<u16> = u.arbitrary().unwrap_or_default();
     let borrow: Vec<bool> = u.arbitrary().unwrap_or_default();
+    let takes: Vec<u8> = u.arbitrary().unwrap_or_default();
     let stream = u.take_rest();
     if std::env::var_os("SSEKIT_FUZZ_DEBUG").is_some() {
         eprintln!(
-            "config {config:?}\ncuts {:?}\nstream {:?}",
+            "config {config:?}\ntakes {takes:?}\ncuts {:?}\nstream {:?}",
             common::split(stream, &cuts)
                 .iter()
                 .map(|p| p.len())
@@ -25,8 +27,8 @@ fuzz_target!(|input: &[u8]| {
         );
     }
     let whole = common::run(config, &[stream]);
-    let split = common::run_mixed(config, &common::split(stream, &cuts), &borrow);
+    let split = common::run_mixed(config, &common::split(stream, &cuts), &borrow, &takes);
     assert_eq!(whole, split);
     let bytewise: Vec<&[u8]> = stream.chunks(1).collect();
-    assert_eq!(whole, common::run_mixed(config, &bytewise, &borrow));
+    assert_eq!(whole, common::run_mixed(config, &bytewise, &borrow, &takes));
 });
