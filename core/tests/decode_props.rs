@@ -371,7 +371,10 @@ proptest! {
     /// queued (`feed` and `feed_slice` in turn, so staged slices queue behind `Bytes`), with a
     /// drawn number of frames taken in between (often none, often not all), owned and
     /// borrowed, under small limits in both policies, give exactly the frames, errors (with
-    /// their offsets), end and last event ID of one feed drained at once.
+    /// their offsets), end and last event ID of one feed drained at once. With a small
+    /// `max_buffered`, a piece refused as `BufferFull` (at the offset where it starts) is fed
+    /// again after draining, as a transport applying backpressure does: a refusal changes
+    /// nothing.
     #[test]
     fn pieces_queued_before_draining_yield_the_frames_errors_and_end_of_one_feed(
         stream in any_stream(),
@@ -383,6 +386,7 @@ proptest! {
         borrow in prop::collection::vec(any::<bool>(), 1..8),
         max_line in 4usize..200,
         max_event in 4usize..400,
+        max_buffered in prop_oneof![Just(16usize << 20), 1usize..64],
         resync in any::<bool>(),
         comments in any::<bool>(),
         mode in mode(),
@@ -396,7 +400,12 @@ proptest! {
             .mode(mode)
             .on_limit(on_limit)
             .comments(comments)
-            .limits(ssekit::Limits::default().max_line(max_line).max_event(max_event));
+            .limits(
+                ssekit::Limits::default()
+                    .max_line(max_line)
+                    .max_event(max_event)
+                    .max_buffered(max_buffered),
+            );
         let mut once = Decoder::with_config(config);
         once.feed(Bytes::copy_from_slice(&stream)).unwrap();
         let mut whole = Vec::new();
@@ -404,11 +413,34 @@ proptest! {
         let mut dec = Decoder::with_config(config);
         let mut out = Vec::new();
         let mut call = 0;
+        // Bytes the decoder has accepted: where a refused piece would have started.
+        let mut accepted = 0;
         for (i, piece) in split_at_cuts(&stream, &cuts).into_iter().enumerate() {
-            if i % 2 == 0 {
-                dec.feed(Bytes::copy_from_slice(piece)).unwrap();
-            } else {
-                dec.feed_slice(piece).unwrap();
+            let mut drained = false;
+            loop {
+                let fed = if i % 2 == 0 {
+                    dec.feed(Bytes::copy_from_slice(piece))
+                } else {
+                    dec.feed_slice(piece)
+                };
+                match fed {
+                    Ok(()) => {
+                        accepted += piece.len() as u64;
+                        break;
+                    }
+                    Err(ssekit::DecodeError::BufferFull { offset, limit }) if !drained => {
+                        // Backpressure: the refused piece is offered again once drained.
+                        prop_assert_eq!((offset, limit), (accepted, max_buffered));
+                        drained = true;
+                        while take_frames(&mut dec, usize::MAX, &borrow, &mut call, &mut out)? {}
+                    }
+                    Err(err) => {
+                        // Refused after draining: only a decoder stopped by an error holds
+                        // input it will never read.
+                        prop_assert!(!resync && matches!(out.last(), Some(Err(_))), "{:?}", err);
+                        break;
+                    }
+                }
             }
             take_frames(&mut dec, takes[i % takes.len()], &borrow, &mut call, &mut out)?;
         }

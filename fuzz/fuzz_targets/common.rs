@@ -4,10 +4,10 @@
 use arbitrary::Unstructured;
 use bytes::Bytes;
 use ssekit::decode::{Mode, OnLimit};
-use ssekit::{Config, Decoder, Frame, Limits, StreamEnd};
+use ssekit::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
 
 /// A configuration drawn from the input: either mode, either policy, small limits so they
-/// are actually hit.
+/// are actually hit (`max_buffered` too, now and then, so feeding applies backpressure).
 pub fn config(u: &mut Unstructured) -> Config {
     let mode = if u.arbitrary().unwrap_or(false) {
         Mode::Raw
@@ -22,17 +22,27 @@ pub fn config(u: &mut Unstructured) -> Config {
     let max_line = u.int_in_range(1..=512usize).unwrap_or(512);
     let max_event = u.int_in_range(1..=1024usize).unwrap_or(1024);
     let comments = u.arbitrary().unwrap_or(true);
+    let max_buffered = if u.arbitrary().unwrap_or(false) {
+        u.int_in_range(1..=64usize).unwrap_or(64)
+    } else {
+        Limits::default().buffered_limit()
+    };
     Config::default()
         .mode(mode)
         .on_limit(on_limit)
         .comments(comments)
-        .limits(Limits::default().max_line(max_line).max_event(max_event))
+        .limits(
+            Limits::default()
+                .max_line(max_line)
+                .max_event(max_event)
+                .max_buffered(max_buffered),
+        )
 }
 
 /// What one stream decoded to: frames and errors in order, how it ended, the last event ID.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Outcome {
-    pub items: Vec<Result<Frame, ssekit::DecodeError>>,
+    pub items: Vec<Result<Frame, DecodeError>>,
     pub end: StreamEnd,
     pub last_event_id: String,
 }
@@ -46,8 +56,10 @@ pub fn run(config: Config, pieces: &[&[u8]]) -> Outcome {
 /// [`run`], draining with `next_frame_ref` where `borrow` (cycled, one entry per call) says
 /// so, and after piece `i` taking only as many frames as `takes[i]` (cycled) says: 0, 1 or 2,
 /// or all of them (3); with no `takes`, all. Pieces fed before the last ones were drained
-/// queue behind them. Whatever is left is drained after the last piece. Each borrowed frame
-/// must equal its owned copy, which is what is recorded.
+/// queue behind them; a piece refused as `BufferFull` (at the offset where it would have
+/// started) is fed again after draining, as a transport applying backpressure does, and may
+/// be refused again only by a decoder stopped by an error. Whatever is left is drained after
+/// the last piece. Each borrowed frame must equal its owned copy, which is what is recorded.
 pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]) -> Outcome {
     let mut decoder = Decoder::with_config(config);
     let mut drain = Drain {
@@ -56,13 +68,37 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
         call: 0,
         borrow,
     };
+    // Bytes the decoder has accepted: where a refused piece would have started.
+    let mut accepted = 0u64;
     for (i, piece) in pieces.iter().enumerate() {
-        let fed = if i % 2 == 0 {
-            decoder.feed(Bytes::copy_from_slice(piece))
-        } else {
-            decoder.feed_slice(piece)
-        };
-        fed.expect("fuzz-sized input stays far below max_buffered");
+        let mut drained = false;
+        loop {
+            let fed = if i % 2 == 0 {
+                decoder.feed(Bytes::copy_from_slice(piece))
+            } else {
+                decoder.feed_slice(piece)
+            };
+            match fed {
+                Ok(()) => {
+                    accepted += piece.len() as u64;
+                    break;
+                }
+                Err(DecodeError::BufferFull { offset, limit }) if !drained => {
+                    let expected = (accepted, config.get_limits().buffered_limit());
+                    assert_eq!(
+                        (offset, limit),
+                        expected,
+                        "BufferFull names the refused input"
+                    );
+                    drained = true;
+                    drain.take(&mut decoder, config, usize::MAX);
+                }
+                Err(err) => {
+                    assert!(drain.failed, "refused after draining: {err:?}");
+                    break;
+                }
+            }
+        }
         let take = match takes.get(i % takes.len().max(1)).map(|t| t % 4) {
             Some(t @ 0..=2) => usize::from(t),
             _ => usize::MAX,
@@ -79,7 +115,7 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
 
 /// What [`run_mixed`] has drained so far.
 struct Drain<'a> {
-    items: Vec<Result<Frame, ssekit::DecodeError>>,
+    items: Vec<Result<Frame, DecodeError>>,
     failed: bool,
     call: usize,
     borrow: &'a [bool],
