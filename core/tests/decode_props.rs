@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use ssekit::decode::Mode;
 use ssekit::{Config, Decoder, Encoder, Event, Frame};
 use support::reference::{self, RefFrame};
-use support::{decode_pieces, split_at_cuts};
+use support::{decode_pieces, drive, split_at_cuts};
 
 /// Bytes drawn mostly from SSE's own vocabulary, so generated streams hit real field names,
 /// line endings, BOMs and bad UTF-8 often, with arbitrary bytes mixed in.
@@ -323,47 +323,6 @@ proptest! {
     }
 }
 
-/// Up to `take` frames or errors from `dec` (`next_frame_ref` where `borrow` says so, by call
-/// count), recorded as owned frames; a borrowed frame must equal its copy. Fail-stop errors
-/// are recorded once. Returns false when the decoder had nothing more.
-fn take_frames(
-    dec: &mut Decoder,
-    take: usize,
-    borrow: &[bool],
-    call: &mut usize,
-    out: &mut Vec<Result<Frame, ssekit::DecodeError>>,
-) -> Result<bool, TestCaseError> {
-    let fail_stop = dec.config().get_on_limit() == ssekit::decode::OnLimit::FailStop;
-    for _ in 0..take {
-        *call += 1;
-        let next = if borrow[*call % borrow.len()] {
-            match dec.next_frame_ref() {
-                Ok(Some(frame)) => {
-                    let owned = frame.to_frame();
-                    prop_assert_eq!(frame, owned.clone());
-                    Ok(Some(owned))
-                }
-                Ok(None) => Ok(None),
-                Err(err) => Err(err),
-            }
-        } else {
-            dec.next_frame()
-        };
-        match next {
-            Ok(Some(frame)) => out.push(Ok(frame)),
-            Ok(None) => return Ok(false),
-            Err(err) if fail_stop => {
-                if out.last() != Some(&Err(err)) {
-                    out.push(Err(err));
-                }
-                return Ok(false);
-            }
-            Err(err) => out.push(Err(err)),
-        }
-    }
-    Ok(true)
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
@@ -374,15 +333,12 @@ proptest! {
     /// their offsets), end and last event ID of one feed drained at once. With a small
     /// `max_buffered`, a piece refused as `BufferFull` (at the offset where it starts) is fed
     /// again after draining, as a transport applying backpressure does: a refusal changes
-    /// nothing.
+    /// nothing. The driver is the one the `decode_split` fuzz target uses.
     #[test]
     fn pieces_queued_before_draining_yield_the_frames_errors_and_end_of_one_feed(
         stream in any_stream(),
         cuts in prop::collection::vec(any::<usize>(), 0..16),
-        takes in prop::collection::vec(
-            prop_oneof![2 => Just(0usize), 2 => 1usize..3, 1 => Just(usize::MAX)],
-            1..8,
-        ),
+        takes in prop::collection::vec(any::<u8>(), 1..8),
         borrow in prop::collection::vec(any::<bool>(), 1..8),
         max_line in 4usize..200,
         max_event in 4usize..400,
@@ -406,47 +362,8 @@ proptest! {
                     .max_event(max_event)
                     .max_buffered(max_buffered),
             );
-        let mut once = Decoder::with_config(config);
-        once.feed(Bytes::copy_from_slice(&stream)).unwrap();
-        let mut whole = Vec::new();
-        while take_frames(&mut once, usize::MAX, &[false], &mut 0, &mut whole)? {}
-        let mut dec = Decoder::with_config(config);
-        let mut out = Vec::new();
-        let mut call = 0;
-        // Bytes the decoder has accepted: where a refused piece would have started.
-        let mut accepted = 0;
-        for (i, piece) in split_at_cuts(&stream, &cuts).into_iter().enumerate() {
-            let mut drained = false;
-            loop {
-                let fed = if i % 2 == 0 {
-                    dec.feed(Bytes::copy_from_slice(piece))
-                } else {
-                    dec.feed_slice(piece)
-                };
-                match fed {
-                    Ok(()) => {
-                        accepted += piece.len() as u64;
-                        break;
-                    }
-                    Err(ssekit::DecodeError::BufferFull { offset, limit }) if !drained => {
-                        // Backpressure: the refused piece is offered again once drained.
-                        prop_assert_eq!((offset, limit), (accepted, max_buffered));
-                        drained = true;
-                        while take_frames(&mut dec, usize::MAX, &borrow, &mut call, &mut out)? {}
-                    }
-                    Err(err) => {
-                        // Refused after draining: only a decoder stopped by an error holds
-                        // input it will never read.
-                        prop_assert!(!resync && matches!(out.last(), Some(Err(_))), "{:?}", err);
-                        break;
-                    }
-                }
-            }
-            take_frames(&mut dec, takes[i % takes.len()], &borrow, &mut call, &mut out)?;
-        }
-        while take_frames(&mut dec, usize::MAX, &borrow, &mut call, &mut out)? {}
-        prop_assert_eq!(&out, &whole);
-        prop_assert_eq!(dec.finish(), once.finish());
-        prop_assert_eq!(dec.last_event_id(), once.last_event_id());
+        let whole = drive::run(config, &[&stream[..]]);
+        let split = drive::run_mixed(config, &split_at_cuts(&stream, &cuts), &borrow, &takes);
+        prop_assert_eq!(split, whole);
     }
 }

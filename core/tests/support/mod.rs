@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod drive;
 pub mod reference;
 
 use bytes::Bytes;
