@@ -127,39 +127,10 @@ proptest! {
         // Each call is next_frame_ref or next_frame as `borrow` says (cycled), each piece is
         // fed as Bytes or as a slice in turn: the frames are those of one next_frame feed.
         let config = Config::default().mode(mode).comments(comments);
-        let whole = decode_pieces(config, [&stream[..]]).unwrap();
-        let mut dec = Decoder::with_config(config);
-        let mut frames = Vec::new();
-        let mut call = 0;
-        for (i, piece) in split_at_cuts(&stream, &cuts).into_iter().enumerate() {
-            if i % 2 == 0 {
-                dec.feed(Bytes::copy_from_slice(piece)).unwrap();
-            } else {
-                dec.feed_slice(piece).unwrap();
-            }
-            loop {
-                call += 1;
-                let frame = if borrow[call % borrow.len()] {
-                    match dec.next_frame_ref().unwrap() {
-                        Some(frame) => {
-                            let owned = frame.to_frame();
-                            prop_assert_eq!(frame, owned.clone());
-                            owned
-                        }
-                        None => break,
-                    }
-                } else {
-                    match dec.next_frame().unwrap() {
-                        Some(frame) => frame,
-                        None => break,
-                    }
-                };
-                frames.push(frame);
-            }
-        }
-        prop_assert_eq!(&frames, &whole.frames);
-        prop_assert_eq!(dec.finish(), whole.end);
-        prop_assert_eq!(dec.last_event_id(), whole.last_event_id.as_str());
+        let whole = drive::run(config, &[&stream[..]]);
+        prop_assert!(whole.items.iter().all(Result::is_ok), "within the default limits");
+        let mixed = drive::run_mixed(config, &split_at_cuts(&stream, &cuts), &borrow, &[]);
+        prop_assert_eq!(mixed, whole);
     }
 
     #[test]
@@ -234,41 +205,6 @@ proptest! {
     }
 }
 
-/// Every frame and error of a stream fed in `pieces` (alternating `feed` and `feed_slice`),
-/// draining after each piece, and how it ended.
-fn frames_and_errors(
-    config: Config,
-    pieces: &[&[u8]],
-) -> (Vec<Result<Frame, ssekit::DecodeError>>, ssekit::StreamEnd) {
-    let mut dec = Decoder::with_config(config);
-    let mut out = Vec::new();
-    for (i, piece) in pieces.iter().enumerate() {
-        let fed = if i % 2 == 0 {
-            dec.feed(Bytes::copy_from_slice(piece))
-        } else {
-            dec.feed_slice(piece)
-        };
-        fed.unwrap();
-        loop {
-            match dec.next_frame() {
-                Ok(Some(frame)) => out.push(Ok(frame)),
-                Ok(None) => break,
-                Err(err) => {
-                    if config.get_on_limit() == ssekit::decode::OnLimit::FailStop {
-                        // Sticky: the same error from every later call; record it once.
-                        if out.last() != Some(&Err(err)) {
-                            out.push(Err(err));
-                        }
-                        break;
-                    }
-                    out.push(Err(err));
-                }
-            }
-        }
-    }
-    (out, dec.finish())
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2048, ..ProptestConfig::default() })]
 
@@ -298,8 +234,8 @@ proptest! {
             pieces.push(piece);
             rest = tail;
         }
-        let whole = frames_and_errors(config, &[&stream[..]]);
-        let tiny = frames_and_errors(config, &pieces);
+        let whole = drive::run(config, &[&stream[..]]);
+        let tiny = drive::run(config, &pieces);
         prop_assert_eq!(tiny, whole);
     }
 }

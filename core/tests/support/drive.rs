@@ -62,7 +62,7 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
                         "BufferFull names the refused input"
                     );
                     drained = true;
-                    drain.take(&mut decoder, config, usize::MAX);
+                    drain.take(&mut decoder, usize::MAX);
                 }
                 Err(err) => {
                     assert!(drain.failed, "refused after draining: {err:?}");
@@ -74,9 +74,9 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
             Some(t @ 0..=2) => usize::from(t),
             _ => usize::MAX,
         };
-        drain.take(&mut decoder, config, take);
+        drain.take(&mut decoder, take);
     }
-    drain.take(&mut decoder, config, usize::MAX);
+    drain.take(&mut decoder, usize::MAX);
     Outcome {
         items: drain.items,
         end: decoder.finish(),
@@ -94,7 +94,7 @@ struct Drain<'a> {
 
 impl Drain<'_> {
     /// Up to `take` frames or errors, until the decoder has nothing more or has failed.
-    fn take(&mut self, decoder: &mut Decoder, config: Config, take: usize) {
+    fn take(&mut self, decoder: &mut Decoder, take: usize) {
         for _ in 0..take {
             if self.failed {
                 return;
@@ -117,7 +117,7 @@ impl Drain<'_> {
                 Err(err) => {
                     self.items.push(Err(err));
                     // Fail-stop repeats the same error until reset; Resync goes on.
-                    if config.get_on_limit() == OnLimit::FailStop {
+                    if decoder.config().get_on_limit() == OnLimit::FailStop {
                         assert_eq!(decoder.next_frame(), Err(err), "fail-stop must be sticky");
                         self.failed = true;
                     }
