@@ -7,7 +7,7 @@ mod support;
 
 use bytes::Bytes;
 use proptest::prelude::*;
-use ssekit::decode::Mode;
+use ssekit::decode::{Mode, OnLimit};
 use ssekit::{Config, Decoder, Encoder, Event, Frame};
 use support::reference::{self, RefFrame};
 use support::{decode_pieces, drive, split_at_cuts};
@@ -45,6 +45,10 @@ fn any_stream() -> impl Strategy<Value = Vec<u8>> {
 
 fn mode() -> impl Strategy<Value = Mode> {
     prop_oneof![Just(Mode::Browser), Just(Mode::Raw)]
+}
+
+fn on_limit() -> impl Strategy<Value = OnLimit> {
+    prop_oneof![Just(OnLimit::FailStop), Just(OnLimit::Resync)]
 }
 
 fn single_line_text() -> impl Strategy<Value = String> {
@@ -216,10 +220,9 @@ proptest! {
         stream in any_stream(),
         sizes in prop::collection::vec(1usize..=20, 1..64),
         max_line in 4usize..200,
-        resync in any::<bool>(),
+        on_limit in on_limit(),
         mode in mode(),
     ) {
-        let on_limit = if resync { ssekit::decode::OnLimit::Resync } else { ssekit::decode::OnLimit::FailStop };
         let config = Config::default()
             .mode(mode)
             .on_limit(on_limit)
@@ -279,15 +282,10 @@ proptest! {
         max_line in 4usize..200,
         max_event in 4usize..400,
         max_buffered in prop_oneof![Just(16usize << 20), 1usize..64],
-        resync in any::<bool>(),
+        on_limit in on_limit(),
         comments in any::<bool>(),
         mode in mode(),
     ) {
-        let on_limit = if resync {
-            ssekit::decode::OnLimit::Resync
-        } else {
-            ssekit::decode::OnLimit::FailStop
-        };
         let config = Config::default()
             .mode(mode)
             .on_limit(on_limit)
