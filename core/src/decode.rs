@@ -33,21 +33,34 @@
 //! one is needed, so a borrowed frame can point into it; values of an event still open when
 //! its piece is let go take their own reference to it then, once per piece.
 //!
-//! A line that straddled pieces is completed in the line buffer and then read where it lies,
-//! in one of two ways chosen by how the last frame was asked for. Drained with
+//! A line that straddled pieces larger than tiny ones is completed in the line buffer and
+//! then read where it lies, in one of two ways chosen by how the last frame was asked for. Drained with
 //! `next_frame_ref`, the buffer is swapped into a second one (`held`) and values are ranges of
 //! it: no reference count is touched, and the buffer is reused for the line after next
 //! (a value still pointing into it then is frozen out first). Drained with `next_frame`, the
 //! line is frozen into a `Bytes` at once and the value takes that `Bytes` itself, trimmed, so
-//! the owned frame shares it without a copy. In 10-byte pieces, where every line straddles,
-//! the held line made borrowed decoding of `keepalive-heavy` about 35% faster and of
-//! `multiline-crlf` 10-25% faster than freezing every line.
+//! the owned frame shares it without a copy. (In 10-byte pieces, before they took the tiny
+//! path below, the held line made borrowed decoding of `keepalive-heavy` about 35% faster and
+//! of `multiline-crlf` 10-25% faster than freezing every line.)
 //!
-//! Tiny pieces (up to 16 bytes, what a socket read of a few bytes returns) that only continue
-//! the current line are checked for a line ending a word at a time and copied straight into
-//! a small inline buffer by `feed` itself, without being queued; `next_frame` then returns at
-//! once. For such reads prefer [`Decoder::feed_slice`]: handing over a `Bytes` costs two
-//! atomic reference-count updates, which is more than decoding one byte. The line buffer and
+//! Tiny pieces (up to 16 bytes, what a socket read of a few bytes returns) are not queued:
+//! `feed` copies each into the held buffer behind the line it continues, and looks at it for
+//! a line ending a word at a time. A piece without one only extends the line, and
+//! `next_frame` returns at once; the lines a piece with one completes are read where they lie
+//! in the held buffer, their values being ranges of it, as those of `front` are of `front`.
+//! So in tiny pieces no line straddles anything: it is read in place in one buffer, with no
+//! reference count touched and no line copied twice. (Before, each piece with a line ending
+//! was queued and every line was completed in the line buffer and then swapped or frozen out
+//! of it; `decode_once` on `keepalive-heavy` in 10-byte pieces measured this path 1.5x faster
+//! with `feed` + `next_frame_ref` and 2.5x faster with `feed_slice` + `next_frame_ref`.) A
+//! larger piece fed behind a line left in the held buffer takes that line into the line buffer
+//! and the general path goes on; a tiny piece fed behind a line left in the line buffer takes
+//! the line into the held buffer (the two are swapped, no copy). Read lines are let go of when
+//! the buffer is full and no value points into them (compacted if that frees at least half);
+//! values that still do are given a frozen share of them first.
+//!
+//! For tiny reads prefer [`Decoder::feed_slice`]: handing over a `Bytes` costs two atomic
+//! reference-count updates, which is more than decoding a few bytes. The line buffer and
 //! `feed_slice`'s staging buffer grow to at least 4 KiB at a time, so that small pieces share
 //! one allocation: a buffer that a frame or a piece still shares cannot grow in place.
 //!
@@ -439,22 +452,16 @@ pub enum StreamEnd {
     Failed(DecodeError),
 }
 
-/// Pieces up to this size that only continue the current line skip the queue (see
-/// `Decoder::append_tiny`); larger ones are cheaper to queue and scan with SIMD.
+/// Pieces up to this size are copied into the held buffer by `feed` itself and their lines
+/// read there in place (see `Decoder::append_tiny`); larger ones are cheaper to queue and
+/// scan with SIMD where they lie.
 const TINY_PIECE: usize = 16;
 
-/// Room for the bytes of tiny pieces before they are moved into the line buffer in one go.
-const TAIL: usize = 128;
+/// Appends up to this size skip [`append`]'s check for a buffer it could take back whole.
+const SHORT_APPEND: usize = 128;
 
-/// Bytes of tiny pieces waiting to join the line buffer.
-#[derive(Debug)]
-struct Tail([u8; TAIL]);
-
-impl Default for Tail {
-    fn default() -> Self {
-        Tail([0; TAIL])
-    }
-}
+/// The high bit of each byte of a word: a word `w` is ASCII when `w & HIGHS == 0`.
+const HIGHS: u64 = 0x8080_8080_8080_8080;
 
 /// Whether any of the 8 bytes of `word` is LF or CR: the exact "has a zero byte" test
 /// (`(x - 0x01..) & !x & 0x80..` is non-zero iff a byte of `x` is zero) applied to the word
@@ -462,7 +469,6 @@ impl Default for Tail {
 #[inline(always)]
 fn has_line_ending(word: u64) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
     let lf = word ^ (ONES * u64::from(b'\n'));
     let cr = word ^ (ONES * u64::from(b'\r'));
     ((lf.wrapping_sub(ONES) & !lf) | (cr.wrapping_sub(ONES) & !cr)) & HIGHS != 0
@@ -503,19 +509,31 @@ pub struct Decoder {
     staging: BytesMut,
     /// A line that began in an earlier piece of input and has no line ending yet.
     line: BytesMut,
-    /// The last line that straddled pieces, once complete (swapped with `line`, not frozen):
-    /// a value of it is a range of it ([`Value::held`]), so reading it touches no reference
-    /// count.
-    /// Emptied before the next such line takes its place; a value still pointing into it
-    /// then gets a shared copy first ([`FieldState::detach_held`]).
+    /// Lines read in place outside `front`, whose values are ranges of it ([`Value::held`]),
+    /// so reading them touches no reference count. It is filled two ways:
+    /// - tiny pieces are appended to it as they are fed ([`append_tiny`](Self::append_tiny)):
+    ///   `held[held_pos..]` is then input not read yet, the current line first;
+    /// - a line that straddled larger pieces, once complete in `line`, is swapped in whole
+    ///   when frames are borrowed (then `line` is empty and `held` is all read).
+    ///
+    /// Bytes before `held_pos` are let go (the buffer is compacted or cleared) only once no
+    /// value points into them; otherwise they are frozen first and such values take a shared
+    /// slice ([`detach_held`](Self::detach_held)).
     held: BytesMut,
+    /// How much of `held` has been read.
+    held_pos: usize,
+    /// `held[held_pos..held_scan_from]` is known to hold no line ending (it was looked at as
+    /// it was fed), so the next scan starts at `held_scan_from`.
+    held_scan_from: usize,
+    /// A byte of `held[held_pos..held_scan_from]` may be 0x80 or above (`false`: all are
+    /// ASCII).
+    held_high: bool,
+    /// `held[held_pos..]` may hold a line ending not read yet (a tiny piece with one was fed).
+    held_lines: bool,
     /// The last frame was asked for borrowed ([`next_frame_ref`](Self::next_frame_ref)): a
     /// line that straddles pieces is then kept in `held` and read in place; otherwise it is
     /// frozen out of the line buffer, so owned frames share it without a copy.
     lend_held: bool,
-    /// More of that line, from tiny pieces: `tail[..tail_len]` follows `line`.
-    tail: Tail,
-    tail_len: usize,
     /// Stream offset of the first byte of `front`.
     offset: u64,
     /// Stream offset where the current line starts.
@@ -532,10 +550,12 @@ pub struct Decoder {
     failed: Option<DecodeError>,
     /// The error of the last [`Step::Error`].
     raised: Option<DecodeError>,
-    /// [`append_tiny`](Self::append_tiny) may take a piece: nothing is queued or staged, the
-    /// BOM is settled, no CR is pending, no line is being discarded, no error. One flag for the
-    /// path taken once per byte when bytes come one at a time; every call that can change one
-    /// of those refreshes it ([`refresh_tiny_ready`](Self::refresh_tiny_ready)).
+    /// [`append_tiny`](Self::append_tiny) may take a piece: nothing is queued or staged, no
+    /// line waits in `held` or `line`, the BOM is settled, no CR is pending, no line is being
+    /// discarded, no error. One flag for the path taken once per byte when bytes come one at a
+    /// time; every call that can change one of those refreshes it
+    /// ([`refresh_tiny_ready`](Self::refresh_tiny_ready)). It implies that all input fed has
+    /// been read.
     tiny_ready: bool,
     /// Bytes examined by the line-ending scan.
     scanned: u64,
@@ -648,6 +668,17 @@ enum LineIn {
 
 /// A line in the piece being read.
 const IN_FRONT: LineIn = LineIn::Buffer { held: false };
+
+/// A whole line found by a line scan, for [`FieldState::read_line_at`].
+struct LineAt {
+    /// Where it lies (without its ending) in `front`, or in `held` when `held`.
+    range: Range<usize>,
+    /// The scan saw all its bytes below 0x80.
+    ascii: bool,
+    held: bool,
+    /// Its stream offset.
+    offset: u64,
+}
 
 /// A field's value: where it lies, and whether the line scan saw all its bytes below 0x80
 /// (then it is UTF-8 without another check; `false` means not known).
@@ -829,14 +860,14 @@ const MIN_CAPACITY: usize = 4 << 10;
 /// bytes in all when it must grow. Asking for no more than that lets `BytesMut` reuse its
 /// buffer once nothing shares it.
 ///
-/// An empty buffer about to take more than a [`TAIL`] first takes back its whole allocation
+/// An empty buffer about to take more than [`SHORT_APPEND`] bytes first takes back its whole allocation
 /// when nothing shares it any more (no copy, one atomic load): otherwise a long line is
 /// copied to the front of the buffer when it outgrows what the previous line left, once per
 /// line (every 64 KiB line of `big-data` in a 128 KiB buffer was). Short appends skip the
 /// check; they are what tiny pieces make.
 #[inline]
 fn append(buf: &mut BytesMut, bytes: &[u8]) {
-    if buf.is_empty() && bytes.len() > TAIL {
+    if buf.is_empty() && bytes.len() > SHORT_APPEND {
         // Still shared: the growth below allocates, as it would have.
         let _reclaimed = buf.try_reclaim(buf.capacity() + 1);
     }
@@ -930,6 +961,9 @@ impl Decoder {
 
     /// `feed` past the tiny-piece fast path.
     fn queue_piece(&mut self, chunk: Bytes) -> Result<(), DecodeError> {
+        if self.adopt_line_for_tiny(&chunk) && self.append_tiny(&chunk) {
+            return Ok(());
+        }
         self.check_room(chunk.len())?;
         self.flush_staging();
         self.push_piece(chunk);
@@ -973,71 +1007,71 @@ impl Decoder {
 
     /// `feed_slice` past the tiny-piece fast path.
     fn stage_slice(&mut self, chunk: &[u8]) -> Result<(), DecodeError> {
+        if self.adopt_line_for_tiny(chunk) && self.append_tiny(chunk) {
+            return Ok(());
+        }
         self.check_room(chunk.len())?;
         append(&mut self.staging, chunk);
         self.refresh_tiny_ready();
         Ok(())
     }
 
-    /// The fast path for tiny pieces (a socket read of a few bytes): when nothing is queued
-    /// and the piece has no line ending, it only extends the current line, so it is copied
-    /// into `tail` at once instead of being queued and scanned by `next_frame`. The bytes are
-    /// examined once, here, and counted as scanned. Returns false, with the line unchanged,
-    /// when the piece must take the general path (a line ending, queued input, a pending BOM
-    /// or CR, a line over the limit, a failed or resyncing decoder).
+    /// The fast path for tiny pieces (a socket read of a few bytes): the piece is copied into
+    /// `held` at once, behind the line it continues, and examined for a line ending a word at
+    /// a time. Without one it only extends the current line: its bytes count as scanned, and
+    /// `next_frame` returns at once. With one, `next_frame` reads the lines it completes where
+    /// they lie in `held` ([`scan_held`](Self::scan_held)), its scan starting at this piece.
+    /// Returns false, with nothing changed, when the piece must take the general path (queued
+    /// input, a line in `line`, a pending BOM or CR, a line that may go over the limit, a
+    /// failed or resyncing decoder).
     #[inline(always)]
     fn append_tiny(&mut self, piece: &[u8]) -> bool {
         debug_assert_eq!(self.tiny_ready, self.may_append_tiny());
         if piece.len() > TINY_PIECE || !self.tiny_ready {
             return false;
         }
-        let start = self.tail_len;
-        let end = start + piece.len();
-        if end > TAIL || self.line.len() + end > self.config.limits.max_line {
-            return self.append_tiny_after_flush(piece);
+        // Every line this piece completes or extends lies in `held[held_pos..]` and the piece.
+        let unread = self.held.len() - self.held_pos;
+        if unread + piece.len() > self.config.limits.max_line {
+            return false;
         }
-        if let [byte] = *piece {
-            // A byte at a time: the common tiny read, without the loop.
-            let Some(slot) = self.tail.0.get_mut(start) else {
-                return false;
-            };
-            if byte == b'\n' || byte == b'\r' {
-                return false;
+        if self.held.capacity() - self.held.len() < TINY_PIECE {
+            self.make_room_in_held(TINY_PIECE);
+        }
+        // Copies of a constant size, which compile to plain stores (a copy of a length known
+        // only at run time calls `memcpy`, which costs more than the rest of this path).
+        let (ending, ascii) = match (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
+            (Some(first), Some(last)) => {
+                // 8 to 16 bytes: two overlapping words cover the piece.
+                let start = self.held.len();
+                self.held.extend_from_slice(first);
+                self.held.truncate(start + piece.len() - 8);
+                self.held.extend_from_slice(last);
+                let (first, last) = (u64::from_ne_bytes(*first), u64::from_ne_bytes(*last));
+                let ending = has_line_ending(first) || has_line_ending(last);
+                (ending, (first | last) & HIGHS == 0)
             }
-            *slot = byte;
-        } else if let (Some(first), Some(last)) =
-            (piece.first_chunk::<8>(), piece.last_chunk::<8>())
-        {
-            // 8 to 16 bytes: two overlapping words cover the piece; look at both, then copy both.
-            let (first, last) = (u64::from_ne_bytes(*first), u64::from_ne_bytes(*last));
-            if has_line_ending(first) || has_line_ending(last) {
-                return false;
-            }
-            let Some(slots) = self.tail.0.get_mut(start..end) else {
-                return false;
-            };
-            if let Some(head) = slots.first_chunk_mut::<8>() {
-                *head = first.to_ne_bytes();
-            }
-            if let Some(tail) = slots.last_chunk_mut::<8>() {
-                *tail = last.to_ne_bytes();
-            }
-        } else {
-            let Some(slots) = self.tail.0.get_mut(start..end) else {
-                return false;
-            };
-            // Copy and look for a line ending in one pass; bytes written past `tail_len`
-            // before a line ending is seen do not count.
-            for (slot, &byte) in slots.iter_mut().zip(piece) {
-                if byte == b'\n' || byte == b'\r' {
-                    return false;
+            _ => match *piece {
+                [byte] => {
+                    self.held.extend_from_slice(&[byte]);
+                    (byte == b'\n' || byte == b'\r', byte.is_ascii())
                 }
-                *slot = byte;
-            }
-        }
-        self.tail_len = end;
+                _ => {
+                    self.held.extend_from_slice(piece);
+                    let ending = piece.iter().any(|&b| b == b'\n' || b == b'\r');
+                    (ending, piece.is_ascii())
+                }
+            },
+        };
         self.offset += piece.len() as u64;
-        self.scanned += piece.len() as u64;
+        if ending {
+            self.held_lines = true;
+            self.tiny_ready = false;
+        } else {
+            self.held_scan_from = self.held.len();
+            self.held_high |= !ascii;
+            self.scanned += piece.len() as u64;
+        }
         true
     }
 
@@ -1045,6 +1079,8 @@ impl Decoder {
     fn may_append_tiny(&self) -> bool {
         self.queued == 0
             && self.staging.is_empty()
+            && self.line.is_empty()
+            && !self.held_lines
             && self.bom_done
             && !self.after_cr
             && !self.discarding_line
@@ -1055,35 +1091,90 @@ impl Decoder {
         self.tiny_ready = self.may_append_tiny();
     }
 
-    /// [`append_tiny`](Self::append_tiny) when `tail` is full or the line may be over the
-    /// limit: moves `tail` into the line buffer first; the general path reports the limit.
-    #[cold]
-    #[inline(never)]
-    fn append_tiny_after_flush(&mut self, piece: &[u8]) -> bool {
-        if self.line.len() + self.tail_len + piece.len() > self.config.limits.max_line {
+    /// Before a tiny piece: when the only thing keeping it off the fast path is a line that
+    /// larger pieces left in `line`, that line moves into `held` (the buffers are swapped, no
+    /// copy), where tiny pieces continue it. Returns whether the fast path may take the piece.
+    fn adopt_line_for_tiny(&mut self, piece: &[u8]) -> bool {
+        if piece.len() > TINY_PIECE || self.tiny_ready || self.line.is_empty() {
+            return self.tiny_ready;
+        }
+        // `line` holds a line only while `held` is all read.
+        let others_ready = self.queued == 0
+            && self.staging.is_empty()
+            && !self.held_lines
+            && self.bom_done
+            && !self.after_cr
+            && !self.discarding_line
+            && self.failed.is_none();
+        if !others_ready || self.held_pos != self.held.len() {
             return false;
         }
-        self.flush_tail();
-        self.append_tiny(piece)
+        self.fields.clear_lent();
+        self.detach_held();
+        self.held.clear();
+        core::mem::swap(&mut self.line, &mut self.held);
+        self.held_pos = 0;
+        self.held_scan_from = self.held.len();
+        // Not looked at for ASCII as it was read.
+        self.held_high = true;
+        self.refresh_tiny_ready();
+        self.tiny_ready
     }
 
-    /// Moves the bytes tiny pieces left in `tail` to the end of `line`.
-    #[inline]
-    fn flush_tail(&mut self) {
-        if self.tail_len > 0 {
-            append(
-                &mut self.line,
-                self.tail.0.get(..self.tail_len).unwrap_or_default(),
-            );
-            self.tail_len = 0;
+    /// Makes room in `held` for `additional` more bytes. The lines read are let go first if
+    /// that frees at least half of it (or if values point into them: those are detached, and
+    /// the buffer is left to them); otherwise the buffer grows.
+    #[cold]
+    #[inline(never)]
+    fn make_room_in_held(&mut self, additional: usize) {
+        let read = self.held_pos;
+        if read > 0 {
+            self.fields.clear_lent();
+            if self.fields.held_pinned() {
+                self.detach_held_slow();
+            } else if read * 2 >= self.held.len() {
+                self.held.copy_within(read.., 0);
+                self.held.truncate(self.held.len() - read);
+                self.held_pos = 0;
+                self.held_scan_from -= read;
+            }
         }
+        if self.held.capacity() - self.held.len() < additional {
+            self.held
+                .reserve(additional.max(MIN_CAPACITY.saturating_sub(self.held.len())));
+        }
+    }
+
+    /// Values pointing into the read part of `held` become shared slices of it, frozen:
+    /// before an owned frame hands them out, and before that part is let go.
+    #[inline(always)]
+    fn detach_held(&mut self) {
+        if self.fields.held_pinned() {
+            self.detach_held_slow();
+        }
+    }
+
+    #[inline(never)]
+    fn detach_held_slow(&mut self) {
+        let read = self.held_pos;
+        let frozen = self.held.split_to(read).freeze();
+        self.held_pos = 0;
+        self.held_scan_from -= read;
+        self.fields.detach_held(&frozen);
     }
 
     fn check_room(&self, incoming: usize) -> Result<(), DecodeError> {
-        let held = self.queued + self.staging.len();
+        let behind = self.queued + self.staging.len();
+        // Lines fed in tiny pieces and not read yet count too (the current line alone does not).
+        let unread_lines = if self.held_lines {
+            self.held.len() - self.held_pos
+        } else {
+            0
+        };
+        let held = behind + unread_lines;
         if held > 0 && held.saturating_add(incoming) > self.config.limits.max_buffered {
             return Err(DecodeError::BufferFull {
-                offset: self.offset + held as u64,
+                offset: self.offset + behind as u64,
                 limit: self.config.limits.max_buffered,
             });
         }
@@ -1190,7 +1281,11 @@ impl Decoder {
     /// `tiny_ready` implies it and is one load.
     #[inline(always)]
     fn all_read(&self) -> bool {
-        self.tiny_ready || (self.queued == 0 && self.staging.is_empty() && self.failed.is_none())
+        self.tiny_ready
+            || (self.queued == 0
+                && self.staging.is_empty()
+                && !self.held_lines
+                && self.failed.is_none())
     }
 
     /// The next step, shared by `next_frame` and `next_frame_ref`: out of line, returning
@@ -1203,7 +1298,6 @@ impl Decoder {
         }
         self.fields.clear_lent();
         self.fields.release_large_scratch();
-        self.flush_tail();
         self.flush_staging();
         let step = self.scan();
         self.refresh_tiny_ready();
@@ -1214,7 +1308,7 @@ impl Decoder {
     /// slices of it, joined data is copied out once.
     #[inline(always)]
     fn owned_frame(&mut self, emit: Emit) -> Frame {
-        self.fields.detach_held(&mut self.held);
+        self.detach_held();
         let front = &self.front;
         let held: &[u8] = &self.held;
         let fields = &mut self.fields;
@@ -1299,6 +1393,11 @@ impl Decoder {
     /// Finds lines and feeds them to the field parser until one yields a frame.
     #[inline(always)]
     fn scan(&mut self) -> Step {
+        if self.held_pos < self.held.len() {
+            if let Some(step) = self.scan_held() {
+                return step;
+            }
+        }
         loop {
             if self.pos == self.front.len() {
                 // `front` is read to its end: move on to the next piece, if one was fed.
@@ -1387,53 +1486,16 @@ impl Decoder {
             let line = pos..pos + end;
             let line_offset = self.offset + (pos - begin) as u64;
             pos += terminator + end;
-            let fields = &mut self.fields;
-            let config = &self.config;
             let text = rest.get(..end).unwrap_or_default();
-            // The lines of nearly every event, read here without the general field parser
-            // (`FieldState::line`, which has the same effect): a blank line, a comment, `data:`
-            // and `event:` with a colon.
-            // A value lies inside the line, so it is ASCII if the line is.
-            let value = |name_len: usize| {
-                let start = name_len + 1 + usize::from(text.get(name_len + 1) == Some(&b' '));
-                let loc = Loc::Front((line.start + start).min(line.end)..line.end);
-                Value {
-                    loc,
-                    ascii,
-                    held: false,
-                }
+            let at = LineAt {
+                range: line,
+                ascii,
+                held: false,
+                offset: line_offset,
             };
-            let read_here = match text {
-                _ if fields.skip_block => None,
-                [] => Some(Ok(fields.dispatch(config.mode))),
-                [b':', ..] if config.skip_comments => Some(Ok(None)),
-                [b':', ..] => {
-                    fields.comment = Some(value(0));
-                    fields.lent = Lent::Comment;
-                    Some(Ok(Some(Emit::Comment)))
-                }
-                [b'd', b'a', b't', b'a', b':', ..] => Some(
-                    fields
-                        .append_data(config, &self.front, &self.held, value(4), line_offset)
-                        .map(|()| None),
-                ),
-                [b'e', b'v', b'e', b'n', b't', b':', ..] => {
-                    fields.event_type = Some(value(5));
-                    Some(Ok(None))
-                }
-                _ => None,
-            };
-            let result = match read_here {
-                Some(result) => result,
-                None => fields.line(
-                    config,
-                    &self.front,
-                    &mut self.held,
-                    IN_FRONT,
-                    line,
-                    line_offset,
-                ),
-            };
+            let result = self
+                .fields
+                .read_line_at(&self.config, &self.front, &self.held, text, at);
             match result {
                 Ok(None) => {}
                 Ok(Some(emit)) => break Some(Step::Frame(emit)),
@@ -1453,6 +1515,101 @@ impl Decoder {
             Some(err) => Some(self.raise(err)),
             None => stop,
         }
+    }
+
+    /// Reads the lines fed in tiny pieces where they lie in `held` ([`append_tiny`]), as
+    /// [`scan_whole_lines`](Self::scan_whole_lines) reads those of `front`, and stops at the
+    /// first frame or error. Once only the current line is left (no line ending after
+    /// `held_pos`), returns `Pending` if nothing else was fed; otherwise that line moves into
+    /// `line`, where the next piece continues it, and `None` lets the general path go on.
+    ///
+    /// [`append_tiny`]: Self::append_tiny
+    fn scan_held(&mut self) -> Option<Step> {
+        let bytes: &[u8] = &self.held;
+        let held_end = self.offset; // stream offset just past `held`
+        let max_line = self.config.limits.max_line;
+        let mut pos = self.held_pos;
+        // The first line continues bytes already looked at: its scan starts after them.
+        let mut scan_from = self.held_scan_from;
+        let mut known_ascii = !self.held_high;
+        let mut scanned = 0;
+        let mut ended_by_cr = false;
+        let stop = loop {
+            let rest = bytes.get(scan_from..).unwrap_or_default();
+            let LineEnd { at, ascii } = scan_line(rest);
+            let Some(found) = at else {
+                scanned += rest.len();
+                break None;
+            };
+            scanned += found + 1;
+            let end = scan_from - pos + found;
+            let terminator = match bytes.get(pos + end..pos + end + 2) {
+                Some(b"\r\n") => 2,
+                // A CR that ends `held`: an LF fed next belongs to it.
+                None if bytes.get(pos + end) == Some(&b'\r') => {
+                    ended_by_cr = true;
+                    1
+                }
+                _ => 1,
+            };
+            let line_offset = held_end - (bytes.len() - pos) as u64;
+            let at = LineAt {
+                range: pos..pos + end,
+                ascii: ascii && known_ascii,
+                held: true,
+                offset: line_offset,
+            };
+            let text = bytes.get(pos..pos + end).unwrap_or_default();
+            pos += end + terminator;
+            scan_from = pos;
+            known_ascii = true;
+            // Tiny pieces are taken only while the line stays within `max_line`.
+            let result = if end > max_line {
+                Err(DecodeError::LineTooLong {
+                    offset: line_offset,
+                    limit: max_line,
+                })
+            } else {
+                self.fields
+                    .read_line_at(&self.config, &self.front, bytes, text, at)
+            };
+            match result {
+                Ok(None) => {}
+                Ok(Some(emit)) => break Some(Ok(emit)),
+                Err(err) => break Some(Err(err)),
+            }
+        };
+        let held_len = bytes.len();
+        self.held_pos = pos;
+        self.held_scan_from = scan_from.max(pos);
+        self.scanned += scanned as u64;
+        if ended_by_cr {
+            self.after_cr = true;
+        }
+        self.line_start = held_end - (held_len - pos) as u64;
+        if let Some(result) = stop {
+            self.held_high = !known_ascii;
+            self.held_lines = pos < held_len;
+            return Some(match result {
+                Ok(emit) => Step::Frame(emit),
+                Err(err) => self.raise(err),
+            });
+        }
+        // What is left is the current line, looked at to its end.
+        self.held_lines = false;
+        self.held_scan_from = held_len;
+        let current = self.held.get(pos..).unwrap_or_default();
+        self.held_high = !current.is_ascii();
+        if current.is_empty() {
+            return None;
+        }
+        if self.queued == 0 {
+            return Some(Step::Pending);
+        }
+        // A piece fed since continues the line: the general path takes it from here.
+        append(&mut self.line, current);
+        self.held_pos = held_len;
+        None
     }
 
     /// Reads the line at `front[pos..]` in the general case, given where its ending was found
@@ -1506,7 +1663,7 @@ impl Decoder {
             self.fields.line(
                 &self.config,
                 &self.front,
-                &mut self.held,
+                &self.held,
                 IN_FRONT,
                 line,
                 line_offset,
@@ -1517,9 +1674,13 @@ impl Decoder {
             let line_in = if self.lend_held {
                 // The complete line becomes the held one, for borrowed frames to point into;
                 // the buffer it replaces takes the next line.
-                self.fields.detach_held(&mut self.held);
+                // `held` is all read here (`line` has a line only then).
+                self.detach_held();
                 self.held.clear();
                 core::mem::swap(&mut self.line, &mut self.held);
+                self.held_pos = self.held.len();
+                self.held_scan_from = self.held_pos;
+                self.held_high = false;
                 LineIn::Buffer { held: true }
             } else {
                 LineIn::Joined(self.line.split().freeze())
@@ -1527,7 +1688,7 @@ impl Decoder {
             self.fields.line(
                 &self.config,
                 &self.front,
-                &mut self.held,
+                &self.held,
                 line_in,
                 range,
                 line_offset,
@@ -1591,8 +1752,11 @@ impl Decoder {
         } else {
             usize::from(self.bom_matched)
         };
-        let unterminated =
-            self.line.len() + self.tail_len + self.queued + self.staging.len() + pending_bom;
+        let unterminated = self.line.len()
+            + (self.held.len() - self.held_pos)
+            + self.queued
+            + self.staging.len()
+            + pending_bom;
         let open_event = self.fields.block_open() || self.fields.skip_block || self.discarding_line;
         if unterminated == 0 && !open_event {
             StreamEnd::Clean
@@ -1719,31 +1883,25 @@ impl FieldState {
         }
     }
 
-    /// A value pointing into `held` becomes a slice of it, frozen: before an owned frame
-    /// hands it out, and before `held` takes the next line. (There is at most one: `held`
-    /// holds one line, and a line sets one value.)
+    /// Whether a value points into `Decoder::held`.
     #[inline(always)]
-    fn detach_held(&mut self, held: &mut BytesMut) {
-        let pinned = self.event_type.as_ref().is_some_and(|v| v.held)
+    fn held_pinned(&self) -> bool {
+        self.event_type.as_ref().is_some_and(|v| v.held)
             || matches!(&self.data, Data::One(v) if v.held)
-            || self.comment.as_ref().is_some_and(|v| v.held);
-        if pinned {
-            self.detach_held_slow(held);
-        }
+            || self.comment.as_ref().is_some_and(|v| v.held)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn detach_held_slow(&mut self, held: &mut BytesMut) {
-        let frozen = held.split().freeze();
+    /// Values pointing into `Decoder::held` become slices of `frozen`, the part of it they
+    /// point into, frozen.
+    fn detach_held(&mut self, frozen: &Bytes) {
         if let Some(value) = &mut self.event_type {
-            value.detach_held(&frozen);
+            value.detach_held(frozen);
         }
         if let Some(value) = &mut self.comment {
-            value.detach_held(&frozen);
+            value.detach_held(frozen);
         }
         if let Data::One(value) = &mut self.data {
-            value.detach_held(&frozen);
+            value.detach_held(frozen);
         }
     }
 
@@ -1763,15 +1921,14 @@ impl FieldState {
         &mut self,
         config: &Config,
         front: &Bytes,
-        held: &mut BytesMut,
+        held: &[u8],
         line_in: LineIn,
         range: Range<usize>,
         line_offset: u64,
     ) -> Result<Option<Emit>, DecodeError> {
-        let held_bytes: &[u8] = held;
         let src: &[u8] = match &line_in {
             LineIn::Buffer { held: false } => front,
-            LineIn::Buffer { held: true } => held_bytes,
+            LineIn::Buffer { held: true } => held,
             LineIn::Joined(joined) => joined,
         };
         let line = src.get(range.clone()).unwrap_or_default();
@@ -1796,7 +1953,7 @@ impl FieldState {
             FieldName::Comment if config.skip_comments => return Ok(None),
             FieldName::Data if !matches!(self.data, Data::Empty) => {
                 // A later data line is copied into the joining buffer.
-                self.join_data(config, front, held_bytes, value, false, line_offset)?;
+                self.join_data(config, front, held, value, false, line_offset)?;
                 return Ok(None);
             }
             FieldName::Retry => {
@@ -1836,11 +1993,10 @@ impl FieldState {
             }
             FieldName::Id | FieldName::Retry => {
                 self.id_buffer = match value.loc {
+                    // Copied: `held` may hold other values and lines not read yet, and an id
+                    // is short.
                     Loc::Front(range) if value.held => {
-                        // Nothing else points into `held`: it holds this line alone.
-                        let mut line = held.split().freeze();
-                        trim_in_place(&mut line, range);
-                        line
+                        Bytes::copy_from_slice(held.get(range).unwrap_or_default())
                     }
                     loc => loc.into_bytes(front),
                 };
@@ -1848,6 +2004,57 @@ impl FieldState {
                 Ok(None)
             }
         }
+    }
+
+    /// Interprets a whole line found by a scan (`text` is its bytes). The lines of nearly
+    /// every event are read here without the general field parser ([`line`](Self::line), which
+    /// has the same effect): a blank line, a comment, `data:` and `event:` with a colon.
+    #[inline(always)]
+    fn read_line_at(
+        &mut self,
+        config: &Config,
+        front: &Bytes,
+        held: &[u8],
+        text: &[u8],
+        at: LineAt,
+    ) -> Result<Option<Emit>, DecodeError> {
+        let LineAt {
+            range,
+            ascii,
+            held: in_held,
+            offset,
+        } = at;
+        // A value lies inside the line, so it is ASCII if the line is.
+        let value = |name_len: usize| {
+            let start = name_len + 1 + usize::from(text.get(name_len + 1) == Some(&b' '));
+            Value {
+                loc: Loc::Front((range.start + start).min(range.end)..range.end),
+                ascii,
+                held: in_held,
+            }
+        };
+        match text {
+            _ if self.skip_block => {}
+            [] => return Ok(self.dispatch(config.mode)),
+            [b':', ..] if config.skip_comments => return Ok(None),
+            [b':', ..] => {
+                self.comment = Some(value(0));
+                self.lent = Lent::Comment;
+                return Ok(Some(Emit::Comment));
+            }
+            [b'd', b'a', b't', b'a', b':', ..] => {
+                return self
+                    .append_data(config, front, held, value(4), offset)
+                    .map(|()| None);
+            }
+            [b'e', b'v', b'e', b'n', b't', b':', ..] => {
+                self.event_type = Some(value(5));
+                return Ok(None);
+            }
+            _ => {}
+        }
+        let line_in = LineIn::Buffer { held: in_held };
+        self.line(config, front, held, line_in, range, offset)
     }
 
     /// Appends the value of a `data:` line, within `max_event`. Only the first data line of
