@@ -327,3 +327,42 @@ fn small_slices_allocate_per_4_kib_of_input_not_per_line() {
         }
     }
 }
+
+#[test]
+fn tiny_pieces_hold_no_more_than_the_current_event_whatever_the_stream_length() {
+    let _serial = one_at_a_time();
+    // Tiny pieces are appended to one buffer whose lines are read in place; the lines read are
+    // let go as it fills (compacted, or frozen into the values still pointing at them, here
+    // the `event:` line of the open event). A 2 MiB stream must not make it grow with the stream.
+    let block = b"event: tick\n: keep-alive\ndata: {\"seq\":1,\"ok\":true}\n\n";
+    let stream = block.repeat((2 << 20) / block.len());
+    for piece_len in [1, 10, 16] {
+        for by_ref in [false, true] {
+            let (peak, _) = measure(|| {
+                let mut dec = Decoder::new();
+                let mut events = 0;
+                for piece in stream.chunks(piece_len) {
+                    dec.feed(Bytes::copy_from_slice(piece)).unwrap();
+                    if by_ref {
+                        while let Some(frame) = dec.next_frame_ref().unwrap() {
+                            if let ssekit::FrameRef::Event(ev) = frame {
+                                assert_eq!(ev.event_type(), "tick");
+                                events += 1;
+                            }
+                        }
+                    } else {
+                        while let Some(frame) = dec.next_frame().unwrap() {
+                            if let ssekit::Frame::Event(ev) = frame {
+                                assert_eq!(ev.event_type(), "tick");
+                                events += 1;
+                            }
+                        }
+                    }
+                }
+                assert_eq!(events, stream.len() / block.len());
+            });
+            eprintln!("{piece_len}-byte pieces, by_ref {by_ref}: peak heap growth {peak} bytes");
+            assert!(peak <= 64 << 10, "{piece_len}-byte pieces: peak {peak}");
+        }
+    }
+}
