@@ -5,26 +5,19 @@
 //! while lines wait in it. Each compares with the same bytes fed whole, by reference and owned.
 //! (`decode_props.rs` checks the same on arbitrary input and splits.)
 
-use bytes::Bytes;
+mod support;
+
 use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
+use support::drive;
 
-/// Frames (borrowed, copied) and owned frames of `pieces`, with how each decoder ended.
-fn decode(config: Config, pieces: &[&[u8]]) -> [(Vec<Frame>, StreamEnd); 2] {
-    let mut by_ref = Decoder::with_config(config);
-    let mut owned = Decoder::with_config(config);
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for piece in pieces {
-        by_ref.feed(Bytes::copy_from_slice(piece)).unwrap();
-        while let Some(frame) = by_ref.next_frame_ref().unwrap() {
-            a.push(frame.to_frame());
-        }
-        owned.feed_slice(piece).unwrap();
-        while let Some(frame) = owned.next_frame().unwrap() {
-            b.push(frame);
-        }
-    }
-    [(a, by_ref.finish()), (b, owned.finish())]
+/// Outcomes of `pieces` drained with `next_frame_ref` and with `next_frame` (pieces fed as
+/// `Bytes` and as slices in turn, see `support::drive`).
+fn decode(config: Config, pieces: &[&[u8]]) -> [drive::Outcome; 2] {
+    [
+        drive::run_mixed(config, pieces, &[true], &[]),
+        drive::run(config, pieces),
+    ]
 }
 
 /// `stream` cut at `cuts`: the same frames and end as fed whole.
@@ -35,10 +28,9 @@ fn assert_like_whole(stream: &[u8], cuts: &[usize]) {
         pieces.push(&stream[start..cut]);
         start = cut;
     }
-    let [whole, _] = decode(Config::default(), &[stream]);
-    for (frames, end) in decode(Config::default(), &pieces) {
-        assert_eq!(frames, whole.0, "cut at {cuts:?}");
-        assert_eq!(end, whole.1, "cut at {cuts:?}");
+    let whole = drive::run(Config::default(), &[stream]);
+    for outcome in decode(Config::default(), &pieces) {
+        assert_eq!(outcome, whole, "cut at {cuts:?}");
     }
 }
 
@@ -59,9 +51,9 @@ fn a_line_begun_in_a_large_piece_goes_on_in_tiny_ones_and_back() {
     // Tiny pieces first, then one large piece finishes the line.
     let cuts: Vec<usize> = (7..700).step_by(7).collect();
     assert_like_whole(&stream, &cuts);
-    let [(frames, end), _] = decode(Config::default(), &[&stream[..1500], &stream[1500..]]);
-    assert_eq!(frames.len(), 2);
-    assert_eq!(end, StreamEnd::Clean);
+    let [outcome, _] = decode(Config::default(), &[&stream[..1500], &stream[1500..]]);
+    assert_eq!(outcome.items.len(), 2);
+    assert_eq!(outcome.end, StreamEnd::Clean);
 }
 
 #[test]
@@ -75,8 +67,8 @@ fn a_cr_ending_a_tiny_piece_takes_the_lf_beginning_the_next() {
         padded.extend_from_slice(b"\r\n");
         assert_like_whole(&padded, &[at]);
     }
-    let [(frames, _), _] = decode(Config::default(), &[b"data: a\r", b"\n\r", b"\n"]);
-    assert_eq!(frames, [message("a")]);
+    let [outcome, _] = decode(Config::default(), &[b"data: a\r", b"\n\r", b"\n"]);
+    assert_eq!(outcome.items, [Ok(message("a"))]);
 }
 
 #[test]
@@ -97,15 +89,15 @@ fn values_read_in_tiny_pieces_outlive_the_buffer_being_compacted() {
             })
             .collect()
     };
-    for (frames, end) in decode(Config::default(), &pieces) {
-        let [Frame::Event(ev)] = frames.as_slice() else {
-            panic!("{frames:?}")
+    for outcome in decode(Config::default(), &pieces) {
+        let [Ok(Frame::Event(ev))] = outcome.items.as_slice() else {
+            panic!("{:?}", outcome.items)
         };
         assert_eq!(
             (ev.event_type(), ev.id(), ev.data()),
             ("survives", Some("7"), &*data)
         );
-        assert_eq!(end, StreamEnd::Clean);
+        assert_eq!(outcome.end, StreamEnd::Clean);
     }
 }
 
