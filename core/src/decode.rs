@@ -34,12 +34,12 @@
 //! its piece is let go take their own reference to it then, once per piece.
 //!
 //! A line that straddled pieces larger than tiny ones is completed in the line buffer and
-//! then read where it lies, in one of two ways chosen by how the last frame was asked for. Drained with
-//! `next_frame_ref`, the buffer is swapped into a second one (`held`) and values are ranges of
-//! it: no reference count is touched, and the buffer is reused for the line after next
-//! (a value still pointing into it then is frozen out first). Drained with `next_frame`, the
-//! line is frozen into a `Bytes` at once and the value takes that `Bytes` itself, trimmed, so
-//! the owned frame shares it without a copy. (In 10-byte pieces, before they took the tiny
+//! then read where it lies, in one of two ways chosen by how the last frame was asked for.
+//! Drained with `next_frame_ref`, the buffer is swapped into a second one (`held`) and values
+//! are ranges of it: no reference count is touched, and the buffer is reused for the line after
+//! next (a value still pointing into it then is frozen out first). Drained with `next_frame`,
+//! the line is frozen into a `Bytes` at once and the value takes that `Bytes` itself, trimmed,
+//! so the owned frame shares it without a copy. (In 10-byte pieces, before they took the tiny
 //! path below, the held line made borrowed decoding of `keepalive-heavy` about 35% faster and
 //! of `multiline-crlf` 10-25% faster than freezing every line.)
 //!
@@ -860,8 +860,8 @@ const MIN_CAPACITY: usize = 4 << 10;
 /// bytes in all when it must grow. Asking for no more than that lets `BytesMut` reuse its
 /// buffer once nothing shares it.
 ///
-/// An empty buffer about to take more than [`SHORT_APPEND`] bytes first takes back its whole allocation
-/// when nothing shares it any more (no copy, one atomic load): otherwise a long line is
+/// An empty buffer about to take more than [`SHORT_APPEND`] bytes first takes back its whole
+/// allocation when nothing shares it any more (no copy, one atomic load): otherwise a long line is
 /// copied to the front of the buffer when it outgrows what the previous line left, once per
 /// line (every 64 KiB line of `big-data` in a 128 KiB buffer was). Short appends skip the
 /// check; they are what tiny pieces make.
@@ -1077,9 +1077,13 @@ impl Decoder {
 
     /// What [`tiny_ready`](Self::tiny_ready) caches.
     fn may_append_tiny(&self) -> bool {
+        self.line.is_empty() && self.ready_but_for_line()
+    }
+
+    /// Everything [`may_append_tiny`](Self::may_append_tiny) asks but an empty `line`.
+    fn ready_but_for_line(&self) -> bool {
         self.queued == 0
             && self.staging.is_empty()
-            && self.line.is_empty()
             && !self.held_lines
             && self.bom_done
             && !self.after_cr
@@ -1099,24 +1103,11 @@ impl Decoder {
             return self.tiny_ready;
         }
         // `line` holds a line only while `held` is all read.
-        let others_ready = self.queued == 0
-            && self.staging.is_empty()
-            && !self.held_lines
-            && self.bom_done
-            && !self.after_cr
-            && !self.discarding_line
-            && self.failed.is_none();
-        if !others_ready || self.held_pos != self.held.len() {
+        if !self.ready_but_for_line() || self.held_pos != self.held.len() {
             return false;
         }
         self.fields.clear_lent();
-        self.detach_held();
-        self.held.clear();
-        core::mem::swap(&mut self.line, &mut self.held);
-        self.held_pos = 0;
-        self.held_scan_from = self.held.len();
-        // Not looked at for ASCII as it was read.
-        self.held_high = true;
+        self.swap_line_into_held(false);
         self.refresh_tiny_ready();
         self.tiny_ready
     }
@@ -1143,6 +1134,20 @@ impl Decoder {
             self.held
                 .reserve(additional.max(MIN_CAPACITY.saturating_sub(self.held.len())));
         }
+    }
+
+    /// `held` takes the line buffer's bytes, and `line` the buffer `held` had (emptied; a
+    /// value still pointing into it is detached first). `held` must be all read, as it is
+    /// whenever `line` holds a line. `read`: the line is complete and read in place now;
+    /// otherwise it is the current line, which tiny pieces go on to continue (its bytes were
+    /// not looked at for ASCII as they were read).
+    fn swap_line_into_held(&mut self, read: bool) {
+        self.detach_held();
+        self.held.clear();
+        core::mem::swap(&mut self.line, &mut self.held);
+        self.held_pos = if read { self.held.len() } else { 0 };
+        self.held_scan_from = self.held.len();
+        self.held_high = !read;
     }
 
     /// Values pointing into the read part of `held` become shared slices of it, frozen:
@@ -1581,14 +1586,15 @@ impl Decoder {
         };
         let held_len = bytes.len();
         self.held_pos = pos;
-        self.held_scan_from = scan_from.max(pos);
         self.scanned += scanned as u64;
         if ended_by_cr {
             self.after_cr = true;
         }
         self.line_start = held_end - (held_len - pos) as u64;
         if let Some(result) = stop {
-            self.held_high = !known_ascii;
+            // Stopped right after a line: the next scan starts at the next one.
+            self.held_scan_from = pos;
+            self.held_high = false;
             self.held_lines = pos < held_len;
             return Some(match result {
                 Ok(emit) => Step::Frame(emit),
@@ -1674,13 +1680,7 @@ impl Decoder {
             let line_in = if self.lend_held {
                 // The complete line becomes the held one, for borrowed frames to point into;
                 // the buffer it replaces takes the next line.
-                // `held` is all read here (`line` has a line only then).
-                self.detach_held();
-                self.held.clear();
-                core::mem::swap(&mut self.line, &mut self.held);
-                self.held_pos = self.held.len();
-                self.held_scan_from = self.held_pos;
-                self.held_high = false;
+                self.swap_line_into_held(true);
                 LineIn::Buffer { held: true }
             } else {
                 LineIn::Joined(self.line.split().freeze())
