@@ -248,6 +248,30 @@ mod tests {
     }
 
     #[test]
+    fn slices_shorter_than_a_vector_report_the_ending_and_ascii_exactly() {
+        for len in 1..16 {
+            for at in 0..=len {
+                for high in 0..len {
+                    for ending in [b'\n', b'\r'] {
+                        let mut bytes = vec![b'a'; len];
+                        bytes[high] = 0xc3;
+                        if at < len {
+                            bytes[at] = ending;
+                        }
+                        let label = format!("len {len}, ending at {at}, high byte at {high}");
+                        let got = check(&bytes, &label);
+                        // Below one vector the answer is exact: ASCII unless the high byte
+                        // is before the ending.
+                        let line_end = got.at.unwrap_or(len);
+                        let expected = got.at.is_some() && (high >= line_end || high == at);
+                        assert_eq!(got.ascii, expected, "{label}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn bytes_near_cr_and_lf_are_not_line_endings() {
         let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
         for cut in 0..bytes.len() {
