@@ -1604,15 +1604,18 @@ impl Decoder {
         // What is left is the current line, looked at to its end.
         self.held_lines = false;
         self.held_scan_from = held_len;
+        self.held_high = false;
         let current = self.held.get(pos..).unwrap_or_default();
-        self.held_high = !current.is_ascii();
         if current.is_empty() {
             return None;
         }
         if self.queued == 0 {
+            // Tiny pieces go on to continue it here: whether its bytes so far are ASCII.
+            self.held_high = !current.is_ascii();
             return Some(Step::Pending);
         }
-        // A piece fed since continues the line: the general path takes it from here.
+        // A piece fed since continues the line: the general path takes it from here, and
+        // `held` is all read.
         append(&mut self.line, current);
         self.held_pos = held_len;
         None
