@@ -2016,8 +2016,9 @@ impl FieldState {
     /// `held` is passed as the buffer, not as a slice: few lines read it (a data line joined
     /// to a first one that lies in `held`), and a slice made at the call loads its pointer
     /// and length into registers for every line of the `front` loop. Passing the buffer took
-    /// `tokens` in 16 KiB pieces from 3.20 to 3.12 instructions per byte and
-    /// `keepalive-heavy` from 15.56 to 15.10 (`decode_once`, `next_frame_ref`).
+    /// `tokens` in 16 KiB pieces from 3.21 to 3.12 instructions per byte and
+    /// `keepalive-heavy` from 15.56 to 15.10 (callgrind, `decode_once`, `next_frame_ref`,
+    /// release builds; the README's figures).
     #[inline(always)]
     fn read_line_at(
         &mut self,
