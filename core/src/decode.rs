@@ -80,7 +80,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
-use crate::line_scan::{scan_line, LineEnd};
+use crate::line_scan::{scan_line, LineEnd, TailMasks};
 use crate::text::Utf8Bytes;
 
 /// One unit of decoded stream.
@@ -530,6 +530,10 @@ pub struct Decoder {
     held_high: bool,
     /// `held[held_pos..]` may hold a line ending not read yet (a tiny piece with one was fed).
     held_lines: bool,
+    /// The line endings and high bytes of the last tiny piece with a line ending, which ends
+    /// `held`: while `held_lines` is set, `held[held_scan_from..]` is the rest of that piece,
+    /// and its lines are found in these bits ([`scan_held`](Self::scan_held)).
+    held_masks: TailMasks,
     /// The last frame was asked for borrowed ([`next_frame_ref`](Self::next_frame_ref)): a
     /// line that straddles pieces is then kept in `held` and read in place; otherwise it is
     /// frozen out of the line buffer, so owned frames share it without a copy.
@@ -903,6 +907,33 @@ fn find_line_ending(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// Where the next line ends in `rest`, the unread end of `held`: while lines wait there it
+/// is the rest of the last tiny piece, which `masks` describe, so no byte is read again.
+/// Anything longer is scanned (never the case: `append_tiny` takes no piece while lines wait,
+/// and what it appended before is scanned; kept so that a broken invariant costs a scan, not
+/// a line).
+#[inline(always)]
+fn held_line_end(rest: &[u8], masks: TailMasks) -> LineEnd {
+    if rest.len() > TailMasks::SPAN {
+        return scan_line(rest);
+    }
+    let found = masks.line_end(rest.len());
+    debug_assert_eq!(found, scan_line(rest), "masks of {rest:?}");
+    found
+}
+
+/// Whether a byte of `rest`, the unread end of `held`, is 0x80 or above: see
+/// [`held_line_end`].
+#[inline(always)]
+fn held_any_high(rest: &[u8], masks: TailMasks) -> bool {
+    if rest.len() > TailMasks::SPAN {
+        return !rest.is_ascii();
+    }
+    let high = masks.any_high(rest.len());
+    debug_assert_eq!(high, !rest.is_ascii(), "masks of {rest:?}");
+    high
+}
+
 impl Decoder {
     /// A decoder with the default [`Config`]: browser dispatch, fail-stop, 16 MiB limits.
     ///
@@ -1020,7 +1051,8 @@ impl Decoder {
     /// `held` at once, behind the line it continues, and examined for a line ending a word at
     /// a time. Without one it only extends the current line: its bytes count as scanned, and
     /// `next_frame` returns at once. With one, `next_frame` reads the lines it completes where
-    /// they lie in `held` ([`scan_held`](Self::scan_held)), its scan starting at this piece.
+    /// they lie in `held` ([`scan_held`](Self::scan_held)), finding them in the piece's
+    /// [`TailMasks`], made here from the words just loaded.
     /// Returns false, with nothing changed, when the piece must take the general path (queued
     /// input, a line in `line`, a pending BOM or CR, a line that may go over the limit, a
     /// failed or resyncing decoder).
@@ -1038,8 +1070,13 @@ impl Decoder {
         if self.held.capacity() - self.held.len() < TINY_PIECE {
             self.make_room_in_held(TINY_PIECE);
         }
+        // All of `held` was looked at: a piece with a line ending is the unscanned rest, which
+        // `held_masks` then describe.
+        debug_assert_eq!(self.held_scan_from, self.held.len());
         // Copies of a constant size, which compile to plain stores (a copy of a length known
         // only at run time calls `memcpy`, which costs more than the rest of this path).
+        // Where the piece's line endings and high bytes are, kept if it has an ending.
+        let mut masks = TailMasks::LAST_BYTE_ENDS_LINE;
         let (ending, ascii) = match (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
             (Some(first), Some(last)) => {
                 // 8 to 16 bytes: two overlapping words cover the piece.
@@ -1047,8 +1084,11 @@ impl Decoder {
                 self.held.extend_from_slice(first);
                 self.held.truncate(start + piece.len() - 8);
                 self.held.extend_from_slice(last);
-                let (first, last) = (u64::from_ne_bytes(*first), u64::from_ne_bytes(*last));
+                let (first, last) = (u64::from_le_bytes(*first), u64::from_le_bytes(*last));
                 let ending = has_line_ending(first) || has_line_ending(last);
+                if ending {
+                    masks = TailMasks::of_words(first, last, piece.len());
+                }
                 (ending, (first | last) & HIGHS == 0)
             }
             _ => match *piece {
@@ -1058,13 +1098,14 @@ impl Decoder {
                 }
                 _ => {
                     self.held.extend_from_slice(piece);
-                    let ending = piece.iter().any(|&b| b == b'\n' || b == b'\r');
-                    (ending, piece.is_ascii())
+                    masks = TailMasks::of_bytes(piece);
+                    (masks.has_ending(), piece.is_ascii())
                 }
             },
         };
         self.offset += piece.len() as u64;
         if ending {
+            self.held_masks = masks;
             self.held_lines = true;
             self.tiny_ready = false;
         } else {
@@ -1527,6 +1568,12 @@ impl Decoder {
     /// first frame or error. Once only the current line is left (no line ending after
     /// `held_pos`), returns `Pending` if nothing else was fed; otherwise that line moves into
     /// `line`, where the next piece continues it, and `None` lets the general path go on.
+    /// When it stops at a frame and only the current line is left, that is settled at once
+    /// (the next call then returns without a step).
+    ///
+    /// Lines are found in `held_masks` (see [`held_line_end`]), not by reading bytes: on
+    /// `keepalive-heavy` in 10-byte pieces a byte loop and its ASCII pass were a sixth of the
+    /// instructions, and the step that found nothing after a frame another sixth.
     ///
     /// [`append_tiny`]: Self::append_tiny
     fn scan_held(&mut self) -> Option<Step> {
@@ -1539,11 +1586,15 @@ impl Decoder {
         let mut known_ascii = !self.held_high;
         let mut scanned = 0;
         let mut ended_by_cr = false;
+        let masks = self.held_masks;
+        // Whether a byte of the current line is 0x80 or above, once no ending is left.
+        let mut current_high = false;
         let stop = loop {
             let rest = bytes.get(scan_from..).unwrap_or_default();
-            let LineEnd { at, ascii } = scan_line(rest);
+            let LineEnd { at, ascii } = held_line_end(rest, masks);
             let Some(found) = at else {
                 scanned += rest.len();
+                current_high = !known_ascii || held_any_high(rest, masks);
                 break None;
             };
             scanned += found + 1;
@@ -1592,10 +1643,21 @@ impl Decoder {
         }
         self.line_start = held_end - (held_len - pos) as u64;
         if let Some(result) = stop {
-            // Stopped right after a line: the next scan starts at the next one.
-            self.held_scan_from = pos;
-            self.held_high = false;
-            self.held_lines = pos < held_len;
+            let rest = bytes.get(pos..).unwrap_or_default();
+            if rest.is_empty() || held_line_end(rest, masks).at.is_some() {
+                // Stopped right after a line: the next scan starts at the next one.
+                self.held_scan_from = pos;
+                self.held_high = false;
+                self.held_lines = !rest.is_empty();
+            } else {
+                // What is left is the current line, with no ending: settled now, so the next
+                // call returns at once, where it would have taken a step to find nothing
+                // (a step costs more than the rest of a line of tiny pieces).
+                self.held_lines = false;
+                self.held_scan_from = held_len;
+                self.held_high = held_any_high(rest, masks);
+                self.scanned += rest.len() as u64;
+            }
             return Some(match result {
                 Ok(emit) => Step::Frame(emit),
                 Err(err) => self.raise(err),
@@ -1610,8 +1672,8 @@ impl Decoder {
             return None;
         }
         if self.queued == 0 {
-            // Tiny pieces go on to continue it here: whether its bytes so far are ASCII.
-            self.held_high = !current.is_ascii();
+            // Tiny pieces go on to continue it here.
+            self.held_high = current_high;
             return Some(Step::Pending);
         }
         // A piece fed since continues the line: the general path takes it from here, and

@@ -50,6 +50,125 @@ pub(crate) fn scan_line(bytes: &[u8]) -> LineEnd {
     }
 }
 
+/// Where the line endings and the high bytes (0x80 and above) of a tiny piece lie, one bit
+/// per byte, aligned to the piece's end: bit `SPAN - len + i` stands for `piece[i]`.
+///
+/// The decoder copies a tiny piece onto the end of its held buffer and computes these from
+/// the words it has just loaded to copy it; the lines the piece completes are then found with
+/// a `trailing_zeros` instead of a byte loop. Aligned to the end, the bits stay right when
+/// the buffer lets go of bytes before the piece.
+///
+/// ```ignore
+/// let masks = TailMasks::of_bytes(b"a\n\xc3b");
+/// assert_eq!(masks.line_end(4), LineEnd { at: Some(1), ascii: true });
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct TailMasks {
+    endings: u32,
+    highs: u32,
+}
+
+/// Each byte's high bit.
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+impl TailMasks {
+    /// The most bytes the masks cover: the largest tiny piece.
+    pub(crate) const SPAN: usize = 16;
+
+    /// The masks of a one-byte piece that is a line ending (CR or LF).
+    pub(crate) const LAST_BYTE_ENDS_LINE: Self = TailMasks {
+        endings: 1 << (Self::SPAN - 1),
+        highs: 0,
+    };
+
+    /// The masks of a piece of `len` bytes, 8 to [`SPAN`](Self::SPAN), given as its first and
+    /// last 8 bytes read as little-endian words (they overlap when `len` is under 16).
+    #[inline(always)]
+    pub(crate) fn of_words(first: u64, last: u64, len: usize) -> Self {
+        let (first_endings, first_highs) = word_masks(first);
+        let (last_endings, last_highs) = word_masks(last);
+        let (last_at, align) = (len.saturating_sub(8), Self::SPAN.saturating_sub(len));
+        TailMasks {
+            endings: (first_endings | last_endings << last_at) << align,
+            highs: (first_highs | last_highs << last_at) << align,
+        }
+    }
+
+    /// The masks of a piece of up to [`SPAN`](Self::SPAN) bytes, a byte at a time.
+    pub(crate) fn of_bytes(piece: &[u8]) -> Self {
+        let align = Self::SPAN.saturating_sub(piece.len());
+        let mut masks = TailMasks::default();
+        for (i, &byte) in piece.iter().take(Self::SPAN).enumerate() {
+            let bit = 1u32 << (align + i);
+            if byte == b'\n' || byte == b'\r' {
+                masks.endings |= bit;
+            }
+            if !byte.is_ascii() {
+                masks.highs |= bit;
+            }
+        }
+        masks
+    }
+
+    /// Whether the masks show a line ending.
+    #[inline(always)]
+    pub(crate) fn has_ending(self) -> bool {
+        self.endings != 0
+    }
+
+    /// What [`scan_line`] reports for the last `unscanned` bytes covered, at most
+    /// [`SPAN`](Self::SPAN) (more count as that many).
+    #[inline(always)]
+    pub(crate) fn line_end(self, unscanned: usize) -> LineEnd {
+        let shift = Self::SPAN.saturating_sub(unscanned) as u32;
+        let endings = self.endings >> shift;
+        if endings == 0 {
+            return LineEnd {
+                at: None,
+                ascii: false,
+            };
+        }
+        let at = endings.trailing_zeros();
+        let before = (1u32 << at) - 1;
+        LineEnd {
+            at: Some(at as usize),
+            ascii: (self.highs >> shift) & before == 0,
+        }
+    }
+
+    /// Whether any of the last `unscanned` bytes covered is 0x80 or above.
+    #[inline(always)]
+    pub(crate) fn any_high(self, unscanned: usize) -> bool {
+        self.highs >> Self::SPAN.saturating_sub(unscanned) != 0
+    }
+}
+
+/// The line endings and the high bytes of the 8 bytes of `word` (little-endian order), bit
+/// `i` for byte `i`.
+#[inline(always)]
+fn word_masks(word: u64) -> (u32, u32) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW_BITS: u64 = !HIGH_BITS;
+    // The high bit of a byte of `nonzero(x)` is set iff that byte of `x` is not zero: the low
+    // seven bits plus 0x7f carry into it unless they are all zero, and no sum leaves its byte.
+    let nonzero = |x: u64| ((x & LOW_BITS) + LOW_BITS) | x;
+    let lf = word ^ (ONES * u64::from(b'\n'));
+    let cr = word ^ (ONES * u64::from(b'\r'));
+    let endings = !(nonzero(lf) & nonzero(cr)) & HIGH_BITS;
+    (
+        gather_high_bits(endings),
+        gather_high_bits(word & HIGH_BITS),
+    )
+}
+
+/// The high bits of the 8 bytes of `flags` (its other bits clear) as 8 bits, byte `i`'s at
+/// bit `i`: each flag, moved to its byte's lowest bit, is multiplied into the top byte at its
+/// own position, and no two products meet.
+#[inline(always)]
+fn gather_high_bits(flags: u64) -> u32 {
+    ((flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32
+}
+
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn scan_after_first(bytes: &[u8]) -> LineEnd {
@@ -185,7 +304,7 @@ mod sse2 {
 
 #[cfg(test)]
 mod tests {
-    use super::{scan_line, LineEnd};
+    use super::{scan_line, LineEnd, TailMasks};
     use alloc::format;
     use alloc::vec;
     use alloc::vec::Vec;
@@ -276,6 +395,64 @@ mod tests {
         let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
         for cut in 0..bytes.len() {
             assert_eq!(check(&bytes[cut..], "no ending").at, None);
+        }
+    }
+
+    /// The masks of a piece, made from its words (8 bytes and more) or its bytes.
+    fn masks_of(piece: &[u8]) -> TailMasks {
+        let bytewise = TailMasks::of_bytes(piece);
+        if let (Some(first), Some(last)) = (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
+            let words = TailMasks::of_words(
+                u64::from_le_bytes(*first),
+                u64::from_le_bytes(*last),
+                piece.len(),
+            );
+            assert_eq!(words, bytewise, "{piece:?}");
+        }
+        if let [byte @ (b'\n' | b'\r')] = piece {
+            assert_eq!(TailMasks::LAST_BYTE_ENDS_LINE, bytewise, "{byte}");
+        }
+        bytewise
+    }
+
+    #[test]
+    fn tail_masks_answer_as_the_scan_does_for_every_suffix_of_a_piece() {
+        for len in 1..=TailMasks::SPAN {
+            for ending_at in 0..=len {
+                for high_at in 0..=len {
+                    for (ending, high) in [(b'\n', 0xc3), (b'\r', 0xff), (b'\n', 0x80)] {
+                        let mut piece = vec![b'a'; len];
+                        if high_at < len {
+                            piece[high_at] = high;
+                        }
+                        if ending_at < len {
+                            piece[ending_at] = ending;
+                        }
+                        // A second ending later: the first is the one reported.
+                        if ending_at + 2 < len {
+                            piece[ending_at + 2] = b'\r';
+                        }
+                        let masks = masks_of(&piece);
+                        assert_eq!(masks.has_ending(), ending_at < len, "{piece:?}");
+                        for unscanned in 0..=len {
+                            let rest = &piece[len - unscanned..];
+                            let label = format!("{piece:?}, last {unscanned}");
+                            assert_eq!(masks.line_end(unscanned), scan_line(rest), "{label}");
+                            assert_eq!(masks.any_high(unscanned), !rest.is_ascii(), "{label}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tail_masks_see_no_ending_in_bytes_near_cr_and_lf() {
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
+        for piece in bytes.chunks(TailMasks::SPAN).chain(bytes.chunks(11)) {
+            let masks = masks_of(piece);
+            assert!(!masks.has_ending(), "{piece:?}");
+            assert_eq!(masks.any_high(piece.len()), !piece.is_ascii(), "{piece:?}");
         }
     }
 }

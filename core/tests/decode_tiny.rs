@@ -174,3 +174,37 @@ fn bytes_fed_in_tiny_pieces_are_scanned_once() {
         );
     }
 }
+
+/// Line endings (CR, LF, CRLF) and high bytes (a two-byte character, an invalid byte) at
+/// every place in a tiny piece: the lines a piece completes are found from masks made as it
+/// is appended, and the rest of a piece after a frame is settled at once as the current line.
+#[test]
+fn line_endings_and_high_bytes_at_every_place_in_a_tiny_piece() {
+    let mut stream = Vec::new();
+    for i in 0..40 {
+        stream.extend_from_slice(b": c");
+        stream.extend(std::iter::repeat_n(b'x', i % 7));
+        stream.extend_from_slice(b"\r\ndata: \xc3\xa9");
+        stream.extend(std::iter::repeat_n(b'y', i % 5));
+        stream.extend_from_slice(if i % 3 == 0 { b"\xff\r" } else { b"\n" });
+        stream.extend_from_slice(b"data: z\r\n\r\n");
+    }
+    for size in 1..=17 {
+        for shift in 1..=size {
+            let cuts: Vec<usize> = (shift..stream.len()).step_by(size).collect();
+            assert_like_whole(&stream, &cuts);
+        }
+    }
+    // Tiny pieces mixed with larger ones, which take over a line a tiny piece left open.
+    let sizes = [3, 40, 10, 1, 16, 200, 9, 17];
+    let mut cuts = Vec::new();
+    let mut at = 0;
+    for size in sizes.iter().cycle() {
+        at += size;
+        if at >= stream.len() {
+            break;
+        }
+        cuts.push(at);
+    }
+    assert_like_whole(&stream, &cuts);
+}
