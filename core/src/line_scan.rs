@@ -26,6 +26,10 @@ pub(crate) struct LineEnd {
 }
 
 /// How many leading bytes are read here before the rest goes to `memchr2`.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 const SHORT: usize = 256;
 
 /// Finds the first CR or LF of `bytes`, and says whether the bytes before it are ASCII.
@@ -85,12 +89,13 @@ impl TailMasks {
     /// last 8 bytes read as little-endian words (they overlap when `len` is under 16).
     #[inline(always)]
     pub(crate) fn of_words(first: u64, last: u64, len: usize) -> Self {
-        let (first_endings, first_highs) = word_masks(first);
-        let (last_endings, last_highs) = word_masks(last);
+        let (endings, highs) = word_pair_masks(first, last);
         let (last_at, align) = (len.saturating_sub(8), Self::SPAN.saturating_sub(len));
+        // Bits 0-7 stand for `first`'s bytes, 8-15 for `last`'s: move those to the piece's end.
+        let place = |bits: u32| ((bits & 0xff) | (bits >> 8) << last_at) << align;
         TailMasks {
-            endings: (first_endings | last_endings << last_at) << align,
-            highs: (first_highs | last_highs << last_at) << align,
+            endings: place(endings),
+            highs: place(highs),
         }
     }
 
@@ -141,6 +146,33 @@ impl TailMasks {
     pub(crate) fn any_high(self, unscanned: usize) -> bool {
         self.highs >> Self::SPAN.saturating_sub(unscanned) != 0
     }
+}
+
+/// The line endings and the high bytes of two words (little-endian order), bit `i` for byte
+/// `i` of `first` and bit `8 + i` for byte `i` of `last`: one SSE2 vector of both.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn word_pair_masks(first: u64, last: u64) -> (u32, u32) {
+    sse2::word_pair_masks(first, last)
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn word_pair_masks(first: u64, last: u64) -> (u32, u32) {
+    word_pair_masks_portable(first, last)
+}
+
+/// The line endings and the high bytes of two words, as the SSE2 version: a word at a time
+/// (elsewhere than x86-64, and in the tests there).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+fn word_pair_masks_portable(first: u64, last: u64) -> (u32, u32) {
+    let ((first_endings, first_highs), (last_endings, last_highs)) =
+        (word_masks(first), word_masks(last));
+    (
+        first_endings | last_endings << 8,
+        first_highs | last_highs << 8,
+    )
 }
 
 /// The line endings and the high bytes of the 8 bytes of `word` (little-endian order), bit
@@ -199,7 +231,7 @@ fn scan_after_first(bytes: &[u8]) -> LineEnd {
 mod sse2 {
     use core::arch::x86_64::{
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-        _mm_setzero_si128,
+        _mm_set_epi64x, _mm_setzero_si128,
     };
 
     use super::{LineEnd, SHORT};
@@ -214,6 +246,30 @@ mod sse2 {
         unsafe {
             scan_sse2(bytes)
         }
+    }
+
+    /// [`super::word_pair_masks`]: both words in one vector, compared to LF and CR.
+    #[inline(always)]
+    pub(super) fn word_pair_masks(first: u64, last: u64) -> (u32, u32) {
+        // SAFETY: as in `scan`: `pair_masks_sse2` requires only `sse2`, which this module's
+        // `cfg` guarantees every CPU running it has. It reads no memory.
+        #[allow(unsafe_code)]
+        unsafe {
+            pair_masks_sse2(first, last)
+        }
+    }
+
+    #[inline]
+    #[target_feature(enable = "sse2")]
+    fn pair_masks_sse2(first: u64, last: u64) -> (u32, u32) {
+        let vector = _mm_set_epi64x(last as i64, first as i64);
+        let lf = _mm_set1_epi8(b'\n' as i8);
+        let cr = _mm_set1_epi8(b'\r' as i8);
+        let endings = _mm_or_si128(_mm_cmpeq_epi8(vector, lf), _mm_cmpeq_epi8(vector, cr));
+        (
+            _mm_movemask_epi8(endings) as u32,
+            _mm_movemask_epi8(vector) as u32,
+        )
     }
 
     /// The 16 bytes of `block` as a vector.
@@ -304,7 +360,7 @@ mod sse2 {
 
 #[cfg(test)]
 mod tests {
-    use super::{scan_line, LineEnd, TailMasks};
+    use super::{scan_line, word_pair_masks, word_pair_masks_portable, LineEnd, TailMasks};
     use alloc::format;
     use alloc::vec;
     use alloc::vec::Vec;
@@ -453,6 +509,37 @@ mod tests {
             let masks = masks_of(piece);
             assert!(!masks.has_ending(), "{piece:?}");
             assert_eq!(masks.any_high(piece.len()), !piece.is_ascii(), "{piece:?}");
+        }
+    }
+
+    #[test]
+    fn word_pair_masks_agree_with_the_portable_ones_on_every_byte_value() {
+        // Every byte value at every position of both words, next to its neighbours.
+        for value in 0..=255u8 {
+            for at in 0..8 {
+                let mut first = [b'a'; 8];
+                let mut last = [0x0b; 8];
+                first[at] = value;
+                last[7 - at] = value;
+                last[at] = value.wrapping_add(1);
+                let (first, last) = (u64::from_le_bytes(first), u64::from_le_bytes(last));
+                let expected = word_pair_masks_portable(first, last);
+                assert_eq!(word_pair_masks(first, last), expected, "{value:#x} at {at}");
+                let naive = |word: u64, bit: u32| {
+                    word.to_le_bytes()
+                        .iter()
+                        .enumerate()
+                        .fold((0, 0), |(e, h), (i, &b)| {
+                            let at = 1 << (bit + i as u32);
+                            (
+                                e | if b == b'\n' || b == b'\r' { at } else { 0 },
+                                h | if b >= 0x80 { at } else { 0 },
+                            )
+                        })
+                };
+                let ((fe, fh), (le, lh)) = (naive(first, 0), naive(last, 8));
+                assert_eq!(expected, (fe | le, fh | lh), "{value:#x} at {at}");
+            }
         }
     }
 }
