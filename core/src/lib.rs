@@ -108,15 +108,16 @@
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.
-//! - **Five `unsafe` blocks.** Three are `from_utf8_unchecked` in `text.rs`.
+//! - **Six `unsafe` blocks.** Three are `from_utf8_unchecked` in `text.rs`.
 //!   [`Utf8Bytes::as_str`]: every constructor validates (or starts from a `str`, or from
 //!   bytes the line scan found all ASCII), so checking again on each access would only make
 //!   every `Event::data()` call O(n). The ASCII fast path of the check behind
 //!   [`Decoder::next_frame_ref`]: bytes all below 0x80 are UTF-8, and `core::str::from_utf8`
 //!   costs 8x more on a 4 KiB chunk. And values the line scan already found ASCII, which
-//!   need no second pass. The other two are in the SSE2 line scan (`line_scan.rs`): calling
-//!   a function that needs SSE2 where the crate is compiled for it, and an unaligned 16-byte
-//!   load from a `&[u8; 16]`. The soundness argument is at each block; debug builds, and so
+//!   need no second pass. The other three are in the SSE2 line scan (`line_scan.rs`):
+//!   calling two functions that need SSE2 where the crate is compiled for it (the scan, and
+//!   the masks of a tiny piece, which touch no memory), and an unaligned 16-byte load from a
+//!   `&[u8; 16]`. The soundness argument is at each block; debug builds, and so
 //!   the fuzz targets, assert every "found ASCII" claim; the rest of the crate denies
 //!   `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which costs a re-validation
 //!   per access on a zero-copy type, or a second pass over every line).
