@@ -45,9 +45,10 @@
 //!
 //! Tiny pieces (up to 16 bytes, what a socket read of a few bytes returns) are not queued:
 //! `feed` copies each into the held buffer behind the line it continues, and looks at it for
-//! a line ending a word at a time. A piece without one only extends the line, and
-//! `next_frame` returns at once; the lines a piece with one completes are read where they lie
-//! in the held buffer, their values being ranges of it, as those of `front` are of `front`.
+//! line endings and high bytes in one SSE2 vector of its two 8-byte words. A piece without an
+//! ending only extends the line, and `next_frame` returns at once; the lines a piece with one
+//! completes are found in those bits (no byte is read twice) and read where they lie in the
+//! held buffer, their values being ranges of it, as those of `front` are of `front`.
 //! So in tiny pieces no line straddles anything: it is read in place in one buffer, with no
 //! reference count touched and no line copied twice. (Before, each piece with a line ending
 //! was queued and every line was completed in the line buffer and then swapped or frozen out
@@ -80,7 +81,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
-use crate::line_scan::{scan_line, LineEnd, TailMasks};
+use crate::line_scan::{scan_line, LineEnd, TailMasks, WordPair};
 use crate::text::Utf8Bytes;
 
 /// One unit of decoded stream.
@@ -459,20 +460,6 @@ const TINY_PIECE: usize = 16;
 
 /// Appends up to this size skip [`append`]'s check for a buffer it could take back whole.
 const SHORT_APPEND: usize = 128;
-
-/// The high bit of each byte of a word: a word `w` is ASCII when `w & HIGHS == 0`.
-const HIGHS: u64 = 0x8080_8080_8080_8080;
-
-/// Whether any of the 8 bytes of `word` is LF or CR: the exact "has a zero byte" test
-/// (`(x - 0x01..) & !x & 0x80..` is non-zero iff a byte of `x` is zero) applied to the word
-/// XORed with each byte sought.
-#[inline(always)]
-fn has_line_ending(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let lf = word ^ (ONES * u64::from(b'\n'));
-    let cr = word ^ (ONES * u64::from(b'\r'));
-    ((lf.wrapping_sub(ONES) & !lf) | (cr.wrapping_sub(ONES) & !cr)) & HIGHS != 0
-}
 
 /// The UTF-8 byte order mark, stripped once at the very start of a stream.
 const BOM: &[u8; 3] = b"\xEF\xBB\xBF";
@@ -1048,11 +1035,11 @@ impl Decoder {
     }
 
     /// The fast path for tiny pieces (a socket read of a few bytes): the piece is copied into
-    /// `held` at once, behind the line it continues, and examined for a line ending a word at
-    /// a time. Without one it only extends the current line: its bytes count as scanned, and
-    /// `next_frame` returns at once. With one, `next_frame` reads the lines it completes where
-    /// they lie in `held` ([`scan_held`](Self::scan_held)), finding them in the piece's
-    /// [`TailMasks`], made here from the words just loaded.
+    /// `held` at once, behind the line it continues, and examined for line endings and high
+    /// bytes ([`WordPair`], from the two words that are also what is copied). Without an
+    /// ending it only extends the current line: its bytes count as scanned, and `next_frame`
+    /// returns at once. With one, `next_frame` reads the lines it completes where they lie in
+    /// `held` ([`scan_held`](Self::scan_held)), finding them in the piece's [`TailMasks`].
     /// Returns false, with nothing changed, when the piece must take the general path (queued
     /// input, a line in `line`, a pending BOM or CR, a line that may go over the limit, a
     /// failed or resyncing decoder).
@@ -1079,17 +1066,20 @@ impl Decoder {
         let mut masks = TailMasks::LAST_BYTE_ENDS_LINE;
         let (ending, ascii) = match (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
             (Some(first), Some(last)) => {
-                // 8 to 16 bytes: two overlapping words cover the piece.
-                let start = self.held.len();
-                self.held.extend_from_slice(first);
-                self.held.truncate(start + piece.len() - 8);
-                self.held.extend_from_slice(last);
+                // 8 to 16 bytes: two overlapping words cover the piece. Stored as one 16-byte
+                // value, `last` laid over `first` at its place (where they overlap, their bytes
+                // are the same) and zeros after it, then cut to the piece.
                 let (first, last) = (u64::from_le_bytes(*first), u64::from_le_bytes(*last));
-                let ending = has_line_ending(first) || has_line_ending(last);
-                if ending {
-                    masks = TailMasks::of_words(first, last, piece.len());
+                let last_at = 8 * piece.len().saturating_sub(8);
+                let both = u128::from(first) | u128::from(last) << last_at;
+                let start = self.held.len();
+                self.held.extend_from_slice(&both.to_le_bytes());
+                self.held.truncate(start + piece.len());
+                let pair = WordPair::of(first, last);
+                if pair.has_ending() {
+                    masks = TailMasks::of_words(pair, piece.len());
                 }
-                (ending, (first | last) & HIGHS == 0)
+                (pair.has_ending(), pair.is_ascii())
             }
             _ => match *piece {
                 [byte] => {
@@ -2313,26 +2303,6 @@ fn parse_retry(value: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn has_line_ending_finds_lf_and_cr_at_every_position_and_nothing_else() {
-        for position in 0..8 {
-            for other in 0..=255u8 {
-                let mut word = [other; 8];
-                let plain = other != b'\n' && other != b'\r';
-                assert_eq!(has_line_ending(u64::from_ne_bytes(word)), !plain);
-                for sought in [b'\n', b'\r'] {
-                    word[position] = sought;
-                    assert!(has_line_ending(u64::from_ne_bytes(word)));
-                }
-            }
-        }
-        // Neighbours of the bytes sought, and bytes that borrow in the subtraction.
-        for byte in [0x00, 0x09, 0x0B, 0x0C, 0x0E, 0x80, 0x8A, 0x8D, 0xFF] {
-            let word = u64::from_ne_bytes([byte, 0x0B, 0x0C, byte, 0x8A, 0x8D, 0x01, byte]);
-            assert!(!has_line_ending(word), "{byte:#x}");
-        }
-    }
 
     #[test]
     fn trim_in_place_is_the_slice_and_empty_out_of_range() {

@@ -72,6 +72,42 @@ pub(crate) struct TailMasks {
     highs: u32,
 }
 
+/// The line endings and high bytes of a piece of 8 to 16 bytes seen as its first and last 8
+/// bytes, little-endian words that overlap when it is shorter than 16: bit `i` for byte `i`
+/// of `first`, bit `8 + i` for byte `i` of `last`. Every byte of the piece is in one word or
+/// both, so whether it holds a line ending or a high byte is one test of these bits.
+///
+/// ```ignore
+/// let pair = WordPair::of(u64::from_le_bytes(*b"data: x\n"), u64::from_le_bytes(*b"a: x\n\xc3\xa9!"));
+/// assert!(pair.has_ending() && !pair.is_ascii());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct WordPair {
+    endings: u32,
+    highs: u32,
+}
+
+impl WordPair {
+    /// The masks of the words `first` and `last`.
+    #[inline(always)]
+    pub(crate) fn of(first: u64, last: u64) -> Self {
+        let (endings, highs) = word_pair_masks(first, last);
+        WordPair { endings, highs }
+    }
+
+    /// Whether a byte of either word is CR or LF.
+    #[inline(always)]
+    pub(crate) fn has_ending(self) -> bool {
+        self.endings != 0
+    }
+
+    /// Whether every byte of both words is below 0x80.
+    #[inline(always)]
+    pub(crate) fn is_ascii(self) -> bool {
+        self.highs == 0
+    }
+}
+
 /// Each byte's high bit.
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
 
@@ -85,17 +121,16 @@ impl TailMasks {
         highs: 0,
     };
 
-    /// The masks of a piece of `len` bytes, 8 to [`SPAN`](Self::SPAN), given as its first and
-    /// last 8 bytes read as little-endian words (they overlap when `len` is under 16).
+    /// The masks of a piece of `len` bytes, 8 to [`SPAN`](Self::SPAN), from those of its two
+    /// words.
     #[inline(always)]
-    pub(crate) fn of_words(first: u64, last: u64, len: usize) -> Self {
-        let (endings, highs) = word_pair_masks(first, last);
+    pub(crate) fn of_words(pair: WordPair, len: usize) -> Self {
         let (last_at, align) = (len.saturating_sub(8), Self::SPAN.saturating_sub(len));
         // Bits 0-7 stand for `first`'s bytes, 8-15 for `last`'s: move those to the piece's end.
         let place = |bits: u32| ((bits & 0xff) | (bits >> 8) << last_at) << align;
         TailMasks {
-            endings: place(endings),
-            highs: place(highs),
+            endings: place(pair.endings),
+            highs: place(pair.highs),
         }
     }
 
@@ -360,7 +395,9 @@ mod sse2 {
 
 #[cfg(test)]
 mod tests {
-    use super::{scan_line, word_pair_masks, word_pair_masks_portable, LineEnd, TailMasks};
+    use super::{
+        scan_line, word_pair_masks, word_pair_masks_portable, LineEnd, TailMasks, WordPair,
+    };
     use alloc::format;
     use alloc::vec;
     use alloc::vec::Vec;
@@ -458,12 +495,14 @@ mod tests {
     fn masks_of(piece: &[u8]) -> TailMasks {
         let bytewise = TailMasks::of_bytes(piece);
         if let (Some(first), Some(last)) = (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
-            let words = TailMasks::of_words(
-                u64::from_le_bytes(*first),
-                u64::from_le_bytes(*last),
-                piece.len(),
+            let pair = WordPair::of(u64::from_le_bytes(*first), u64::from_le_bytes(*last));
+            assert_eq!(pair.has_ending(), bytewise.has_ending(), "{piece:?}");
+            assert_eq!(pair.is_ascii(), piece.is_ascii(), "{piece:?}");
+            assert_eq!(
+                TailMasks::of_words(pair, piece.len()),
+                bytewise,
+                "{piece:?}"
             );
-            assert_eq!(words, bytewise, "{piece:?}");
         }
         if let [byte @ (b'\n' | b'\r')] = piece {
             assert_eq!(TailMasks::LAST_BYTE_ENDS_LINE, bytewise, "{byte}");
