@@ -1060,10 +1060,10 @@ impl Decoder {
         // All of `held` was looked at: a piece with a line ending is the unscanned rest, which
         // `held_masks` then describe.
         debug_assert_eq!(self.held_scan_from, self.held.len());
-        // Copies of a constant size, which compile to plain stores (a copy of a length known
-        // only at run time calls `memcpy`, which costs more than the rest of this path).
         // Where the piece's line endings and high bytes are, kept if it has an ending.
         let mut masks = TailMasks::LAST_BYTE_ENDS_LINE;
+        // Copies of a constant size, which compile to plain stores (a copy of a length known
+        // only at run time calls `memcpy`, which costs more than the rest of this path).
         let (ending, ascii) = match (piece.first_chunk::<8>(), piece.last_chunk::<8>()) {
             (Some(first), Some(last)) => {
                 // 8 to 16 bytes: two overlapping words cover the piece. Stored as one 16-byte
