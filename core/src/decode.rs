@@ -1089,7 +1089,7 @@ impl Decoder {
                 _ => {
                     self.held.extend_from_slice(piece);
                     masks = TailMasks::of_bytes(piece);
-                    (masks.has_ending(), piece.is_ascii())
+                    (masks.has_ending(), !masks.any_high(piece.len()))
                 }
             },
         };
@@ -1636,43 +1636,48 @@ impl Decoder {
         self.line_start = held_end - (held_len - pos) as u64;
         if let Some(result) = stop {
             let rest = bytes.get(pos..).unwrap_or_default();
-            if rest.is_empty() || held_line_end(rest, masks).at.is_some() {
-                // Stopped right after a line: the next scan starts at the next one.
+            if !rest.is_empty() && held_line_end(rest, masks).at.is_some() {
+                // Stopped right after a line, and another follows: the next scan starts there.
+                // (An empty rest, the usual case, is settled below without asking the masks.)
                 self.held_scan_from = pos;
                 self.held_high = false;
-                self.held_lines = !rest.is_empty();
+                self.held_lines = true;
             } else {
-                // What is left is the current line, with no ending: settled now, so the next
+                // What is left, if anything, is the current line: settled now, so the next
                 // call returns at once, where it would have taken a step to find nothing
                 // (a step costs more than the rest of a line of tiny pieces).
-                self.held_lines = false;
-                self.held_scan_from = held_len;
-                self.held_high = held_any_high(rest, masks);
+                let high = held_any_high(rest, masks);
                 self.scanned += rest.len() as u64;
+                self.settle_current_line(high);
             }
             return Some(match result {
                 Ok(emit) => Step::Frame(emit),
                 Err(err) => self.raise(err),
             });
         }
-        // What is left is the current line, looked at to its end.
-        self.held_lines = false;
-        self.held_scan_from = held_len;
-        self.held_high = false;
-        let current = self.held.get(pos..).unwrap_or_default();
-        if current.is_empty() {
+        // What is left is the current line, looked at to its end. Tiny pieces go on to continue
+        // it here, unless a piece fed since does.
+        let continued_here = pos < held_len && self.queued == 0;
+        self.settle_current_line(continued_here && current_high);
+        if pos == held_len {
             return None;
         }
-        if self.queued == 0 {
-            // Tiny pieces go on to continue it here.
-            self.held_high = current_high;
+        if continued_here {
             return Some(Step::Pending);
         }
-        // A piece fed since continues the line: the general path takes it from here, and
-        // `held` is all read.
+        // The general path takes the line from here, and `held` is all read.
+        let current = self.held.get(pos..).unwrap_or_default();
         append(&mut self.line, current);
         self.held_pos = held_len;
         None
+    }
+
+    /// `held` holds no line ending after `held_pos`, all of it looked at: what is left is
+    /// the current line. `high`: whether a byte of it is 0x80 or above.
+    fn settle_current_line(&mut self, high: bool) {
+        self.held_lines = false;
+        self.held_scan_from = self.held.len();
+        self.held_high = high;
     }
 
     /// Reads the line at `front[pos..]` in the general case, given where its ending was found
