@@ -103,8 +103,8 @@ pub(crate) fn object<'a, const N: usize>(
     object_with(text, |key| keys.iter().position(|k| *k == key))
 }
 
-/// [`object`] with the wanted keys given as a function from a key to its slot (a `match`
-/// on the key compiles to a length switch and inline compares).
+/// `object` (kept for the tests) with the wanted keys given as a function from a key to its
+/// slot (a `match` on the key compiles to a length switch and inline compares).
 #[inline]
 pub(crate) fn object_with<'a, const N: usize>(
     text: &'a str,
