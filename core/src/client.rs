@@ -1273,11 +1273,14 @@ impl Reconnect {
         }
         self.attempts = self.attempts.saturating_add(1);
         let delay = self.delay(self.attempts);
-        // No wait (no floor and `retry: 0`), or a wait past the end of time: connect now
-        // rather than arm a timer that could not move past `now`.
-        self.state = match now.checked_add(Duration::from_millis(delay)) {
-            Some(until) if until > now => State::Waiting { until },
-            _ => State::ConnectDue,
+        // A wait past the end of time (`retry:` near `u64::MAX`) waits until then, as asked.
+        // No wait at all (no floor and `retry: 0`), or a clock already at its end: connect
+        // now rather than arm a timer that could not move past `now`.
+        let until = now.saturating_add(Duration::from_millis(delay));
+        self.state = if until > now {
+            State::Waiting { until }
+        } else {
+            State::ConnectDue
         };
     }
 

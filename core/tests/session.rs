@@ -129,6 +129,24 @@ fn a_server_retry_above_the_cap_is_still_honoured() {
 }
 
 #[test]
+fn a_retry_past_the_end_of_time_waits_and_never_reconnects_at_once() {
+    // `retry: 99999999999999999999` saturates to u64::MAX ms: the wait ends at the end of
+    // time. Before, the overflowing deadline made every close reconnect at once, floor or not.
+    let mut rc = Reconnect::new(ReconnectConfig::default());
+    let now = ms(1_000);
+    expect_connect(&mut rc);
+    rc.handle_response(now, 200, SSE).unwrap();
+    rc.handle_retry(u64::MAX);
+    rc.handle_closed(now, Disconnect::Eof);
+    assert_eq!(rc.poll_timeout(), Some(Instant::MAX));
+    assert!(rc.poll_action().is_none(), "no connect before the wait ends");
+    rc.handle_timeout(now + Duration::from_secs(3_600));
+    assert!(rc.poll_action().is_none(), "an hour later, still waiting");
+    rc.handle_timeout(Instant::MAX);
+    expect_connect(&mut rc);
+}
+
+#[test]
 fn jitter_bounds_hold_and_depend_only_on_the_seed() {
     let config = |seed| {
         ReconnectConfig::default()
