@@ -291,14 +291,23 @@ impl ReconnectConfig {
     /// ASCII case-insensitively). Refused when the name is not an HTTP token or the value
     /// holds CR, LF or NUL.
     ///
+    /// A `Last-Event-ID` header is where the stream resumes from (an id kept from an earlier
+    /// run): it is the machine's last event ID until the stream sets another, so reconnects
+    /// send the newest id, not this one.
+    ///
     /// # Example
     /// ```
     /// use ssekit::client::{HeaderError, ReconnectConfig};
     /// assert!(ReconnectConfig::default().header("X-API-Key", "k").is_ok());
+    /// let resumed = ssekit::client::Reconnect::new(
+    ///     ReconnectConfig::default().header("Last-Event-ID", "41")?,
+    /// );
+    /// assert_eq!(resumed.last_event_id(), "41");
     /// assert_eq!(
     ///     ReconnectConfig::default().header("X-API-Key", "k\r\nX-Evil: 1").unwrap_err(),
     ///     HeaderError::InvalidValue { position: 1 },
     /// );
+    /// # Ok::<(), HeaderError>(())
     /// ```
     pub fn header(
         mut self,
@@ -402,6 +411,11 @@ impl core::error::Error for HeaderError {}
 
 fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Whether a header name is `Last-Event-ID` (names compare ASCII case-insensitively).
+fn is_last_event_id(name: &str) -> bool {
+    name.eq_ignore_ascii_case("Last-Event-ID")
 }
 
 fn set_header(
@@ -807,7 +821,12 @@ impl Reconnect {
             now: Instant::ZERO,
             attempts: 0,
             reconnection_time: config.retry_timeout,
-            last_event_id: Utf8Bytes::new(),
+            last_event_id: config
+                .headers
+                .iter()
+                .find(|(name, _)| is_last_event_id(name))
+                .map(|(_, id)| id.clone())
+                .unwrap_or_default(),
             seen: RecentIds::new(config.dedupe_ids, config.dedupe_bytes),
             replaying: false,
             rng: SplitMix64::new(config.jitter_seed),
@@ -1172,7 +1191,8 @@ impl Reconnect {
     }
 
     /// Adds or replaces a request header for the next connections (refresh a token before a
-    /// reconnect).
+    /// reconnect). `Last-Event-ID` sets the last event ID, as
+    /// [`set_last_event_id`](Self::set_last_event_id) does.
     ///
     /// # Example
     /// ```
@@ -1189,7 +1209,12 @@ impl Reconnect {
         name: impl Into<Utf8Bytes>,
         value: impl Into<Utf8Bytes>,
     ) -> Result<(), HeaderError> {
-        set_header(&mut self.config.headers, name.into(), value.into())
+        let (name, value) = (name.into(), value.into());
+        set_header(&mut self.config.headers, name.clone(), value.clone())?;
+        if is_last_event_id(&name) {
+            self.last_event_id = value;
+        }
+        Ok(())
     }
 
     /// Consecutive failures since the last healthy stream.
@@ -1234,13 +1259,20 @@ impl Reconnect {
                 headers.push((Utf8Bytes::from_static(name), Utf8Bytes::from_static(value)));
             }
         }
-        if !self.last_event_id.is_empty() && !configured("Last-Event-ID") {
+        // A configured `Last-Event-ID` only seeded `last_event_id` (see `header`).
+        if !self.last_event_id.is_empty() {
             headers.push((
                 Utf8Bytes::from_static("Last-Event-ID"),
                 self.last_event_id.clone(),
             ));
         }
-        headers.extend(self.config.headers.iter().cloned());
+        headers.extend(
+            self.config
+                .headers
+                .iter()
+                .filter(|(name, _)| !is_last_event_id(name))
+                .cloned(),
+        );
         headers
     }
 

@@ -129,6 +129,39 @@ fn a_server_retry_above_the_cap_is_still_honoured() {
 }
 
 #[test]
+fn a_configured_last_event_id_is_where_the_stream_resumes_not_a_pinned_header() {
+    // A client resuming from an id it stored seeds it as a header; once the stream delivers
+    // later ids, reconnects must send the newest, not the stored one.
+    let config = ReconnectConfig::default()
+        .jitter(0)
+        .header("last-event-id", "5")
+        .unwrap();
+    let mut rc = Reconnect::new(config);
+    assert_eq!(rc.last_event_id(), "5");
+    let lei = |headers: &[(String, String)]| -> Vec<String> {
+        headers
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case("Last-Event-ID"))
+            .map(|(_, v)| v.clone())
+            .collect()
+    };
+    assert_eq!(lei(&expect_connect(&mut rc)), ["5"]);
+    rc.handle_response(ms(0), 200, SSE).unwrap();
+    for id in ["6", "7", "8"] {
+        rc.handle_event(&ev(id));
+    }
+    rc.handle_closed(ms(1_000), Disconnect::Eof);
+    rc.handle_timeout(rc.poll_timeout().expect("a retry is scheduled"));
+    assert_eq!(lei(&expect_connect(&mut rc)), ["8"]);
+    // Set on a live machine, the header is the last event ID too.
+    rc.set_header("Last-Event-ID", "2").unwrap();
+    assert_eq!(rc.last_event_id(), "2");
+    rc.handle_closed(ms(2_000), Disconnect::Error);
+    rc.handle_timeout(rc.poll_timeout().expect("a retry is scheduled"));
+    assert_eq!(lei(&expect_connect(&mut rc)), ["2"]);
+}
+
+#[test]
 fn a_retry_past_the_end_of_time_waits_and_never_reconnects_at_once() {
     // `retry: 99999999999999999999` saturates to u64::MAX ms: the wait ends at the end of
     // time. Before, the overflowing deadline made every close reconnect at once, floor or not.
