@@ -25,20 +25,24 @@ pub fn response<B>(body: B) -> http::Response<B> {
 }
 
 /// The `Last-Event-ID` a reconnecting client sent, if any (empty and non-UTF-8 values count
-/// as none).
+/// as none). Ids are UTF-8 (the encoder accepts any id without CR, LF or NUL, and a browser
+/// sends the id it last saw), so a non-ASCII id is returned too, not only the visible ASCII
+/// that [`http::HeaderValue::to_str`] accepts.
 ///
 /// # Example
 /// ```
 /// let mut headers = http::HeaderMap::new();
 /// headers.insert("last-event-id", http::HeaderValue::from_static("41"));
 /// assert_eq!(ssekit_http::server::last_event_id(&headers), Some("41"));
+/// headers.insert("last-event-id", http::HeaderValue::from_bytes("é1".as_bytes()).unwrap());
+/// assert_eq!(ssekit_http::server::last_event_id(&headers), Some("é1"));
 /// headers.insert("last-event-id", http::HeaderValue::from_static(""));
 /// assert_eq!(ssekit_http::server::last_event_id(&headers), None);
 /// ```
 pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
     headers
         .get("last-event-id")
-        .and_then(|v| v.to_str().ok())
+        .and_then(|v| core::str::from_utf8(v.as_bytes()).ok())
         .filter(|v| !v.is_empty())
 }
 

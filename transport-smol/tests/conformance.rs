@@ -168,6 +168,40 @@ fn a_cut_stream_resumes_with_last_event_id_from_the_replay_buffer() {
 }
 
 #[test]
+fn a_non_ascii_last_event_id_is_sent_back_and_read_as_utf8() {
+    // Ids are UTF-8: the server must read back the one it sent, not only visible ASCII.
+    each_pair(|server, side| {
+        let events: Vec<Event> = (1..=4)
+            .map(|i| {
+                let id = format!("é{i}");
+                Event::builder().id(id).unwrap().data("x").build()
+            })
+            .collect();
+        let mut replay = ReplayBuffer::new(64, 1 << 20);
+        let wire: Vec<Bytes> = events.iter().map(|ev| replay.push(ev).unwrap()).collect();
+        let replay = Arc::new(Mutex::new(replay));
+        let ids = Arc::new(Mutex::new(Vec::new()));
+        let seen_ids = ids.clone();
+        let addr = serve(server, move |req| {
+            seen_ids.lock().unwrap().push(req.last_event_id.clone());
+            let hang = req.last_event_id.is_some();
+            let frames = match req.last_event_id {
+                None => wire[..2].to_vec(),
+                Some(id) => replay.lock().unwrap().since(&id).unwrap().collect(),
+            };
+            Reply::Stream {
+                frames,
+                keep_alive: None,
+                hang,
+            }
+        });
+        let seen = client(side, Run::new(addr, 8));
+        assert_eq!(events_of(&seen), events, "{seen:?}");
+        assert_eq!(*ids.lock().unwrap(), [None, Some("é2".to_owned())]);
+    });
+}
+
+#[test]
 fn post_bodies_and_headers_are_sent_again_on_reconnect() {
     each_pair(|server, side| {
         let requests = Arc::new(Mutex::new(Vec::new()));

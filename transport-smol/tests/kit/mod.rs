@@ -192,11 +192,7 @@ fn req_of(parts: http::request::Parts, body: Bytes) -> Req {
     Req {
         method: parts.method.to_string(),
         path: parts.uri.path().to_owned(),
-        last_event_id: parts
-            .headers
-            .get("last-event-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned),
+        last_event_id: ssekit_http::server::last_event_id(&parts.headers).map(str::to_owned),
         headers: parts.headers,
         body,
     }
