@@ -96,6 +96,8 @@ fn print_item(item: &Item, json: bool) {
             Item::Reconnecting { after } => {
                 json!({"kind": "reconnecting", "after_ms": after.as_millis()})
             }
+            Item::Skipped(e) => json!({"kind": "skipped", "why": e.to_string()}),
+            Item::Dataless(e) => json!({"kind": "dataless", "event": e.event_type(), "id": e.id()}),
             _ => return,
         };
         println!("{line}");
@@ -109,6 +111,8 @@ fn print_item(item: &Item, json: bool) {
         Item::Connected { attempt } => eprintln!("-- connected (retry {attempt})"),
         Item::Disconnected(why) => eprintln!("-- disconnected: {why}"),
         Item::Reconnecting { after } => eprintln!("-- reconnecting in {:.1}s", after.as_secs_f64()),
+        Item::Skipped(e) => eprintln!("-- skipped: {e}"),
+        Item::Dataless(e) => eprintln!("-- dataless block: {}", human_event(e)),
         _ => {}
     }
 }

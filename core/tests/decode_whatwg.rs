@@ -198,6 +198,27 @@ fn an_empty_id_resets_the_last_event_id() {
 }
 
 #[test]
+fn a_set_last_event_id_is_kept_until_the_stream_sets_one_and_loses_to_a_pending_id_line() {
+    let mut dec = Decoder::new();
+    dec.set_last_event_id("41".into());
+    dec.feed_slice(b"data: a\n\n").unwrap();
+    assert!(matches!(dec.next_frame().unwrap(), Some(Frame::Event(e)) if e.id().is_none()));
+    assert_eq!(dec.last_event_id(), "41");
+    // Set while a block with an `id:` line is open: the block's id wins when it ends.
+    dec.feed_slice(b"id: 42\ndata: b").unwrap();
+    assert!(dec.next_frame().unwrap().is_none());
+    dec.set_last_event_id("7".into());
+    assert_eq!(dec.last_event_id(), "7");
+    dec.feed_slice(b"\n\n").unwrap();
+    assert!(matches!(dec.next_frame().unwrap(), Some(Frame::Event(e)) if e.id() == Some("42")));
+    assert_eq!(dec.last_event_id(), "42");
+    // A reset keeps it, as browsers do across reconnects.
+    dec.set_last_event_id("9".into());
+    dec.reset();
+    assert_eq!(dec.last_event_id(), "9");
+}
+
+#[test]
 fn the_last_event_id_persists_across_events_without_an_id() {
     let mut dec = Decoder::new();
     dec.feed_slice(b"id: 1\ndata: a\n\ndata: b\n\n").unwrap();

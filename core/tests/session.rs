@@ -172,7 +172,10 @@ fn a_retry_past_the_end_of_time_waits_and_never_reconnects_at_once() {
     rc.handle_retry(u64::MAX);
     rc.handle_closed(now, Disconnect::Eof);
     assert_eq!(rc.poll_timeout(), Some(Instant::MAX));
-    assert!(rc.poll_action().is_none(), "no connect before the wait ends");
+    assert!(
+        rc.poll_action().is_none(),
+        "no connect before the wait ends"
+    );
     rc.handle_timeout(now + Duration::from_secs(3_600));
     assert!(rc.poll_action().is_none(), "an hour later, still waiting");
     rc.handle_timeout(Instant::MAX);

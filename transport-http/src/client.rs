@@ -24,7 +24,8 @@ use http::{Method, Request, Uri};
 use ssekit::client::{
     Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
 };
-use ssekit::{Config, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
+use ssekit::decode::OnLimit;
+use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
 use crate::Error;
 
@@ -58,6 +59,13 @@ pub enum Item {
         /// The wait.
         after: Duration,
     },
+    /// [`OnLimit::Resync`] only: a line or an event went over a decoder limit and was
+    /// dropped; the stream goes on from the next blank line. (With the default
+    /// [`OnLimit::FailStop`] the error ends the stream instead.)
+    Skipped(DecodeError),
+    /// [`Mode::Raw`](ssekit::decode::Mode::Raw) only: a block that named an event type or
+    /// set an id but had no `data:` line, which a browser does not dispatch.
+    Dataless(Event),
 }
 
 /// The event in a stream item, if it is one: what an `EventSource`'s `events()` keeps.
@@ -379,9 +387,14 @@ impl RequestSpec {
                 Err(_) => config,
             };
         }
+        let rc = Reconnect::new(config);
+        let mut decoder = Decoder::with_config(self.decoder);
+        // A configured `Last-Event-ID` seeded the policy; the decoder, whose id is the one
+        // copied back at each disconnect, starts from it too.
+        decoder.set_last_event_id(Utf8Bytes::copy_from_str(rc.last_event_id()));
         Session {
-            rc: Reconnect::new(config),
-            decoder: Decoder::with_config(self.decoder),
+            rc,
+            decoder,
             method: self.method,
             uri: self.uri,
             body: self.body,
@@ -541,6 +554,7 @@ impl Session {
                 },
                 Some(Action::Close(_)) => {
                     self.connected = false;
+                    self.keep_last_event_id();
                     self.out.push_back(Item::Disconnected(Ended::IdleTimeout));
                     self.schedule(now);
                     return Step::Close;
@@ -630,7 +644,8 @@ impl Session {
         }
     }
 
-    /// A body frame arrived. A decode error ends the stream (after the items before it).
+    /// A body frame arrived. A decode error ends the stream (after the items before it), or
+    /// with [`OnLimit::Resync`] is reported as [`Item::Skipped`] while the stream goes on.
     ///
     /// # Example
     /// ```
@@ -668,8 +683,7 @@ impl Session {
     /// ```
     pub fn handle_end(&mut self, now: Instant, error: Option<String>) {
         self.connected = false;
-        self.rc
-            .set_last_event_id(self.decoder.last_event_id_bytes().clone());
+        self.keep_last_event_id();
         let (how, ended) = match (error, self.decoder.finish()) {
             (Some(e), _) => (Disconnect::Error, Ended::Failed(e)),
             (None, StreamEnd::Clean) => (Disconnect::Eof, Ended::Clean),
@@ -747,8 +761,26 @@ impl Session {
         Ok(req)
     }
 
-    fn drain(&mut self) -> Result<(), ssekit::DecodeError> {
-        while let Some(frame) = self.decoder.next_frame()? {
+    /// The connection is over: the decoder's last event ID (set by any block, with data or
+    /// not) is what the next request sends.
+    fn keep_last_event_id(&mut self) {
+        self.rc
+            .set_last_event_id(self.decoder.last_event_id_bytes().clone());
+    }
+
+    fn drain(&mut self) -> Result<(), DecodeError> {
+        let resync = self.decoder.config().get_on_limit() == OnLimit::Resync;
+        loop {
+            let frame = match self.decoder.next_frame() {
+                Ok(Some(frame)) => frame,
+                Ok(None) => return Ok(()),
+                // The decoder has dropped what went over the limit and goes on.
+                Err(e) if resync => {
+                    self.out.push_back(Item::Skipped(e));
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
             match frame {
                 Frame::Event(ev) if self.rc.handle_event(&ev) == Delivery::Deliver => {
                     self.out.push_back(Item::Event(ev));
@@ -758,10 +790,10 @@ impl Session {
                     self.rc.handle_retry(ms);
                     self.out.push_back(Item::Retry(ms));
                 }
+                Frame::Dataless(ev) => self.out.push_back(Item::Dataless(ev)),
                 _ => {}
             }
         }
-        Ok(())
     }
 }
 

@@ -14,6 +14,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use futures_io::{AsyncRead, AsyncWrite};
 use futures_lite::{AsyncWriteExt, Stream, StreamExt};
+use ssekit::decode::OnLimit;
 use ssekit::server::KeepAlive;
 use ssekit::{Config, Decoder, Encoder, Event, Frame, StreamEnd};
 
@@ -26,7 +27,8 @@ const READ_SIZE: usize = 16 << 10;
 /// A `Stream` of decoded [`Frame`]s read from any [`AsyncRead`] (a socket, a pipe, a
 /// file). It ends when the reader does; then [`end`](Self::end) tells a clean end from a
 /// stream cut inside an event. Decoder limits are the core's ([`Config`]); going over one is
-/// an [`Error::Decode`] item, after which the stream ends.
+/// an [`Error::Decode`] item, after which the stream ends, or with [`OnLimit::Resync`] goes on
+/// from the next blank line.
 ///
 /// # Example
 /// ```
@@ -137,7 +139,10 @@ impl<R: AsyncRead + Unpin> Stream for EventStream<R> {
                 Ok(Some(frame)) => return Poll::Ready(Some(Ok(frame))),
                 Ok(None) => {}
                 Err(e) => {
-                    this.end = Some(this.decoder.finish());
+                    // Resync: the decoder dropped what went over the limit and goes on.
+                    if this.decoder.config().get_on_limit() != OnLimit::Resync {
+                        this.end = Some(this.decoder.finish());
+                    }
                     return Poll::Ready(Some(Err(e.into())));
                 }
             }

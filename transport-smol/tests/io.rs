@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures_lite::{AsyncWriteExt, StreamExt};
 use smol::net::{TcpListener, TcpStream};
+use ssekit::decode::OnLimit;
 use ssekit::{Config, Event, Frame, Limits, StreamEnd};
 use ssekit_smol::io::{EventSink, EventStream};
 use ssekit_smol::Error;
@@ -177,6 +178,31 @@ fn an_event_over_the_limit_is_a_typed_error_and_ends_the_stream() {
         assert!(frames.next().await.is_none());
         assert!(matches!(frames.end(), Some(StreamEnd::Failed(_))));
         writer.await;
+    });
+}
+
+#[test]
+fn with_resync_an_event_over_the_limit_is_an_error_item_and_the_stream_goes_on() {
+    run(async {
+        let (read, write) = pair().await;
+        let writer = smol::spawn(async move {
+            let mut sink = EventSink::new(write);
+            sink.send(&Event::message("x".repeat(4096))).await.unwrap();
+            sink.send(&Event::message("after")).await.unwrap();
+        });
+        let limits = Limits::default().max_event(1024);
+        let config = Config::default().limits(limits).on_limit(OnLimit::Resync);
+        let mut frames = EventStream::with_config(read, config);
+        let Some(Err(Error::Decode(_))) = frames.next().await else {
+            panic!("expected a decode error")
+        };
+        let Some(Ok(Frame::Event(after))) = frames.next().await else {
+            panic!("the stream goes on after the dropped event")
+        };
+        assert_eq!(after.data(), "after");
+        writer.await;
+        assert!(frames.next().await.is_none());
+        assert_eq!(frames.end(), Some(StreamEnd::Clean));
     });
 }
 

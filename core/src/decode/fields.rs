@@ -646,6 +646,14 @@ impl FieldState {
         Some(emit)
     }
 
+    /// See [`Decoder::set_last_event_id`](super::Decoder::set_last_event_id).
+    pub(super) fn set_last_event_id(&mut self, id: Utf8Bytes) {
+        if !self.id_set {
+            self.id_buffer = id.as_bytes().clone();
+        }
+        self.last_event_id = id;
+    }
+
     /// The block's id becomes the last event ID.
     #[inline(never)]
     fn commit_id(&mut self) {

@@ -1253,6 +1253,25 @@ impl Decoder {
         self.fields.last_event_id.as_str()
     }
 
+    /// Sets the last event ID, as an `id:` line followed by a blank line would: a stream
+    /// resumed from an id kept elsewhere (a stored id, a reconnect policy's) starts from it,
+    /// and it is what [`last_event_id`](Self::last_event_id) returns until the stream sets
+    /// another. An `id:` line of the block being read, if any, still wins when that block
+    /// ends.
+    ///
+    /// # Example
+    /// ```
+    /// let mut dec = ssekit::Decoder::new();
+    /// dec.set_last_event_id("41".into());
+    /// dec.feed_slice(b"data: x\n\n")?;
+    /// assert!(dec.next_frame()?.is_some());
+    /// assert_eq!(dec.last_event_id(), "41");
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn set_last_event_id(&mut self, id: Utf8Bytes) {
+        self.fields.set_last_event_id(id);
+    }
+
     /// The last event ID as shared bytes.
     ///
     /// # Example
