@@ -80,9 +80,8 @@ impl std::error::Error for TrySendError {}
 /// The IO-free half of a broadcast: one live stream for many subscribers, each event
 /// encoded once into a core [`ReplayBuffer`](ssekit::server::ReplayBuffer) and offered to
 /// every subscriber's queue; a subscriber resuming with `Last-Event-ID` first gets what it
-/// missed. The queue type `S`
-/// is the transport's (a bounded channel's sender); the transport wraps a `Hub` in a
-/// mutex and makes the response bodies.
+/// missed. The queue type `S` is the transport's (a bounded channel's sender); the
+/// transport wraps a `Hub` in a mutex and makes the response bodies.
 ///
 /// # Example
 /// ```
