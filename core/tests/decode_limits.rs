@@ -333,6 +333,85 @@ fn every_feed_pattern_scans_at_most_twice_the_input() {
     }
 }
 
+/// Streams where a decoder that copies per read or per line goes quadratic: a line far longer
+/// than the pieces, events of many long data lines (joined), and a mix of short events.
+fn copy_heavy_streams() -> Vec<Vec<u8>> {
+    let long_line = [b"data: ".as_slice(), &[b'q'; 100_000], b"\r\n\r\n"].concat();
+    let joined = [b"data: ".as_slice(), &[b'j'; 2_000], b"\n"]
+        .concat()
+        .repeat(50)
+        .into_iter()
+        .chain(*b"\n")
+        .collect::<Vec<u8>>()
+        .repeat(4);
+    let mixed = b"event: response.output_text.delta\ndata: {\"delta\":\"tok\"}\n\n: ping\n\nretry: 5\nid: 9\ndata: a\ndata: b\r\n\r\n".repeat(200);
+    vec![long_line, joined, mixed]
+}
+
+/// Piece sizes for one feed: `size` every time, or (0) a cycle of tiny and larger pieces,
+/// which moves lines between the tiny-piece and the general paths.
+fn piece_sizes(size: usize) -> impl Iterator<Item = usize> {
+    let cycle = [1, 17, 3, 200, 16, 1460, 2, 9];
+    (0..).map(move |i| {
+        if size == 0 {
+            cycle[i % cycle.len()]
+        } else {
+            size
+        }
+    })
+}
+
+#[test]
+fn every_feed_pattern_copies_a_bounded_multiple_of_the_input() {
+    // The bound documented on `bytes_copied`. Each byte is copied at most into the staging
+    // buffer (`feed_slice`), into a line or held buffer (a straddled line, a tiny piece,
+    // and once more when such a line moves to the general path), into the joining buffer
+    // and out of it into an owned frame; buffers grow by doubling, so the moves add at most
+    // one more in all.
+    let mut worst = 0.0f64;
+    for stream in copy_heavy_streams() {
+        for size in [0, 1, 2, 3, 7, 10, 16, 17, 64, 1460, 16384, stream.len()] {
+            for (slice, borrowed) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut dec = Decoder::new();
+                let mut rest = stream.as_slice();
+                let mut sizes = piece_sizes(size);
+                while !rest.is_empty() {
+                    let (piece, more) = rest.split_at(sizes.next().unwrap().min(rest.len()));
+                    rest = more;
+                    if slice {
+                        dec.feed_slice(piece).unwrap();
+                    } else {
+                        dec.feed(Bytes::copy_from_slice(piece)).unwrap();
+                    }
+                    if borrowed {
+                        while dec.next_frame_ref().unwrap().is_some() {}
+                    } else {
+                        while dec.next_frame().unwrap().is_some() {}
+                    }
+                }
+                assert_eq!(dec.finish(), StreamEnd::Clean);
+                let n = stream.len() as u64;
+                let label = format!(
+                    "{}-byte stream, pieces {size}, slice {slice}, borrowed {borrowed}",
+                    n
+                );
+                assert!(
+                    dec.bytes_scanned() <= 2 * n,
+                    "{label}: scanned {}",
+                    dec.bytes_scanned()
+                );
+                assert!(
+                    dec.bytes_copied() <= 6 * n,
+                    "{label}: copied {}",
+                    dec.bytes_copied()
+                );
+                worst = worst.max(dec.bytes_copied() as f64 / n as f64);
+            }
+        }
+    }
+    println!("most copied per input byte: {worst:.2}");
+}
+
 #[test]
 fn the_error_display_names_the_offset_and_the_limit() {
     let e = DecodeError::LineTooLong {

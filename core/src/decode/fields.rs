@@ -41,6 +41,9 @@ pub(super) struct FieldState {
     pub(super) last_event_id: Utf8Bytes,
     /// Skipping lines up to the next blank line after a limit (Resync).
     pub(super) skip_block: bool,
+    /// Bytes copied by the joining of data lines, ids and owned frames (see
+    /// `Decoder::bytes_copied`).
+    pub(super) copied: u64,
     /// Bytes examined by the NUL check of ids.
     pub(super) scanned: u64,
     /// Where multi-line data is joined ([`Data::Joined`]), kept across events so joining
@@ -382,6 +385,7 @@ impl FieldState {
     #[inline]
     pub(super) fn release_large_scratch(&mut self) {
         if self.scratch.capacity() > SCRATCH_KEPT && !matches!(self.data, Data::Joined { .. }) {
+            self.copied += self.scratch.len() as u64;
             self.scratch = Vec::new();
         }
     }
@@ -469,7 +473,9 @@ impl FieldState {
                     // Copied: `held` may hold other values and lines not read yet, and an id
                     // is short.
                     Loc::Front(range) if value.held => {
-                        Bytes::copy_from_slice(held.get(range).unwrap_or_default())
+                        let id = held.get(range).unwrap_or_default();
+                        self.copied += id.len() as u64;
+                        Bytes::copy_from_slice(id)
                     }
                     loc => loc.into_bytes(front),
                 };
@@ -595,8 +601,8 @@ impl FieldState {
                 if bytes.len() > limit {
                     return Err(event_too_large(config, line_offset));
                 }
-                self.scratch.clear();
-                reserve_within(&mut self.scratch, bytes.len(), limit);
+                self.clear_scratch();
+                reserve_within(&mut self.scratch, bytes.len(), limit, &mut self.copied);
                 self.scratch.extend_from_slice(bytes);
                 self.data = Data::Joined { ascii };
                 return Ok(());
@@ -607,12 +613,15 @@ impl FieldState {
             return Err(event_too_large(config, line_offset));
         }
         if let Some(first) = first {
-            // The joining buffer held the last joined event until now.
+            // The joining buffer held the last joined event until now (`clear_scratch`,
+            // written out: `first` borrows `self.data`).
+            self.copied += self.scratch.len() as u64;
             self.scratch.clear();
-            reserve_within(&mut self.scratch, first.len() + 1 + bytes.len(), limit);
+            let needed = first.len() + 1 + bytes.len();
+            reserve_within(&mut self.scratch, needed, limit, &mut self.copied);
             self.scratch.extend_from_slice(first);
         } else {
-            reserve_within(&mut self.scratch, 1 + bytes.len(), limit);
+            reserve_within(&mut self.scratch, 1 + bytes.len(), limit, &mut self.copied);
         }
         self.scratch.push(b'\n');
         self.scratch.extend_from_slice(bytes);
@@ -620,6 +629,14 @@ impl FieldState {
             ascii: joined_ascii && ascii,
         };
         Ok(())
+    }
+
+    /// Empties the joining buffer. Its bytes were all copied in by
+    /// [`join_data`](Self::join_data), and are counted as copied now rather than line by line
+    /// (`Decoder::bytes_copied` adds those of the buffer as it is).
+    fn clear_scratch(&mut self) {
+        self.copied += self.scratch.len() as u64;
+        self.scratch.clear();
     }
 
     /// A blank line: commit the last event ID, then dispatch unless the data buffer is empty.
@@ -706,21 +723,29 @@ fn event_too_large(config: &Config, line_offset: u64) -> DecodeError {
 
 /// Makes room for `additional` bytes, doubling as usual but never past `limit` (the caller
 /// has checked that `len + additional <= limit`), so a capped buffer's capacity stays capped.
-/// The check is inline (a data line joined into room already there pays no call).
+/// The check is inline (a data line joined into room already there pays no call). The bytes
+/// the growth moves are added to `copied`.
 #[inline(always)]
-fn reserve_within(buf: &mut Vec<u8>, additional: usize, limit: usize) {
+fn reserve_within(buf: &mut Vec<u8>, additional: usize, limit: usize, copied: &mut u64) {
     if buf.capacity() - buf.len() < additional {
-        grow_within(buf, additional, limit);
+        *copied += grow_within(buf, additional, limit);
     }
 }
 
-/// [`reserve_within`] when the buffer must grow.
+/// [`reserve_within`] when the buffer must grow; returns the bytes moved (all of them when
+/// the allocation changed place).
 #[cold]
 #[inline(never)]
-fn grow_within(buf: &mut Vec<u8>, additional: usize, limit: usize) {
+fn grow_within(buf: &mut Vec<u8>, additional: usize, limit: usize) -> u64 {
     let needed = buf.len().saturating_add(additional);
     let target = buf.len().saturating_mul(2).min(limit).max(needed);
+    let before = buf.as_ptr();
     buf.reserve_exact(target - buf.len());
+    if buf.as_ptr() == before {
+        0
+    } else {
+        buf.len() as u64
+    }
 }
 
 /// `retry:` applies only when the value is ASCII digits (and not empty). Saturates.
