@@ -76,6 +76,7 @@ fuzz_target!(|input: &[u8]| {
     }
     let _ = decoder.finish();
     assert!(decoder.bytes_scanned() <= 2 * stream.len() as u64);
+    assert!(decoder.bytes_copied() <= 8 * stream.len() as u64 + 64);
     drop(decoder);
     // The input itself is shared, not copied; what the decoder builds is bounded by the limits
     // (line buffer and joined data, each at most doubling, and one lossy copy at dispatch).

@@ -80,8 +80,14 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
     // Linear work whatever the pieces: scans and copies are bounded multiples of the input
     // (the tests of `decode_limits.rs` pin the tighter figures on chosen streams).
     let (scanned, copied) = (decoder.bytes_scanned(), decoder.bytes_copied());
-    assert!(scanned <= 2 * accepted, "scanned {scanned} of {accepted} bytes");
-    assert!(copied <= 8 * accepted + 64, "copied {copied} of {accepted} bytes");
+    assert!(
+        scanned <= 2 * accepted,
+        "scanned {scanned} of {accepted} bytes"
+    );
+    assert!(
+        copied <= 8 * accepted + 64,
+        "copied {copied} of {accepted} bytes"
+    );
     Outcome {
         items: drain.items,
         end: decoder.finish(),
