@@ -145,8 +145,10 @@ impl TaskConfig {
         self
     }
 
-    /// The most tasks kept (at least 1); the oldest finished task is evicted first, then the
-    /// oldest running one.
+    /// The most tasks kept (at least 1): starting one more evicts the task that finished
+    /// longest ago. A running task is never evicted (its stream would end in
+    /// `unknown task_id` while its tool still runs): with this many calls in flight, new ones
+    /// are still admitted, as the server holds their calls anyway.
     ///
     /// # Example
     /// ```
@@ -157,8 +159,10 @@ impl TaskConfig {
         self
     }
 
-    /// The most output bytes kept over all tasks (by [`ByteSize`]); evicts like
-    /// [`max_tasks`](Self::max_tasks).
+    /// The most output bytes kept over all tasks (by [`ByteSize`]). Output that would go over
+    /// evicts finished tasks, oldest first; if that is not enough, the output is refused
+    /// ([`TaskError::OverBudget`]) and its task keeps what it had. Running tasks are never
+    /// evicted.
     ///
     /// # Example
     /// ```
@@ -351,7 +355,9 @@ pub enum TaskError {
     Unknown,
     /// The task has finished; it takes no more output.
     Finished,
-    /// The task's own output exceeds the registry's byte bound; it was evicted.
+    /// The output would take the registry past its byte bound even with every finished task
+    /// evicted: it was not kept, and the task keeps what it had (send a short error and
+    /// finish it).
     OverBudget,
 }
 
@@ -360,7 +366,7 @@ impl fmt::Display for TaskError {
         f.write_str(match self {
             TaskError::Unknown => "unknown task_id",
             TaskError::Finished => "the task has finished",
-            TaskError::OverBudget => "the task's output exceeds the registry's byte bound",
+            TaskError::OverBudget => "the output does not fit the registry's byte bound",
         })
     }
 }
@@ -599,8 +605,9 @@ impl<T> TaskRegistry<T> {
         Ok(Cursor { id, next: 0 })
     }
 
-    /// Appends output to a running task. Evicts other tasks (oldest finished first, then oldest
-    /// running) when the byte bound is exceeded.
+    /// Appends output to a running task. Past the byte bound, finished tasks are evicted,
+    /// oldest first; if the output still does not fit it is refused
+    /// ([`TaskError::OverBudget`]), and no running task is evicted.
     ///
     /// # Example
     /// ```
@@ -615,22 +622,33 @@ impl<T> TaskRegistry<T> {
     where
         T: ByteSize,
     {
+        match self.tasks.get(task_id.as_bytes()) {
+            None => return Err(TaskError::Unknown),
+            Some(task) if task.finished.is_some() => return Err(TaskError::Finished),
+            Some(_) => {}
+        }
+        let size = item.byte_size();
+        let max = self.config.max_bytes;
+        if self.bytes.saturating_add(size) > max {
+            // Evict only if that makes it fit: running tasks keep their output.
+            let running: usize = self
+                .tasks
+                .values()
+                .filter(|t| t.finished.is_none())
+                .map(|t| t.bytes)
+                .sum();
+            if running.saturating_add(size) > max {
+                return Err(TaskError::OverBudget);
+            }
+            while self.bytes + size > max && self.evict_oldest_finished() {}
+        }
         let task = self
             .tasks
             .get_mut(task_id.as_bytes())
             .ok_or(TaskError::Unknown)?;
-        if task.finished.is_some() {
-            return Err(TaskError::Finished);
-        }
-        let size = item.byte_size();
         task.bytes += size;
         task.items.push(item);
         self.bytes += size;
-        self.enforce_bounds(Some(task_id));
-        if self.bytes > self.config.max_bytes {
-            self.remove(task_id);
-            return Err(TaskError::OverBudget);
-        }
         Ok(())
     }
 
@@ -791,8 +809,9 @@ impl<T> TaskRegistry<T> {
 
     fn insert(&mut self, id: Utf8Bytes, now: Instant) {
         self.expire(now);
+        // Only finished tasks make room; running ones stay, however many there are.
         while self.tasks.len() >= self.config.max_tasks {
-            if !self.evict_oldest(None) {
+            if !self.evict_oldest_finished() {
                 break;
             }
         }
@@ -808,23 +827,14 @@ impl<T> TaskRegistry<T> {
         self.next_seq += 1;
     }
 
-    fn enforce_bounds(&mut self, keep: Option<&str>) {
-        while self.bytes > self.config.max_bytes || self.tasks.len() > self.config.max_tasks {
-            if !self.evict_oldest(keep) {
-                break;
-            }
-        }
-    }
-
-    /// Evicts the task finished longest ago, else the running task started first; never
-    /// `keep`. `false` when there is nothing to evict.
-    fn evict_oldest(&mut self, keep: Option<&str>) -> bool {
+    /// Evicts the task that finished longest ago; `false` when no task has finished.
+    fn evict_oldest_finished(&mut self) -> bool {
         let victim = self
             .tasks
             .iter()
-            .filter(|(id, _)| keep.is_none_or(|k| k.as_bytes() != id.as_ref()))
-            .min_by_key(|(_, t)| (t.finished.is_none(), t.finished, t.seq))
-            .map(|(id, _)| id.clone());
+            .filter_map(|(id, t)| Some(((t.finished?, t.seq), id)))
+            .min_by_key(|(age, _)| *age)
+            .map(|(_, id)| id.clone());
         match victim {
             Some(id) => {
                 if let Some(task) = self.tasks.remove(&id) {
@@ -833,12 +843,6 @@ impl<T> TaskRegistry<T> {
                 true
             }
             None => false,
-        }
-    }
-
-    fn remove(&mut self, id: &str) {
-        if let Some(task) = self.tasks.remove(id.as_bytes()) {
-            self.bytes = self.bytes.saturating_sub(task.bytes);
         }
     }
 
@@ -894,31 +898,57 @@ mod tests {
     }
 
     #[test]
-    fn bounded_in_tasks_evicting_finished_before_running() {
+    fn bounded_in_tasks_by_evicting_finished_ones_never_running_ones() {
         let mut t: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_tasks(2));
         let old_running = t.start(Instant::ZERO);
         let finished = t.start(Instant::ZERO);
         t.finish(finished.task_id(), Instant::ZERO).unwrap();
-        let _new = t.start(Instant::ZERO);
+        let new = t.start(Instant::ZERO);
         assert_eq!(t.len(), 2);
         assert_eq!(t.state(finished.task_id()), None);
         assert_eq!(t.state(old_running.task_id()), Some(TaskState::Running));
-        let _newer = t.start(Instant::ZERO);
-        assert_eq!(t.state(old_running.task_id()), None); // then the oldest running
+        // Both running: a third call is admitted and neither is evicted (each would end in
+        // `unknown task_id` while its tool runs).
+        let newer = t.start(Instant::ZERO);
+        assert_eq!(t.len(), 3);
+        for c in [&old_running, &new, &newer] {
+            assert_eq!(t.state(c.task_id()), Some(TaskState::Running));
+        }
+        // Once one finishes, the next start makes room by evicting it.
+        t.finish(new.task_id(), Instant::from_secs(1)).unwrap();
+        let _last = t.start(Instant::from_secs(1));
+        assert_eq!(t.state(new.task_id()), None);
+        assert_eq!(t.state(old_running.task_id()), Some(TaskState::Running));
     }
 
     #[test]
-    fn bounded_in_bytes_by_age_and_a_task_too_large_alone_is_refused() {
+    fn bounded_in_bytes_by_evicting_finished_tasks_then_refusing_the_output() {
         let mut t: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_bytes(10));
         let a = t.start(Instant::ZERO);
         t.push(a.task_id(), b("123456")).unwrap();
+        t.finish(a.task_id(), Instant::ZERO).unwrap();
         let c = t.start(Instant::ZERO);
         t.push(c.task_id(), b("123456")).unwrap();
-        assert_eq!(t.state(a.task_id()), None);
+        assert_eq!(t.state(a.task_id()), None, "the finished task made room");
         assert_eq!(t.retained_bytes(), 6);
+        // Only running tasks left: the output that does not fit is refused, and `c` keeps
+        // what it had; so is another running task's.
+        let d = t.start(Instant::ZERO);
         assert_eq!(t.push(c.task_id(), b("123456")), Err(TaskError::OverBudget));
-        assert!(t.is_empty());
-        assert_eq!(t.retained_bytes(), 0);
+        assert_eq!(t.push(d.task_id(), b("12345")), Err(TaskError::OverBudget));
+        assert_eq!(t.state(c.task_id()), Some(TaskState::Running));
+        assert_eq!(t.retained_bytes(), 6);
+        t.push(d.task_id(), b("1234")).unwrap();
+        assert_eq!(t.retained_bytes(), 10);
+        let mut cursor = c.clone();
+        assert_eq!(t.read(&mut cursor).unwrap().items, [b("123456")]);
+        // Output larger than the whole bound is refused without evicting anything.
+        t.finish(d.task_id(), Instant::ZERO).unwrap();
+        assert_eq!(
+            t.push(c.task_id(), b("12345678901")),
+            Err(TaskError::OverBudget)
+        );
+        assert_eq!(t.state(d.task_id()), Some(TaskState::Finished));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::VecDeque;
 use bytes::{Bytes, BytesMut};
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
-use ssekit::server::{Cursor, TaskRegistry, TaskState};
+use ssekit::server::{Cursor, TaskError, TaskRegistry, TaskState};
 use ssekit::{Encoder, Event, Instant, Utf8Bytes};
 
 /// Encodes an event built with a valid name (as every event here is); an event that could
@@ -67,8 +67,11 @@ pub fn call_frames(outcome: Result<ToolResult, String>, chunker: &Chunker) -> Ve
     }
 }
 
-/// Records a task's output and marks it finished at `now` (a task that is gone or over its
-/// bounds keeps what fitted; its followers then see the end).
+/// Records a task's output and marks it finished at `now`. Output the registry refuses
+/// ([`TaskError::OverBudget`]: running tasks hold its whole byte bound) ends in an `error`
+/// event instead, after the chunks that fitted: a valid `task_id → chunk* → error` stream,
+/// which a client reads as a failed call. (If even that event does not fit, the stream ends
+/// without a terminal event, and a client resuming the task gets the same.)
 ///
 /// # Example
 /// ```
@@ -84,9 +87,18 @@ pub fn call_frames(outcome: Result<ToolResult, String>, chunker: &Chunker) -> Ve
 /// assert!(follow.next_frame().is_none() && follow.is_done());
 /// ```
 pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Bytes>, now: Instant) {
+    let total: usize = frames.iter().map(Bytes::len).sum();
     for frame in frames {
-        if tasks.push(task_id, frame).is_err() {
-            break;
+        match tasks.push(task_id, frame) {
+            Ok(()) => {}
+            Err(TaskError::OverBudget) => {
+                let message = format!(
+                    "internal error: the {total}-byte result does not fit the server's output buffer"
+                );
+                let _ = tasks.push(task_id, encode(&named("error", message)));
+                break;
+            }
+            Err(_) => break,
         }
     }
     let _ = tasks.finish(task_id, now);
