@@ -1,6 +1,7 @@
-//! ORS calls under load, without sockets: the registry's bounds never end a running call's
-//! stream in `unknown task_id` (ORS: "If still running, stream events from current state"),
-//! and a result that does not fit ends its own call in `error`, not another's.
+//! ORS calls without sockets: the registry's bounds never end a running call's stream in
+//! `unknown task_id` (ORS: "If still running, stream events from current state"), a result
+//! that does not fit ends its own call in `error`, not another's, and any successful result
+//! is sent as `chunk`* + `end` (ORS: "For results > 4KB, sent in chunks").
 
 use bytes::Bytes;
 use ssekit::chunk::Chunker;
@@ -97,4 +98,36 @@ fn a_result_that_does_not_fit_fails_its_own_call_and_no_other() {
     let (kinds, done) = follow(&tasks, &running);
     assert_eq!(kinds, ["event: task_id", "event: end"]); // a short result is all in `end`
     assert!(done);
+}
+
+#[test]
+fn a_result_with_a_whitespace_run_longer_than_a_chunk_is_sent_as_chunks_and_parses_back() {
+    // A strip-safe chunker cannot cut such a run (every piece would start or end in
+    // whitespace the ORS Python client strips); it was sent as an `error` event.
+    for run in [
+        " ".repeat(5_000),
+        "\u{3000}".repeat(2_000),
+        " \t".repeat(3_000),
+    ] {
+        let text = format!("a{run}b \"quoted\" \\ end");
+        let sent = ToolResult::success(ToolOutput::text(text));
+        let frames = call_frames(Ok(sent.clone()), &Chunker::new());
+        let mut decoder = ssekit::Decoder::new();
+        let mut reassembler = ssekit::chunk::Reassembler::new();
+        let mut payload = None;
+        for frame in frames {
+            decoder.feed(frame).unwrap();
+            while let Some(ssekit::Frame::Event(ev)) = decoder.next_frame().unwrap() {
+                assert!(ev.data().len() <= 4096);
+                assert!(
+                    !ev.data().starts_with(char::is_whitespace),
+                    "a stripped piece"
+                );
+                payload = reassembler.push(&ev).unwrap().or(payload);
+            }
+        }
+        let payload = payload.expect("chunk* then end");
+        let received: ToolResult = serde_json::from_str(&payload).unwrap();
+        assert_eq!(received, sent);
+    }
 }

@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 
 use bytes::{Bytes, BytesMut};
-use ssekit::chunk::Chunker;
+use ssekit::chunk::{ChunkError, Chunker};
 use ssekit::profile::ors::ToolResult;
 use ssekit::server::{Cursor, TaskError, TaskRegistry, TaskState};
 use ssekit::{Encoder, Event, Instant, Utf8Bytes};
@@ -43,6 +43,11 @@ pub fn named(name: &'static str, data: impl Into<Utf8Bytes>) -> Event {
 /// chunker's size, on UTF-8 boundaries), or one `error` event with the tool's message (or an
 /// internal error when the result cannot be sent intact).
 ///
+/// A result whose strings hold a whitespace run longer than a chunk (which a strip-safe
+/// chunker cannot cut: every piece would start or end in whitespace a client strips) is sent
+/// with that whitespace written as JSON escapes (`\u0020`): the same JSON value, which the
+/// client parses back to the same result.
+///
 /// # Example
 /// ```
 /// use ssekit::chunk::Chunker;
@@ -60,11 +65,48 @@ pub fn call_frames(outcome: Result<ToolResult, String>, chunker: &Chunker) -> Ve
     };
     let chunks = serde_json::to_string(&result)
         .map_err(|e| e.to_string())
-        .and_then(|json| chunker.chunk(json).map_err(|e| e.to_string()));
+        .and_then(|json| {
+            let json = Utf8Bytes::from(json);
+            match chunker.chunk(json.clone()) {
+                Err(ChunkError::NoBoundary { .. }) => {
+                    chunker.chunk(escape_whitespace_in_strings(&json))
+                }
+                chunks => chunks,
+            }
+            .map_err(|e| e.to_string())
+        });
     match chunks {
         Ok(pieces) => pieces.map(|p| encode(&p.into_event())).collect(),
         Err(e) => vec![encode(&named("error", format!("internal error: {e}")))],
     }
+}
+
+/// Compact JSON with every whitespace character inside its strings written as a `\uXXXX`
+/// escape (compact JSON has none outside them): the same value, without a run of whitespace
+/// a strip-safe chunker could not cut.
+fn escape_whitespace_in_strings(json: &str) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(json.len() + json.len() / 8);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            } else if c.is_whitespace() {
+                // Whitespace is in the Basic Multilingual Plane: one escape each.
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+                continue;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Records a task's output and marks it finished at `now`. Output the registry refuses
