@@ -249,6 +249,15 @@ fn ors_result_shape() {
         "Correct!",
         r#"[true,{"blocks":[],"metadata":null,"reward":null,"finished":true}]"#,
         r#"{"ok":true,"output":{"blocks":[],"finished":true}"#,
+        // What the official client's models refuse (extra keys forbidden, `metadata` and
+        // `reward` required) though the typed result takes defaults.
+        r#"{"ok":true,"output":{"blocks":[],"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":1,"finished":true,"x":1}}"#,
+        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":1,"finished":true},"x":1}"#,
+        r#"{"ok":false,"error":"e","x":1}"#,
+        r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"a","x":1}],"metadata":null,"reward":null,"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[{"type":"image","data":"AA=="}],"metadata":null,"reward":null,"finished":true}}"#,
     ] {
         assert_eq!(
             broken(
@@ -259,6 +268,16 @@ fn ors_result_shape() {
             "{bad}"
         );
     }
+    valid(
+        ors::ToolCall::new(),
+        &named(&[
+            ("task_id", "t"),
+            (
+                "end",
+                r#"{"ok":true,"output":{"blocks":[{"type":"image","data":"AA==","mimeType":"image/png","detail":{"w":1}},{"type":"text","text":"a","detail":null}],"metadata":{"n":1},"reward":null,"finished":false}}"#,
+            ),
+        ]),
+    );
     // Truncated JSON split over chunks is caught once reassembled.
     let sse = named(&[
         ("task_id", "t"),

@@ -101,7 +101,11 @@ pub const RESULT_TOO_LARGE: Rule = Rule::new(
     "the reassembled result fits the size cap",
 );
 
-/// A non-empty `end` payload parses as a `RunToolOutput`.
+/// A non-empty `end` payload parses as a `RunToolOutput`, with exactly the keys the
+/// official client's models have (they forbid others, and it fails on a missing `metadata`
+/// or `reward`): `ok` and `output` (`blocks`, `metadata`, `reward`, `finished`), or `ok` and
+/// `error`; text blocks `type`, `text` and an optional `detail`, image blocks `type`, `data`,
+/// `mimeType` and an optional `detail`.
 ///
 /// # Example
 /// ```
@@ -280,7 +284,10 @@ impl ToolCall {
         if self.check_result && !payload.is_empty() {
             let result: ToolResult =
                 super::json::parse_object(payload.as_str()).ok_or(RESULT_SHAPE)?;
-            if result.ok != result.output.is_some() || result.ok == result.error.is_some() {
+            if result.ok != result.output.is_some()
+                || result.ok == result.error.is_some()
+                || !typed::has_exactly_the_official_keys(payload.as_str())
+            {
                 return Err(RESULT_SHAPE);
             }
             self.result = Some(result);
@@ -346,6 +353,43 @@ mod typed {
     use alloc::vec::Vec;
 
     use serde::{Deserialize, Serialize};
+    use serde_json::{Map, Value};
+
+    /// Whether `payload` (already parsed as a [`ToolResult`]) has exactly the keys of the
+    /// official client's pydantic models, which forbid extra keys and, for `metadata` and
+    /// `reward`, fail on missing ones where [`ToolOutput`] takes a default.
+    pub(super) fn has_exactly_the_official_keys(payload: &str) -> bool {
+        let keys = |object: &Map<String, Value>, required: &[&str], optional: &[&str]| {
+            required.iter().all(|k| object.contains_key(*k))
+                && object
+                    .keys()
+                    .all(|k| required.contains(&k.as_str()) || optional.contains(&k.as_str()))
+        };
+        let block = |block: &Value| match block.as_object() {
+            Some(b) if b.get("type") == Some(&Value::from("text")) => {
+                keys(b, &["type", "text"], &["detail"])
+            }
+            Some(b) if b.get("type") == Some(&Value::from("image")) => {
+                keys(b, &["type", "data", "mimeType"], &["detail"])
+            }
+            _ => false,
+        };
+        let Ok(Value::Object(top)) = serde_json::from_str::<Value>(payload) else {
+            return false;
+        };
+        if top.get("ok") == Some(&Value::Bool(false)) {
+            return keys(&top, &["ok", "error"], &[]);
+        }
+        let Some(Value::Object(output)) = top.get("output") else {
+            return false;
+        };
+        keys(&top, &["ok", "output"], &[])
+            && keys(output, &["blocks", "metadata", "reward", "finished"], &[])
+            && output
+                .get("blocks")
+                .and_then(Value::as_array)
+                .is_some_and(|blocks| blocks.iter().all(block))
+    }
 
     /// The result of a tool call (`RunToolOutput`): `{"ok":true,"output":{...}}` or
     /// `{"ok":false,"error":"..."}`. Serialising writes `metadata` and `reward` even when

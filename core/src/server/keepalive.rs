@@ -11,6 +11,11 @@ use crate::time::Instant;
 /// for `interval`. Any write resets the timer, so a busy stream carries no pings; a ping
 /// itself counts as a write.
 ///
+/// No blank line follows the comment, where the specs' servers send `: keepalive\n\n` or
+/// `: heartbeat\n\n`: httpx-sse and the openai SDK turn that blank line into an empty event
+/// once an id has been seen, and the openai SDK then fails on it (the interop suite found
+/// it). A comment line alone is ignored by every client, and WHATWG-equivalent.
+///
 /// Proxies and clients drop silent connections (the ORS Python client after 30 s), so a
 /// server should always run one. The timer lives in the transport: wait until
 /// [`poll_timeout`](Self::poll_timeout), call [`handle_timeout`](Self::handle_timeout), send
