@@ -409,6 +409,53 @@ fn responses_valid_scenarios() {
 }
 
 #[test]
+fn responses_openai_terminal_events() {
+    // OpenAI's API ends a stream with `response.failed`, `response.incomplete` or `error` as
+    // well as `response.completed`; each is the one terminal event.
+    let failed = r#"{"type":"response.failed","response":{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"x"}}}"#;
+    let incomplete = r#"{"type":"response.incomplete","response":{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#;
+    let error =
+        r#"{"type":"error","code":"rate_limit_exceeded","message":"slow down","param":null}"#;
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x"), failed]),
+    );
+    assert!(p.is_error() && !p.is_incomplete());
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x"), incomplete]),
+    );
+    assert!(!p.is_error() && p.is_incomplete());
+    assert_eq!(p.text(0), Some("x"));
+    // An error before anything was sent, with OpenAI's `event:` line.
+    let p = valid(
+        responses::Stream::new(),
+        &format!("event: error\ndata: {error}\n\n"),
+    );
+    assert!(p.is_error());
+    assert!(valid(responses::Stream::new(), &stream(&[failed])).is_error());
+    // `response.incomplete` is no error, so it cannot come first.
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&[incomplete])),
+        (responses::CREATED_FIRST, Some(0))
+    );
+    // Nothing follows any terminal event.
+    for terminal in [failed, incomplete, error, COMPLETED] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[CREATED, IN_PROGRESS, terminal, COMPLETED])
+            ),
+            (responses::AFTER_TERMINAL, Some(3)),
+            "{terminal}"
+        );
+    }
+    // And a stream that stops before one is unterminated.
+    let err = check(responses::Stream::new(), &stream(&[CREATED, IN_PROGRESS])).unwrap_err();
+    assert!(err.to_string().contains("ended"), "{err}");
+}
+
+#[test]
 fn responses_json() {
     valid(
         responses::Stream::new(),

@@ -8,19 +8,22 @@
 //! | [`JSON`] | the data is a JSON object |
 //! | [`TYPE`] | the event has a type (JSON `type` or `event:`) |
 //! | [`TYPE_MISMATCH`] | `event:` and JSON `type` agree when both are sent |
-//! | [`CREATED_FIRST`] | the first event is `response.created`, except a `response.completed` carrying an error (a failure before anything was sent) |
+//! | [`CREATED_FIRST`] | the first event is `response.created`, except a terminal error (a failure before anything was sent) |
 //! | [`CREATED_ONCE`] | `response.created` is sent once |
 //! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
 //! | [`FIELDS`] | deltas carry `output_index` and a string `delta`; `.done` carries `output_index` and a string `arguments` |
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
 //! | [`ARGUMENTS_JSON`] | those arguments are valid JSON |
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
-//! | [`AFTER_TERMINAL`] | nothing follows `response.completed` (so there is exactly one) |
+//! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one) |
 //! | [`TOO_LARGE`] | accumulated text and arguments stay under the cap ([`Stream::max_accumulated`]) |
 //!
-//! Other event types (the full OpenAI API has more, such as `response.output_item.added`)
-//! are allowed between `response.created` and `response.completed`, so the profile also
-//! reads OpenAI's own streams. Text and arguments are accumulated per `output_index`.
+//! The terminal event is `response.completed` (carrying a non-null `response.error` when the
+//! server failed, as Open Responses Server reports errors), or one of those OpenAI's API ends
+//! a stream with: `response.failed` and `error` (errors), `response.incomplete` (stopped
+//! early, e.g. at `max_output_tokens`). Other event types (the full OpenAI API has more, such
+//! as `response.output_item.added`) are allowed before it, so the profile also reads OpenAI's
+//! own streams. Text and arguments are accumulated per `output_index`.
 //!
 //! ```
 //! use ssekit::profile::responses::Stream;
@@ -96,7 +99,7 @@ pub const TYPE_MISMATCH: Rule = Rule::new(
 /// ```
 pub const CREATED_FIRST: Rule = Rule::new(
     "responses.created-first",
-    "the first event is `response.created` (or an error `response.completed`)",
+    "the first event is `response.created` (or a terminal error)",
 );
 
 /// `response.created` is sent once.
@@ -164,7 +167,8 @@ pub const DONE_ONCE: Rule = Rule::new(
     "one `function_call_arguments.done` per item, and no delta after it",
 );
 
-/// Nothing follows `response.completed`.
+/// Nothing follows the terminal event (`response.completed`, `response.failed`,
+/// `response.incomplete` or `error`).
 ///
 /// # Example
 /// ```
@@ -172,7 +176,7 @@ pub const DONE_ONCE: Rule = Rule::new(
 /// ```
 pub const AFTER_TERMINAL: Rule = Rule::new(
     "responses.after-terminal",
-    "nothing follows `response.completed`",
+    "nothing follows the terminal event",
 );
 
 /// Accumulated text and arguments stay under the cap.
@@ -216,6 +220,12 @@ enum EventKind {
     ArgumentsDone,
     ToolCallsCreated,
     Completed,
+    /// OpenAI's `response.failed`.
+    Failed,
+    /// OpenAI's `response.incomplete`.
+    Incomplete,
+    /// OpenAI's `error`.
+    Error,
     Other,
 }
 
@@ -229,6 +239,9 @@ impl EventKind {
             "response.function_call_arguments.done" => EventKind::ArgumentsDone,
             "response.tool_calls.created" => EventKind::ToolCallsCreated,
             "response.completed" => EventKind::Completed,
+            "response.failed" => EventKind::Failed,
+            "response.incomplete" => EventKind::Incomplete,
+            "error" => EventKind::Error,
             _ => EventKind::Other,
         }
     }
@@ -266,6 +279,7 @@ pub struct Stream {
     in_progress: bool,
     completed: bool,
     error: bool,
+    incomplete: bool,
     items: BTreeMap<u64, Item>,
     accumulated: usize,
     max_accumulated: usize,
@@ -291,6 +305,7 @@ impl Stream {
             in_progress: false,
             completed: false,
             error: false,
+            incomplete: false,
             items: BTreeMap::new(),
             accumulated: 0,
             max_accumulated: DEFAULT_MAX_ACCUMULATED,
@@ -335,14 +350,31 @@ impl Stream {
             .filter(|args| !args.is_empty())
     }
 
-    /// Whether `response.completed` arrived with a non-null `response.error`.
+    /// Whether the stream ended in an error: `response.completed` with a non-null
+    /// `response.error`, `response.failed` or `error`.
     ///
     /// # Example
     /// ```
-    /// assert!(!ssekit::profile::responses::Stream::new().is_error());
+    /// use ssekit::{profile::responses::Stream, sequence::Validator, Event};
+    /// let mut v = Validator::new(Stream::new());
+    /// v.event(&Event::message(r#"{"type":"error","code":"server_error","message":"x"}"#))?;
+    /// v.finish()?;
+    /// assert!(v.profile().is_error());
+    /// # Ok::<(), ssekit::sequence::SequenceError>(())
     /// ```
     pub fn is_error(&self) -> bool {
         self.error
+    }
+
+    /// Whether the stream ended in `response.incomplete` (stopped early, e.g. at
+    /// `max_output_tokens`): a terminal event, but not the whole answer.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit::profile::responses::Stream::new().is_incomplete());
+    /// ```
+    pub fn is_incomplete(&self) -> bool {
+        self.incomplete
     }
 
     fn grow(&mut self, by: usize) -> Result<(), Rule> {
@@ -471,12 +503,15 @@ impl Stream {
             (None, Some(sse)) => EventKind::of(sse),
             (None, None) => return Err(TYPE),
         };
-        let failed_completion = kind == EventKind::Completed
-            && wire
+        let failed = match kind {
+            EventKind::Completed => wire
                 .response
                 .as_ref()
-                .is_some_and(|snapshot| snapshot.error.is_some());
-        if !self.created && kind != EventKind::Created && !failed_completion {
+                .is_some_and(|snapshot| snapshot.error.is_some()),
+            EventKind::Failed | EventKind::Error => true,
+            _ => false,
+        };
+        if !self.created && kind != EventKind::Created && !failed {
             return Err(CREATED_FIRST);
         }
         match kind {
@@ -489,9 +524,10 @@ impl Stream {
                 self.in_progress = true;
                 Ok(())
             }
-            EventKind::Completed => {
+            EventKind::Completed | EventKind::Failed | EventKind::Incomplete | EventKind::Error => {
                 self.completed = true;
-                self.error = failed_completion;
+                self.error = failed;
+                self.incomplete = kind == EventKind::Incomplete;
                 Ok(())
             }
             EventKind::Other => Ok(()),
