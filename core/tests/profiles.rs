@@ -866,8 +866,8 @@ fn agent_fields() {
         &stream(&[
             START,
             r#"{"event":"step_started","step":"s"}"#,
-            r#"{"event":"tool_call","tool_name":"t"}"#,
-            r#"{"event":"tool_result","tool_name":"t"}"#,
+            r#"{"event":"tool_call","tool_name":"t","arguments":{}}"#,
+            r#"{"event":"tool_result","tool_name":"t","result":null}"#,
             r#"{"event":"content_delta","delta":""}"#,
             r#"{"event":"step_completed","step":"s"}"#,
             COMPLETE,
@@ -880,6 +880,15 @@ fn agent_fields() {
         r#"{"event":"approval_requested","tool_input":{}}"#,
         r#"{"event":"step_started","step":1.5}"#,
         r#"{"event":"tool_call","tool_name":7}"#,
+        // The platform's key fields.
+        r#"{"event":"tool_call","tool_name":"t"}"#,
+        r#"{"event":"approval_requested","tool_name":"t"}"#,
+        r#"{"event":"chunk"}"#,
+        r#"{"event":"reasoning","summary":"s"}"#,
+        r#"{"event":"reasoning_summary","text":"t"}"#,
+        r#"{"event":"context_handler_created"}"#,
+        r#"{"event":"complete","run_id":"r1","content":"Hi"}"#,
+        r#"{"event":"error","error":"boom"}"#,
     ] {
         assert_eq!(
             broken(agent::Run::new(), &stream(&[START, bad, COMPLETE])),
@@ -951,8 +960,8 @@ fn agent_tool_call_answered() {
         agent::Run::new(),
         &stream(&[
             START,
-            r#"{"event":"tool_call","tool_name":"a"}"#,
-            r#"{"event":"tool_result","tool_name":"a"}"#,
+            r#"{"event":"tool_call","tool_name":"a","arguments":{}}"#,
+            r#"{"event":"tool_result","tool_name":"a","result":1}"#,
             COMPLETE,
         ]),
     );

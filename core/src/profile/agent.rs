@@ -11,7 +11,7 @@
 //! | [`NAME`] | the event is named (JSON `event` or `event:`), and both agree when both are sent |
 //! | [`START_FIRST`] | the first event is `start` |
 //! | [`START_ONCE`] | `start` is sent once |
-//! | [`FIELDS`] | `step_*` carry `step`; `tool_call`, `tool_result` and `approval_requested` carry `tool_name`; `content_delta` and `reasoning_delta` carry a string `delta` |
+//! | [`FIELDS`] | each event carries the key fields the platform's table lists: `start` `run_id` and `session_id`; `step_*` `step`; `tool_call` `tool_name` and `arguments`, `tool_result` `tool_name` and `result`, `approval_requested` `tool_name` and `tool_input`; `content_delta` and `reasoning_delta` a string `delta`; `chunk` `content`, `reasoning` `text`, `reasoning_summary` `summary`, `context_handler_created` `context_handler_id`; `complete` `run_id`, `content` and `usage`; `error` `message` |
 //! | [`STEP_PAIRED`] | `step_started` opens a step only when none is open; `step_completed` closes the open step with the same `step`; `complete` finds no step open |
 //! | [`TOOL_RESULT_FOLLOWS_CALL`] | a `tool_result` answers an earlier unanswered `tool_call` (or `approval_requested`) of the same `tool_name` |
 //! | [`TOOL_CALL_ANSWERED`] | at `complete`, every `tool_call` had its `tool_result` |
@@ -48,6 +48,8 @@
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
+
+use serde::de::IgnoredAny;
 
 use super::json::{Key, Text};
 use crate::event::Event;
@@ -100,7 +102,7 @@ pub const START_ONCE: Rule = Rule::new("agent.start-once", "`start` is sent once
 /// ```
 pub const FIELDS: Rule = Rule::new(
     "agent.fields",
-    "step events carry `step`, tool events `tool_name`, deltas a string `delta`",
+    "events carry their key fields: `start` run_id and session_id, step events `step`, tool events `tool_name` (and arguments, result or tool_input), deltas a string `delta`, `complete` run_id, content and usage, `error` message",
 );
 
 /// Steps open and close in pairs.
@@ -171,6 +173,53 @@ struct Wire<'a> {
     delta: Option<Text<'a>>,
     #[serde(borrow, default)]
     session_id: Option<Text<'a>>,
+    /// The other key fields the spec lists, by presence (`null` counts: a tool may return
+    /// nothing).
+    #[serde(default, deserialize_with = "present")]
+    run_id: bool,
+    #[serde(default, deserialize_with = "present")]
+    content: bool,
+    #[serde(default, deserialize_with = "present")]
+    usage: bool,
+    #[serde(default, deserialize_with = "present")]
+    message: bool,
+    #[serde(default, deserialize_with = "present")]
+    arguments: bool,
+    #[serde(default, deserialize_with = "present")]
+    result: bool,
+    #[serde(default, deserialize_with = "present")]
+    tool_input: bool,
+    #[serde(default, deserialize_with = "present")]
+    text: bool,
+    #[serde(default, deserialize_with = "present")]
+    summary: bool,
+    #[serde(default, deserialize_with = "present")]
+    context_handler_id: bool,
+}
+
+/// A field that is there, whatever its value (`null` included).
+fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<bool, D::Error> {
+    <IgnoredAny as serde::Deserialize>::deserialize(field).map(|_| true)
+}
+
+impl Wire<'_> {
+    /// Whether the event carries the key fields the spec lists for `name` (those the rules
+    /// below read are checked where they are read).
+    fn has_key_fields(&self, name: &str) -> bool {
+        match name {
+            "start" => self.run_id && self.session_id.is_some(),
+            "complete" => self.run_id && self.content && self.usage,
+            "error" => self.message,
+            "tool_call" => self.arguments,
+            "tool_result" => self.result,
+            "approval_requested" => self.tool_input,
+            "chunk" => self.content,
+            "reasoning" => self.text,
+            "reasoning_summary" => self.summary,
+            "context_handler_created" => self.context_handler_id,
+            _ => true,
+        }
+    }
 }
 
 /// The event name: JSON `event`, else the `event:` field; `None` when they disagree or
@@ -321,6 +370,9 @@ impl Profile for Run {
         let wire: Wire<'_> = super::json::parse_object(event.data())
             .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))?;
         let name = name_of(wire.event.as_ref(), event).ok_or(NAME)?;
+        if !wire.has_key_fields(name) {
+            return Err(FIELDS);
+        }
         if !self.started {
             if name != "start" {
                 return Err(START_FIRST);
