@@ -247,7 +247,8 @@ pub const DEFAULT_MAX_ACCUMULATED: usize = 16 << 20;
 /// use ssekit::profile::agent::{Run, START_FIRST};
 /// use ssekit::sequence::Profile;
 /// let mut p = Run::new();
-/// assert_eq!(p.event(&ssekit::Event::message(r#"{"event":"complete"}"#)), Err(START_FIRST));
+/// let complete = r#"{"event":"complete","run_id":"r1","content":"","usage":{}}"#;
+/// assert_eq!(p.event(&ssekit::Event::message(complete)), Err(START_FIRST));
 /// ```
 #[derive(Clone, Debug)]
 pub struct Run {
