@@ -241,6 +241,25 @@ async fn the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last
 }
 
 #[tokio::test]
+async fn a_null_event_type_delivers_every_event() {
+    let base = server("price_update", Log::default()).await;
+    let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+    value["url"] = json!(format!("{base}/stream"));
+    value["event_type"] = serde_json::Value::Null;
+    let provider = SseProvider::from_json(&value.to_string()).unwrap();
+    assert_eq!(provider.event_type, None);
+    let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+    let mut items = source.stream();
+    let mut types = Vec::new();
+    while types.len() < 2 {
+        if let Item::Event(e) = within(5, items.next()).await.unwrap().unwrap() {
+            types.push(e.event_type().to_owned());
+        }
+    }
+    assert_eq!(types, ["other", "price_update"], "no filter");
+}
+
+#[tokio::test]
 async fn basic_and_oauth2_auth_and_reconnect_false() {
     let log = Log::default();
     let base = server("notification", log.clone()).await;
