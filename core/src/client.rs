@@ -289,7 +289,7 @@ impl ReconnectConfig {
 
     /// Adds a request header (UTCP `headers`), replacing one of the same name (names compare
     /// ASCII case-insensitively). Refused when the name is not an HTTP token or the value
-    /// holds CR, LF or NUL.
+    /// holds a control character (CR, LF and NUL among them; tab is allowed).
     ///
     /// A `Last-Event-ID` header is where the stream resumes from (an id kept from an earlier
     /// run): it is the machine's last event ID until the stream sets another, so reconnects
@@ -389,7 +389,8 @@ impl ReconnectConfig {
 pub enum HeaderError {
     /// The name is empty or holds a character that is not an HTTP token character.
     InvalidName,
-    /// The value holds CR, LF or NUL at byte `position` (header injection).
+    /// The value holds a control character at byte `position`: CR, LF or NUL (header
+    /// injection), or another that HTTP does not allow in a field value (tab excepted).
     InvalidValue {
         /// Byte offset of the offending character.
         position: usize,
@@ -401,7 +402,10 @@ impl fmt::Display for HeaderError {
         match self {
             HeaderError::InvalidName => f.write_str("header name is not an HTTP token"),
             HeaderError::InvalidValue { position } => {
-                write!(f, "header value holds CR, LF or NUL at byte {position}")
+                write!(
+                    f,
+                    "header value holds a control character at byte {position}"
+                )
             }
         }
     }
@@ -411,6 +415,15 @@ impl core::error::Error for HeaderError {}
 
 fn is_tchar(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Where `value` holds a byte HTTP does not allow in a field value: a control character
+/// other than tab (CR, LF and NUL among them), or DEL. Bytes from 0x80 are allowed
+/// (`obs-text`, which carries UTF-8).
+fn invalid_value_byte(value: &str) -> Option<usize> {
+    value
+        .bytes()
+        .position(|b| (b < 0x20 && b != b'\t') || b == 0x7f)
 }
 
 /// Whether a header name is `Last-Event-ID` (names compare ASCII case-insensitively).
@@ -426,7 +439,7 @@ fn set_header(
     if name.is_empty() || !name.bytes().all(is_tchar) {
         return Err(HeaderError::InvalidName);
     }
-    if let Some(position) = value.bytes().position(|b| matches!(b, b'\r' | b'\n' | 0)) {
+    if let Some(position) = invalid_value_byte(&value) {
         return Err(HeaderError::InvalidValue { position });
     }
     headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
@@ -1259,8 +1272,11 @@ impl Reconnect {
                 headers.push((Utf8Bytes::from_static(name), Utf8Bytes::from_static(value)));
             }
         }
-        // A configured `Last-Event-ID` only seeded `last_event_id` (see `header`).
-        if !self.last_event_id.is_empty() {
+        // A configured `Last-Event-ID` only seeded `last_event_id` (see `header`). An id with
+        // a control character is valid SSE but cannot be an HTTP header value: it is left
+        // out (the server then replays from its start, or not), rather than failing the
+        // request.
+        if !self.last_event_id.is_empty() && invalid_value_byte(&self.last_event_id).is_none() {
             headers.push((
                 Utf8Bytes::from_static("Last-Event-ID"),
                 self.last_event_id.clone(),

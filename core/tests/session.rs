@@ -162,6 +162,35 @@ fn a_configured_last_event_id_is_where_the_stream_resumes_not_a_pinned_header() 
 }
 
 #[test]
+fn header_values_with_any_control_character_are_refused_and_such_an_id_is_not_sent() {
+    use ssekit::client::HeaderError;
+    for (value, position) in [("a\x01b", 1), ("ab\x7f", 2), ("\r", 0), ("x\0", 1)] {
+        assert_eq!(
+            ReconnectConfig::default().header("X-A", value).unwrap_err(),
+            HeaderError::InvalidValue { position },
+            "{value:?}"
+        );
+    }
+    assert!(ReconnectConfig::default()
+        .header("X-A", "tab\there é")
+        .is_ok());
+    // `a\x01b` is a valid SSE id, but no HTTP header value: the reconnect leaves it out
+    // instead of failing the request.
+    let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
+    expect_connect(&mut rc);
+    rc.handle_response(ms(0), 200, SSE).unwrap();
+    rc.handle_event(&ev("a\x01b"));
+    assert_eq!(rc.last_event_id(), "a\x01b");
+    rc.handle_closed(ms(1_000), Disconnect::Eof);
+    rc.handle_timeout(rc.poll_timeout().expect("a retry is scheduled"));
+    let headers = expect_connect(&mut rc);
+    assert!(
+        !headers.iter().any(|(n, _)| n == "Last-Event-ID"),
+        "{headers:?}"
+    );
+}
+
+#[test]
 fn a_retry_past_the_end_of_time_waits_and_never_reconnects_at_once() {
     // `retry: 99999999999999999999` saturates to u64::MAX ms: the wait ends at the end of
     // time. Before, the overflowing deadline made every close reconnect at once, floor or not.

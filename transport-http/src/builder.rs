@@ -91,7 +91,7 @@ macro_rules! event_source_builder {
         }
 
         /// Adds a request header, sent on every connection. Names that are not tokens and
-        /// values with CR, LF or NUL are refused (no header injection, `Last-Event-ID`
+        /// values with control characters are refused (no header injection, `Last-Event-ID`
         /// included).
         ///
         /// # Example

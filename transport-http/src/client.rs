@@ -291,7 +291,8 @@ impl RequestSpec {
     }
 
     /// Adds a request header, sent on every connection. The core refuses names that are not
-    /// tokens and values with CR, LF or NUL (no header injection, `Last-Event-ID` included).
+    /// tokens and values with control characters (no header injection, `Last-Event-ID`
+    /// included).
     ///
     /// # Example
     /// ```
