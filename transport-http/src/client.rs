@@ -145,7 +145,9 @@ pub enum Target {
 }
 
 /// Rewrites a request with an absolute URL to origin form, for one HTTP/1.1 connection:
-/// the path and query as the target, the authority in `Host`.
+/// the path and query as the target, the host and port in `Host`. Credentials in the URL
+/// (`user:password@`) are not sent: `Host` carries no userinfo, which would put the password
+/// in plain text in a header that must not hold it.
 ///
 /// # Example
 /// ```
@@ -154,6 +156,9 @@ pub enum Target {
 /// ssekit_http::client::origin_form(&mut req)?;
 /// assert_eq!(req.uri(), "/a?b");
 /// assert_eq!(req.headers()["host"], "127.0.0.1:8");
+/// *req.uri_mut() = "http://user:secret@[::1]:9/".parse()?;
+/// ssekit_http::client::origin_form(&mut req)?;
+/// assert_eq!(req.headers()["host"], "[::1]:9");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn origin_form<B>(req: &mut Request<B>) -> Result<(), Error> {
@@ -163,8 +168,12 @@ pub fn origin_form<B>(req: &mut Request<B>) -> Result<(), Error> {
         .parse()
         .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
     if let Some(authority) = uri.authority() {
-        let host = HeaderValue::from_str(authority.as_str())
-            .map_err(|e| Error::Request(format!("bad host: {e}")))?;
+        let host = match authority.port_u16() {
+            Some(port) => format!("{}:{port}", authority.host()),
+            None => authority.host().to_owned(),
+        };
+        let host =
+            HeaderValue::from_str(&host).map_err(|e| Error::Request(format!("bad host: {e}")))?;
         req.headers_mut().insert(HOST, host);
     }
     Ok(())
