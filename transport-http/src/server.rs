@@ -95,7 +95,7 @@ impl std::error::Error for TrySendError {}
 /// hub.publish(&Event::builder().id("2")?.data("second").build(), offer)?;
 /// // A client that saw "1" reconnects: it is served "2" from the replay buffer, then lives.
 /// let (tx, rx) = sync_channel(8);
-/// let missed = hub.subscribe(Some("1"), tx)?;
+/// let missed = hub.subscribe(Some("1"), tx, |_| false)?; // a std channel cannot tell
 /// assert_eq!(missed, [bytes::Bytes::from_static(b"id: 2\ndata: second\n\n")]);
 /// assert_eq!(hub.publish(&Event::builder().id("3")?.data("third").build(), offer)?, 1);
 /// assert_eq!(rx.try_recv()?, bytes::Bytes::from_static(b"id: 3\ndata: third\n\n"));
@@ -105,6 +105,9 @@ impl std::error::Error for TrySendError {}
 pub struct Hub<S> {
     replay: ssekit::server::ReplayBuffer,
     subscribers: Vec<S>,
+    /// How many subscribers there were after the last sweep of those gone (see
+    /// [`subscribe`](Self::subscribe)).
+    swept: usize,
 }
 
 impl<S> Hub<S> {
@@ -119,6 +122,7 @@ impl<S> Hub<S> {
         Hub {
             replay,
             subscribers: Vec::new(),
+            swept: 0,
         }
     }
 
@@ -139,6 +143,7 @@ impl<S> Hub<S> {
     ) -> Result<usize, ssekit::EncodeError> {
         let wire = self.replay.push(event)?;
         self.subscribers.retain(|s| offer(s, wire.clone()));
+        self.swept = self.subscribers.len();
         Ok(self.subscribers.len())
     }
 
@@ -147,25 +152,45 @@ impl<S> Hub<S> {
     /// the live ones. `Err(Gap)` (and no registration) when they can no longer all be
     /// replayed.
     ///
+    /// Subscribers whose client left (`gone`, such as a closed channel) are let go here
+    /// too, whenever their number has doubled since the last sweep: a hub that gets clients
+    /// but no events does not keep every one that ever came (amortized O(1) per call).
+    ///
     /// # Example
     /// ```
     /// use ssekit::server::Gap;
     /// let mut hub = ssekit_http::server::Hub::new(Default::default());
-    /// assert!(matches!(hub.subscribe(Some("never-sent"), ()), Err(Gap::Unknown)));
-    /// assert_eq!(hub.subscribe(None, ()).map(|m| m.len()), Ok(0));
+    /// assert!(matches!(hub.subscribe(Some("never-sent"), (), |_| false), Err(Gap::Unknown)));
+    /// assert_eq!(hub.subscribe(None, (), |_| false).map(|m| m.len()), Ok(0));
     /// assert_eq!(hub.subscribers(), 1);
+    /// // Clients that come and go with no event published are not all kept.
+    /// let mut hub = ssekit_http::server::Hub::new(Default::default());
+    /// for _ in 0..1000 {
+    ///     let _ = hub.subscribe(None, false, |open| !open);
+    /// }
+    /// assert!(hub.subscribers() <= 32);
     /// ```
     pub fn subscribe(
         &mut self,
         last_event_id: Option<&str>,
         subscriber: S,
+        gone: impl FnMut(&S) -> bool,
     ) -> Result<Vec<bytes::Bytes>, ssekit::server::Gap> {
         let missed = match last_event_id {
             Some(id) => self.replay.since(id)?.collect(),
             None => Vec::new(),
         };
+        if self.subscribers.len() >= 2 * self.swept.max(16) {
+            self.sweep(gone);
+        }
         self.subscribers.push(subscriber);
         Ok(missed)
+    }
+
+    /// Lets go of the subscribers whose client left.
+    fn sweep(&mut self, mut gone: impl FnMut(&S) -> bool) {
+        self.subscribers.retain(|s| !gone(s));
+        self.swept = self.subscribers.len();
     }
 
     /// Forgets every subscriber (their streams end after what is queued).
@@ -173,12 +198,13 @@ impl<S> Hub<S> {
     /// # Example
     /// ```
     /// let mut hub = ssekit_http::server::Hub::new(Default::default());
-    /// let _ = hub.subscribe(None, ());
+    /// let _ = hub.subscribe(None, (), |_| false);
     /// hub.disconnect_all();
     /// assert_eq!(hub.subscribers(), 0);
     /// ```
     pub fn disconnect_all(&mut self) {
         self.subscribers.clear();
+        self.swept = 0;
     }
 
     /// Subscribers (including ones that left since the last publish).

@@ -72,3 +72,17 @@ async fn a_client_that_falls_behind_is_dropped_and_the_others_are_not_slowed() {
     hub.disconnect_all();
     assert_eq!(drain(again).await.matches("event: tick").count(), 6);
 }
+
+#[tokio::test]
+async fn clients_that_leave_before_any_event_are_not_all_kept() {
+    // Pruning happened only on publish: a hub with clients but no events kept every one
+    // that ever came (200,000 subscribe-and-drop cycles: 326 MB).
+    let hub = Broadcast::new(ReplayBuffer::new(64, 1 << 20), 16);
+    for _ in 0..10_000 {
+        drop(hub.subscribe(None).unwrap());
+    }
+    assert!(hub.subscribers() <= 32, "{} kept", hub.subscribers());
+    let kept = hub.subscribe(None).unwrap();
+    assert_eq!(hub.publish(&tick(1)).unwrap(), 1);
+    drop(kept);
+}

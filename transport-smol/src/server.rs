@@ -355,7 +355,9 @@ impl Broadcast {
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
         let (tx, rx) = async_channel::bounded(self.per_client);
-        let missed = self.lock().subscribe(last_event_id, tx)?;
+        let missed = self
+            .lock()
+            .subscribe(last_event_id, tx, async_channel::Sender::is_closed)?;
         Ok(SseBody::from_bytes(
             futures_lite::stream::iter(missed).chain(rx),
         ))

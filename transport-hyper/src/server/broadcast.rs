@@ -104,7 +104,9 @@ impl Broadcast {
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
         let (tx, mut rx) = mpsc::channel(self.per_client);
-        let missed = self.lock().subscribe(last_event_id, tx)?;
+        let missed = self
+            .lock()
+            .subscribe(last_event_id, tx, mpsc::Sender::is_closed)?;
         let live = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx));
         Ok(SseBody::from_bytes(
             futures_util::stream::iter(missed).chain(live),
