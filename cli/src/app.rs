@@ -92,15 +92,24 @@ impl App {
     /// A Responses-API stream with ids `1..n`. `Last-Event-ID: k` resumes at `k+1` (the
     /// stream is a pure function of the request, so resuming is recomputing). A first
     /// connection with `?cut_after=N` sends N events and half of the next, then ends the
-    /// body: a truncation, on purpose.
+    /// body: a truncation, on purpose; with `?stop_after=N` it ends cleanly after N events,
+    /// before the terminal one.
     async fn responses(&self, req: Request<Incoming>) -> Response<OrsBody> {
         let resume = last_event_id(req.headers()).and_then(|id| id.parse::<usize>().ok());
-        let cut = req
-            .uri()
-            .query()
-            .and_then(|q| q.strip_prefix("cut_after="))
-            .and_then(|n| n.parse::<usize>().ok())
-            .filter(|_| resume.is_none());
+        let query_number = |name: &str| {
+            req.uri()
+                .query()
+                .into_iter()
+                .flat_map(|q| q.split('&'))
+                .find_map(|pair| {
+                    pair.strip_prefix(name)?
+                        .strip_prefix('=')?
+                        .parse::<usize>()
+                        .ok()
+                })
+                .filter(|_| resume.is_none())
+        };
+        let (cut, stop) = (query_number("cut_after"), query_number("stop_after"));
         let input = match req.into_body().collect().await {
             Ok(body) => serde_json::from_slice::<Value>(&body.to_bytes()).unwrap_or(Value::Null),
             Err(_) => Value::Null,
@@ -122,6 +131,9 @@ impl App {
                 Some(out.freeze())
             })
             .collect();
+        if let Some(n) = stop {
+            frames.truncate(n);
+        }
         if let Some(n) = cut {
             if let Some(next) = frames.get(n) {
                 let half = next.slice(..next.len() / 2);

@@ -226,6 +226,12 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             _ => {}
         }
     }
+    // The stream ended (cleanly: a cut or a failure returned above) before the profile's
+    // terminal event, which is no success either.
+    if let Some(v) = checker.as_mut() {
+        v.finish()
+            .map_err(|err| CliError::Invalid(err.to_string()))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -229,6 +229,20 @@ fn tail_streams_validates_and_stops_at_the_terminal_event() {
         .output()
         .unwrap();
     assert_one_line_error(&out, "cut inside an event");
+    // A stream that ends cleanly before the profile's terminal event is no success either.
+    let out = ssekit()
+        .args([
+            "tail",
+            &format!("{}/v1/responses?stop_after=3", server.1),
+            "-d",
+            "{}",
+            "--once",
+            "--profile",
+            "responses",
+        ])
+        .output()
+        .unwrap();
+    assert_one_line_error(&out, "without its terminal event");
 
     // The human view, with the server cutting the first response: a reconnect, then the rest.
     let out = ssekit()
