@@ -724,3 +724,28 @@ async fn create_passes_the_secrets_to_setup() {
         .unwrap(); // waits for setup
     assert_eq!(*log.lock().unwrap(), [json!({"secret": "abc"})]);
 }
+
+#[tokio::test]
+async fn a_json_request_to_a_server_that_never_answers_times_out() {
+    // The server accepts and reads, but never answers: ping, create and delete used to wait
+    // for ever (streams and calls had their idle timeout, JSON requests none).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            open.push(socket);
+        }
+    });
+    let client = Client::new(&format!("http://{addr}"))
+        .unwrap()
+        .idle_timeout(Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let err = within(5, client.ping("sid")).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Io(e) if e.kind() == std::io::ErrorKind::TimedOut),
+        "{err:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    held.abort();
+}

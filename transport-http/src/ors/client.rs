@@ -172,7 +172,9 @@ impl<T: OrsIo> Client<T> {
         Ok(self.io.events(spec))
     }
 
-    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`].
+    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`], and no answer within
+    /// the [`idle_timeout`](Self::idle_timeout) (30 s by default) an [`Error::Io`] of kind
+    /// `TimedOut`: a server that accepts and never answers does not hang the caller.
     ///
     /// # Example
     /// ```no_run
@@ -196,7 +198,14 @@ impl<T: OrsIo> Client<T> {
             body,
             self.api_key.as_deref(),
         )?;
-        let (status, bytes) = self.io.request(req).await?;
+        let deadline = self.io.now() + self.idle_timeout;
+        let answer = first_of(self.io.request(req), self.io.sleep_until(deadline)).await;
+        let (status, bytes) = answer.unwrap_or_else(|| {
+            Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer to {path} within {:?}", self.idle_timeout),
+            )))
+        })?;
         json_answer(status, &bytes)
     }
 
@@ -357,4 +366,30 @@ impl<T: OrsIo> Client<T> {
             }
         }
     }
+}
+
+/// The largest JSON answer an ORS client reads (64 MiB: a split's task list can run to
+/// megabytes); a transport's [`OrsIo::request`] refuses a longer body.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::ors::MAX_JSON_ANSWER, 64 << 20);
+/// ```
+pub const MAX_JSON_ANSWER: usize = 64 << 20;
+
+/// Runs `work` until it finishes (`Some`) or `deadline` does first (`None`), polling both
+/// on one task: no runtime's `select` or `timeout` needed.
+async fn first_of<T>(
+    work: impl Future<Output = T>,
+    deadline: impl Future<Output = ()>,
+) -> Option<T> {
+    let mut work = std::pin::pin!(work);
+    let mut deadline = std::pin::pin!(deadline);
+    std::future::poll_fn(|cx| {
+        if let std::task::Poll::Ready(done) = work.as_mut().poll(cx) {
+            return std::task::Poll::Ready(Some(done));
+        }
+        deadline.as_mut().poll(cx).map(|()| None)
+    })
+    .await
 }

@@ -13,5 +13,5 @@ mod client;
 mod stream;
 
 pub use call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace};
-pub use client::{Client, OrsIo};
+pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
 pub use stream::{call_frames, complete, encode, named, Follow};

@@ -100,7 +100,11 @@ impl OrsIo for HyperOrs {
     async fn request(&self, req: Request<Bytes>) -> Result<(u16, Bytes), Error> {
         let resp = self.http()?.request(req.map(Full::new)).await?;
         let status = resp.status().as_u16();
-        let bytes = resp.into_body().collect().await?.to_bytes();
+        // A JSON answer, not a stream: bounded, so a server cannot make the client buffer
+        // without end.
+        let body =
+            http_body_util::Limited::new(resp.into_body(), ssekit_http::ors::MAX_JSON_ANSWER);
+        let bytes = body.collect().await.map_err(Error::Http)?.to_bytes();
         Ok((status, bytes))
     }
 

@@ -68,7 +68,11 @@ impl OrsIo for SmolOrs {
         origin_form(&mut req)?;
         let (resp, _connection) = send(uri, req, &Default::default()).await?;
         let status = resp.status().as_u16();
-        let bytes = resp.into_body().collect().await?.to_bytes();
+        // A JSON answer, not a stream: bounded, so a server cannot make the client buffer
+        // without end.
+        let body =
+            http_body_util::Limited::new(resp.into_body(), ssekit_http::ors::MAX_JSON_ANSWER);
+        let bytes = body.collect().await.map_err(Error::Http)?.to_bytes();
         Ok((status, bytes))
     }
 
