@@ -12,7 +12,7 @@
 //! idle timeout, 204, giving up, duplicate suppression) is the core's. This module only
 //! connects, reads and waits.
 //!
-//! Redirects are not followed: a 3xx gives up with [`Error::Status`](crate::Error::Status),
+//! Redirects are not followed: a 3xx gives up with [`Error::Status`],
 //! as any status but 200, 204 and the retried ones does. Point the client at the final URL.
 
 use std::pin::Pin;
