@@ -124,6 +124,11 @@ fn decode_prints_json_lines_and_reports_a_truncated_input() {
     let cut = run_with_stdin(&["decode"], b"data: whole\n\ndata: half");
     assert_eq!(text(&cut.stdout).lines().count(), 1);
     assert_one_line_error(&cut, "ends inside an event");
+    // Invalid UTF-8 is replaced with U+FFFD, as WHATWG decodes it, and is no error.
+    let lossy = run_with_stdin(&["decode"], b"data: a\xffb\n\n");
+    assert!(lossy.status.success(), "{}", text(&lossy.stderr));
+    let line: serde_json::Value = serde_json::from_str(text(&lossy.stdout).trim()).unwrap();
+    assert_eq!(line["data"], "a\u{fffd}b");
 }
 
 #[test]
