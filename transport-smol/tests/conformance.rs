@@ -123,34 +123,46 @@ fn broadcast_clients_resume_across_a_server_side_disconnect() {
     });
 }
 
+/// The `Last-Event-ID` of each request a server saw.
+type SeenIds = Arc<Mutex<Vec<Option<String>>>>;
+
+/// Serves `events` from a replay buffer: a first connection gets what `first` makes of their
+/// encoded forms, then its body ends; a reconnect gets the events after its `Last-Event-ID`,
+/// then its body stays open. Returns the address and the ids the requests carried.
+fn serve_resumable(
+    server: Side,
+    events: &[Event],
+    first: impl Fn(&[Bytes]) -> Vec<Bytes> + Send + Sync + 'static,
+) -> (std::net::SocketAddr, SeenIds) {
+    let mut replay = ReplayBuffer::new(64, 1 << 20);
+    let wire: Vec<Bytes> = events.iter().map(|ev| replay.push(ev).unwrap()).collect();
+    let replay = Mutex::new(replay);
+    let ids = SeenIds::default();
+    let seen_ids = ids.clone();
+    let addr = serve(server, move |req| {
+        seen_ids.lock().unwrap().push(req.last_event_id.clone());
+        let hang = req.last_event_id.is_some();
+        let frames = match req.last_event_id {
+            None => first(&wire),
+            Some(id) => replay.lock().unwrap().since(&id).unwrap().collect(),
+        };
+        Reply::Stream {
+            frames,
+            keep_alive: None,
+            hang,
+        }
+    });
+    (addr, ids)
+}
+
 #[test]
 fn a_cut_stream_resumes_with_last_event_id_from_the_replay_buffer() {
     each_pair(|server, side| {
-        let mut replay = ReplayBuffer::new(64, 1 << 20);
-        let wire: Vec<Bytes> = numbered(10)
-            .iter()
-            .map(|ev| replay.push(ev).unwrap())
-            .collect();
-        let replay = Arc::new(Mutex::new(replay));
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let seen_ids = ids.clone();
-        let addr = serve(server, move |req| {
-            seen_ids.lock().unwrap().push(req.last_event_id.clone());
-            let hang = req.last_event_id.is_some();
-            let frames = match req.last_event_id {
-                // First connection: five events and half of the sixth, then the body ends.
-                None => {
-                    let mut v = wire[..5].to_vec();
-                    v.push(wire[5].slice(..10));
-                    v
-                }
-                Some(id) => replay.lock().unwrap().since(&id).unwrap().collect(),
-            };
-            Reply::Stream {
-                frames,
-                keep_alive: None,
-                hang,
-            }
+        // First connection: five events and half of the sixth, then the body ends.
+        let (addr, ids) = serve_resumable(server, &numbered(10), |wire| {
+            let mut v = wire[..5].to_vec();
+            v.push(wire[5].slice(..10));
+            v
         });
         let seen = client(side, Run::new(addr, 14));
         assert_eq!(events_of(&seen), numbered(10));
@@ -177,24 +189,7 @@ fn a_non_ascii_last_event_id_is_sent_back_and_read_as_utf8() {
                 Event::builder().id(id).unwrap().data("x").build()
             })
             .collect();
-        let mut replay = ReplayBuffer::new(64, 1 << 20);
-        let wire: Vec<Bytes> = events.iter().map(|ev| replay.push(ev).unwrap()).collect();
-        let replay = Arc::new(Mutex::new(replay));
-        let ids = Arc::new(Mutex::new(Vec::new()));
-        let seen_ids = ids.clone();
-        let addr = serve(server, move |req| {
-            seen_ids.lock().unwrap().push(req.last_event_id.clone());
-            let hang = req.last_event_id.is_some();
-            let frames = match req.last_event_id {
-                None => wire[..2].to_vec(),
-                Some(id) => replay.lock().unwrap().since(&id).unwrap().collect(),
-            };
-            Reply::Stream {
-                frames,
-                keep_alive: None,
-                hang,
-            }
-        });
+        let (addr, ids) = serve_resumable(server, &events, |wire| wire[..2].to_vec());
         let seen = client(side, Run::new(addr, 8));
         assert_eq!(events_of(&seen), events, "{seen:?}");
         assert_eq!(*ids.lock().unwrap(), [None, Some("é2".to_owned())]);
