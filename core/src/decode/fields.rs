@@ -385,7 +385,7 @@ impl FieldState {
     #[inline]
     pub(super) fn release_large_scratch(&mut self) {
         if self.scratch.capacity() > SCRATCH_KEPT && !matches!(self.data, Data::Joined { .. }) {
-            self.copied += self.scratch.len() as u64;
+            empty_scratch(&mut self.scratch, &mut self.copied);
             self.scratch = Vec::new();
         }
     }
@@ -601,7 +601,7 @@ impl FieldState {
                 if bytes.len() > limit {
                     return Err(event_too_large(config, line_offset));
                 }
-                self.clear_scratch();
+                empty_scratch(&mut self.scratch, &mut self.copied);
                 reserve_within(&mut self.scratch, bytes.len(), limit, &mut self.copied);
                 self.scratch.extend_from_slice(bytes);
                 self.data = Data::Joined { ascii };
@@ -613,10 +613,8 @@ impl FieldState {
             return Err(event_too_large(config, line_offset));
         }
         if let Some(first) = first {
-            // The joining buffer held the last joined event until now (`clear_scratch`,
-            // written out: `first` borrows `self.data`).
-            self.copied += self.scratch.len() as u64;
-            self.scratch.clear();
+            // The joining buffer held the last joined event until now.
+            empty_scratch(&mut self.scratch, &mut self.copied);
             let needed = first.len() + 1 + bytes.len();
             reserve_within(&mut self.scratch, needed, limit, &mut self.copied);
             self.scratch.extend_from_slice(first);
@@ -629,14 +627,6 @@ impl FieldState {
             ascii: joined_ascii && ascii,
         };
         Ok(())
-    }
-
-    /// Empties the joining buffer. Its bytes were all copied in by
-    /// [`join_data`](Self::join_data), and are counted as copied now rather than line by line
-    /// (`Decoder::bytes_copied` adds those of the buffer as it is).
-    fn clear_scratch(&mut self) {
-        self.copied += self.scratch.len() as u64;
-        self.scratch.clear();
     }
 
     /// A blank line: commit the last event ID, then dispatch unless the data buffer is empty.
@@ -719,6 +709,15 @@ fn event_too_large(config: &Config, line_offset: u64) -> DecodeError {
         offset: line_offset,
         limit: config.limits.max_event,
     }
+}
+
+/// Empties the joining buffer. Its bytes were all copied in by `FieldState::join_data`, and
+/// are added to `copied` now rather than line by line (`Decoder::bytes_copied` adds those of
+/// the buffer as it is). A free function, not a method: `join_data` calls it while the event's
+/// first line still borrows another field.
+fn empty_scratch(scratch: &mut Vec<u8>, copied: &mut u64) {
+    *copied += scratch.len() as u64;
+    scratch.clear();
 }
 
 /// Makes room for `additional` bytes, doubling as usual but never past `limit` (the caller
