@@ -37,6 +37,7 @@ fn a_line_longer_than_max_line_within_one_feed_is_an_error_with_its_offset() {
         dec.next_frame(),
         Err(DecodeError::LineTooLong {
             offset: 9,
+            size: 15,
             limit: 8
         })
     );
@@ -53,6 +54,7 @@ fn a_line_longer_than_max_line_across_feeds_is_detected_before_it_is_buffered() 
         dec.next_frame(),
         Err(DecodeError::LineTooLong {
             offset: 9,
+            size: 12,
             limit: 10
         })
     );
@@ -76,6 +78,7 @@ fn event_data_over_max_event_is_an_error_at_the_offending_data_line() {
         dec.next_frame(),
         Err(DecodeError::EventTooLarge {
             offset: 18,
+            size: 7,
             limit: 5
         })
     );
@@ -109,6 +112,7 @@ fn resync_reports_once_drops_the_event_and_resumes_after_the_next_blank_line() {
         out[1],
         Err(DecodeError::LineTooLong {
             offset: 21,
+            size: 18,
             limit: 12
         })
     );
@@ -135,6 +139,8 @@ fn resync_discards_an_endless_line_without_buffering_it() {
         out[0],
         Err(DecodeError::LineTooLong {
             offset: 0,
+            // `data: ` and the first 1 KiB piece: the rest is skipped unseen.
+            size: 1030,
             limit: 16
         })
     );
@@ -153,6 +159,7 @@ fn resync_after_event_too_large_skips_the_rest_of_the_event() {
         out[0],
         Err(DecodeError::EventTooLarge {
             offset: 10,
+            size: 7,
             limit: 4
         })
     );
@@ -170,6 +177,7 @@ fn feeding_past_max_buffered_without_draining_is_refused() {
         dec.feed_slice(b"x"),
         Err(DecodeError::BufferFull {
             offset: 18,
+            size: 19,
             limit: 10
         })
     );
@@ -199,6 +207,8 @@ fn hostile_endless_line_stops_at_the_limit_with_bounded_memory() {
         err,
         Some(DecodeError::LineTooLong {
             offset: 0,
+            // 256 pieces reach the limit; the 257th goes over.
+            size: (16 << 20) + (64 << 10),
             limit: 16 << 20
         })
     );
@@ -218,13 +228,21 @@ fn hostile_endless_data_stops_at_the_event_limit() {
         }
         assert!(fed < 4 << 20, "no error after {fed} bytes");
     };
-    let DecodeError::EventTooLarge { offset, limit: l } = err else {
+    let DecodeError::EventTooLarge {
+        offset,
+        size,
+        limit: l,
+    } = err
+    else {
         panic!("{err:?}")
     };
     assert_eq!(l, limit);
     // The line that went over starts at a multiple of the line length.
     assert_eq!(offset % line.len() as u64, 0);
-    assert_eq!(offset / line.len() as u64, (limit / 1001) as u64);
+    let before = limit / 1001;
+    assert_eq!(offset / line.len() as u64, before as u64);
+    // The data with it: `before + 1` values of 1000 bytes joined by `before` LFs.
+    assert_eq!(size, (before + 1) * 1000 + before);
 }
 
 #[test]
@@ -413,25 +431,34 @@ fn every_feed_pattern_copies_a_bounded_multiple_of_the_input() {
 }
 
 #[test]
-fn the_error_display_names_the_offset_and_the_limit() {
+fn the_error_display_names_the_offset_the_size_and_the_limit() {
     let e = DecodeError::LineTooLong {
         offset: 42,
+        size: 9,
         limit: 8,
     };
     assert_eq!(
         e.to_string(),
-        "line at byte 42 is longer than the 8-byte limit"
+        "line at byte 42 reached 9 bytes, over the 8-byte limit"
     );
     let e = DecodeError::EventTooLarge {
         offset: 1,
+        size: 5,
         limit: 2,
     };
-    assert!(e.to_string().contains("byte 1") && e.to_string().contains("2-byte"));
+    assert_eq!(
+        e.to_string(),
+        "event data would reach 5 bytes with the data line at byte 1, over the 2-byte limit"
+    );
     let e = DecodeError::BufferFull {
         offset: 3,
+        size: 6,
         limit: 4,
     };
-    assert!(e.to_string().contains("byte 3") && e.to_string().contains("4 bytes"));
+    assert_eq!(
+        e.to_string(),
+        "input at byte 3 refused: 6 bytes would be buffered without draining frames, over the 4-byte limit"
+    );
 }
 
 #[test]
@@ -468,7 +495,15 @@ fn after_fail_stop_finish_reports_the_failure_whatever_the_split() {
             bytewise_err = bytewise.next_frame().err();
         }
     }
-    assert_eq!(bytewise_err, Some(err));
+    // The same error, but for the size: the whole line when fed at once, the two bytes seen
+    // when fed byte by byte.
+    let line = |offset, size| DecodeError::LineTooLong {
+        offset,
+        size,
+        limit: 1,
+    };
+    assert_eq!(err, line(0, 32));
+    assert_eq!(bytewise_err, Some(line(0, 2)));
     assert_eq!(whole.finish(), StreamEnd::Failed(err));
-    assert_eq!(bytewise.finish(), StreamEnd::Failed(err));
+    assert_eq!(bytewise.finish(), StreamEnd::Failed(line(0, 2)));
 }

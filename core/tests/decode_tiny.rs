@@ -121,10 +121,13 @@ fn a_line_over_the_limit_in_tiny_pieces_is_reported_where_it_starts() {
         }
     }
     assert_eq!(frames, 2, "the event before and the one after");
+    // The 33rd byte of the line (stream byte 42) comes in the piece of bytes 42..45: the
+    // error counts the 35 bytes seen by then.
     assert_eq!(
         errors,
         [DecodeError::LineTooLong {
             offset: 10,
+            size: 35,
             limit: 32
         }]
     );
@@ -140,6 +143,7 @@ fn lines_waiting_in_tiny_pieces_count_against_max_buffered() {
         dec.feed_slice(b"data: b\n\n"),
         Err(DecodeError::BufferFull {
             offset: 9,
+            size: 18,
             limit: 12
         })
     );

@@ -127,6 +127,7 @@ fn with_resync_an_event_over_the_limit_is_reported_and_the_stream_goes_on() {
         *skipped,
         DecodeError::EventTooLarge {
             offset: 0,
+            size: 8,
             limit: 4
         }
     );

@@ -7,14 +7,16 @@ use core::fmt;
 use super::{Decoder, Limits, OnLimit};
 
 /// A [`Limits`] violation. `offset` is the stream offset (bytes since the start of the stream,
-/// BOM included) of the start of the line at fault, or of the input that did not fit.
+/// BOM included) of the start of the line at fault, or of the input that did not fit; `size`
+/// is how large the line, the event's data or the buffered input got (always over `limit`);
+/// `limit` is the limit in force.
 ///
 /// # Example
 /// ```
 /// use ssekit::{Config, DecodeError, Decoder, Limits};
 /// let mut dec = Decoder::with_config(Config::default().limits(Limits::default().max_line(3)));
 /// dec.feed_slice(b"id: 1\n")?;
-/// assert_eq!(dec.next_frame(), Err(DecodeError::LineTooLong { offset: 0, limit: 3 }));
+/// assert_eq!(dec.next_frame(), Err(DecodeError::LineTooLong { offset: 0, size: 5, limit: 3 }));
 /// # Ok::<(), DecodeError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -24,6 +26,10 @@ pub enum DecodeError {
     LineTooLong {
         /// Stream offset where the line starts.
         offset: u64,
+        /// Bytes of the line read when the limit was hit, line ending excluded: its whole
+        /// length when the ending had arrived, else the bytes seen so far (the line may be
+        /// longer; the rest is skipped without being buffered).
+        size: usize,
         /// The limit in force.
         limit: usize,
     },
@@ -31,6 +37,8 @@ pub enum DecodeError {
     EventTooLarge {
         /// Stream offset of the `data:` line that went over.
         offset: u64,
+        /// Bytes the event's data would hold with that line (lines joined by LF).
+        size: usize,
         /// The limit in force.
         limit: usize,
     },
@@ -38,6 +46,9 @@ pub enum DecodeError {
     BufferFull {
         /// Stream offset where the refused input would have started.
         offset: u64,
+        /// Bytes that would be buffered with the refused input: those not drained yet plus
+        /// the input.
+        size: usize,
         /// The limit in force.
         limit: usize,
     },
@@ -46,16 +57,29 @@ pub enum DecodeError {
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            DecodeError::LineTooLong { offset, limit } => {
-                write!(f, "line at byte {offset} is longer than the {limit}-byte limit")
-            }
-            DecodeError::EventTooLarge { offset, limit } => write!(
+            DecodeError::LineTooLong {
+                offset,
+                size,
+                limit,
+            } => write!(
                 f,
-                "event data exceeds the {limit}-byte limit at the data line at byte {offset}"
+                "line at byte {offset} reached {size} bytes, over the {limit}-byte limit"
             ),
-            DecodeError::BufferFull { offset, limit } => write!(
+            DecodeError::EventTooLarge {
+                offset,
+                size,
+                limit,
+            } => write!(
                 f,
-                "input at byte {offset} refused: more than {limit} bytes fed without draining frames"
+                "event data would reach {size} bytes with the data line at byte {offset}, over the {limit}-byte limit"
+            ),
+            DecodeError::BufferFull {
+                offset,
+                size,
+                limit,
+            } => write!(
+                f,
+                "input at byte {offset} refused: {size} bytes would be buffered without draining frames, over the {limit}-byte limit"
             ),
         }
     }

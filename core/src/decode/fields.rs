@@ -572,7 +572,7 @@ impl FieldState {
         line_offset: u64,
     ) -> Result<(), DecodeError> {
         if value.len() > config.limits.max_event {
-            return Err(event_too_large(config, line_offset));
+            return Err(event_too_large(config, line_offset, value.len()));
         }
         self.data = Data::One(value);
         Ok(())
@@ -599,7 +599,7 @@ impl FieldState {
             Data::Empty => {
                 // Not reached (a first line is kept where it lies); still correct.
                 if bytes.len() > limit {
-                    return Err(event_too_large(config, line_offset));
+                    return Err(event_too_large(config, line_offset, bytes.len()));
                 }
                 empty_scratch(&mut self.scratch, &mut self.copied);
                 reserve_within(&mut self.scratch, bytes.len(), limit, &mut self.copied);
@@ -609,8 +609,9 @@ impl FieldState {
             }
         };
         let held_len = first.map_or(self.scratch.len(), <[u8]>::len);
-        if held_len + 1 + bytes.len() > limit {
-            return Err(event_too_large(config, line_offset));
+        let size = held_len + 1 + bytes.len();
+        if size > limit {
+            return Err(event_too_large(config, line_offset, size));
         }
         if let Some(first) = first {
             // The joining buffer held the last joined event until now.
@@ -702,11 +703,13 @@ fn classify(line: &[u8]) -> Option<(FieldName, usize)> {
     }
 }
 
-/// The error for a data line that would take the event past `max_event`.
+/// The error for a data line that would take the event's data to `size` bytes, past
+/// `max_event`.
 #[cold]
-fn event_too_large(config: &Config, line_offset: u64) -> DecodeError {
+fn event_too_large(config: &Config, line_offset: u64, size: usize) -> DecodeError {
     DecodeError::EventTooLarge {
         offset: line_offset,
+        size,
         limit: config.limits.max_event,
     }
 }

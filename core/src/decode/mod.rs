@@ -617,9 +617,11 @@ impl Decoder {
             0
         };
         let held = behind + unread_lines;
-        if held > 0 && held.saturating_add(incoming) > self.config.limits.max_buffered {
+        let size = held.saturating_add(incoming);
+        if held > 0 && size > self.config.limits.max_buffered {
             return Err(DecodeError::BufferFull {
                 offset: self.offset + behind as u64,
+                size,
                 limit: self.config.limits.max_buffered,
             });
         }
@@ -718,6 +720,7 @@ impl Decoder {
     fn raised_error(&self) -> DecodeError {
         self.raised.unwrap_or(DecodeError::LineTooLong {
             offset: self.offset,
+            size: self.config.limits.max_line.saturating_add(1),
             limit: self.config.limits.max_line,
         })
     }
@@ -1025,6 +1028,7 @@ impl Decoder {
             let result = if end > max_line {
                 Err(DecodeError::LineTooLong {
                     offset: line_offset,
+                    size: end,
                     limit: max_line,
                 })
             } else {
@@ -1125,12 +1129,14 @@ impl Decoder {
             let len = chunk.len();
             self.scanned += len as u64;
             if !self.discarding_line {
-                if self.line.len() + len > self.config.limits.max_line {
+                let size = self.line.len() + len;
+                if size > self.config.limits.max_line {
                     self.line.clear();
                     self.discarding_line = true;
                     self.drop_front(len);
                     return Err(DecodeError::LineTooLong {
                         offset: self.line_start,
+                        size,
                         limit: self.config.limits.max_line,
                     });
                 }
@@ -1154,9 +1160,11 @@ impl Decoder {
             self.discarding_line = false;
             Ok(None)
         } else if self.line.len() + end > self.config.limits.max_line {
+            let size = self.line.len() + end;
             self.line.clear();
             Err(DecodeError::LineTooLong {
                 offset: line_offset,
+                size,
                 limit: self.config.limits.max_line,
             })
         } else if self.line.is_empty() {

@@ -3,6 +3,10 @@
 //! after each fully, partly or not at all, owned and borrowed frames mixed, and pieces
 //! refused as `BufferFull` fed again after draining (backpressure). Whatever the schedule,
 //! the [`Outcome`] must be that of one feed drained at once ([`run`] with one piece).
+//!
+//! One part of an error depends on the pieces: the `size` of a `LineTooLong` raised before
+//! the line's end arrived counts the bytes seen so far. The driver checks it (over the limit,
+//! within the input fed) and records it as `limit + 1`, the least any split reports.
 
 #![allow(dead_code)]
 
@@ -38,6 +42,7 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
         failed: false,
         call: 0,
         borrow,
+        accepted: 0,
     };
     // Bytes the decoder has accepted: where a refused piece would have started.
     let mut accepted = 0u64;
@@ -54,13 +59,19 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
                     accepted += piece.len() as u64;
                     break;
                 }
-                Err(DecodeError::BufferFull { offset, limit }) if !drained => {
+                Err(DecodeError::BufferFull {
+                    offset,
+                    size,
+                    limit,
+                }) if !drained => {
                     let expected = (accepted, config.get_limits().buffered_limit());
                     assert_eq!(
                         (offset, limit),
                         expected,
                         "BufferFull names the refused input"
                     );
+                    // Undrained bytes (at least one) and the refused piece, over the limit.
+                    assert!(size > limit && size > piece.len(), "BufferFull size {size}");
                     drained = true;
                     drain.take(&mut decoder, usize::MAX);
                 }
@@ -70,6 +81,7 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
                 }
             }
         }
+        drain.accepted = accepted;
         let take = match takes.get(i % takes.len().max(1)).map(|t| t % 4) {
             Some(t @ 0..=2) => usize::from(t),
             _ => usize::MAX,
@@ -88,9 +100,13 @@ pub fn run_mixed(config: Config, pieces: &[&[u8]], borrow: &[bool], takes: &[u8]
         copied <= 8 * accepted + 64,
         "copied {copied} of {accepted} bytes"
     );
+    let end = match decoder.finish() {
+        StreamEnd::Failed(err) => StreamEnd::Failed(comparable(err, accepted)),
+        other => other,
+    };
     Outcome {
         items: drain.items,
-        end: decoder.finish(),
+        end,
         last_event_id: decoder.last_event_id().to_string(),
     }
 }
@@ -101,6 +117,34 @@ struct Drain<'a> {
     failed: bool,
     call: usize,
     borrow: &'a [bool],
+    /// Bytes fed so far.
+    accepted: u64,
+}
+
+/// `err` as the [`Outcome`] records it, after checking its size: over the limit, and for a
+/// line, within the `accepted` bytes fed; a line's size is recorded as `limit + 1`.
+fn comparable(err: DecodeError, accepted: u64) -> DecodeError {
+    match err {
+        DecodeError::LineTooLong {
+            offset,
+            size,
+            limit,
+        } => {
+            assert!(size > limit, "{err:?}");
+            assert!(offset + size as u64 <= accepted, "{err:?} past {accepted}");
+            DecodeError::LineTooLong {
+                offset,
+                size: limit + 1,
+                limit,
+            }
+        }
+        DecodeError::EventTooLarge { size, limit, .. }
+        | DecodeError::BufferFull { size, limit, .. } => {
+            assert!(size > limit, "{err:?}");
+            err
+        }
+        other => other,
+    }
 }
 
 impl Drain<'_> {
@@ -126,7 +170,7 @@ impl Drain<'_> {
                 Ok(Some(frame)) => self.items.push(Ok(frame)),
                 Ok(None) => return,
                 Err(err) => {
-                    self.items.push(Err(err));
+                    self.items.push(Err(comparable(err, self.accepted)));
                     // Fail-stop repeats the same error until reset; Resync goes on.
                     if decoder.config().get_on_limit() == OnLimit::FailStop {
                         assert_eq!(decoder.next_frame(), Err(err), "fail-stop must be sticky");
