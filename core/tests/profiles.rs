@@ -486,7 +486,7 @@ fn responses_type() {
     valid(
         responses::Stream::new(),
         &format!(
-            "event: response.created\ndata: {{}}\n\n{}",
+            "event: response.created\ndata: {{\"response\":{{\"status\":\"in_progress\",\"output\":[]}}}}\n\n{}",
             stream(&[COMPLETED])
         ),
     );
@@ -545,6 +545,182 @@ fn responses_created_once() {
             &stream(&[CREATED, IN_PROGRESS, CREATED, COMPLETED])
         ),
         (responses::CREATED_ONCE, Some(2))
+    );
+}
+
+/// A `response.created` or `response.completed` whose snapshot is `snapshot` (JSON).
+fn with_snapshot(kind: &str, snapshot: &str) -> String {
+    format!(r#"{{"type":"response.{kind}","response":{snapshot}}}"#)
+}
+
+#[test]
+fn responses_status() {
+    // The spec: created is "status=in_progress", completed "status=completed", the error
+    // path's completed too. OpenAI's background `created` says `queued`.
+    let queued = with_snapshot(
+        "created",
+        r#"{"id":"resp_1","status":"queued","output":[]}"#,
+    );
+    valid(
+        responses::Stream::new(),
+        &stream(&[&queued, IN_PROGRESS, COMPLETED]),
+    );
+    assert!(valid(responses::Stream::new(), &stream(&[FAILED])).is_error());
+    // The spec names no status for in_progress, and OpenAI's terminal events are not the
+    // spec's: neither is checked.
+    let odd_progress =
+        r#"{"type":"response.in_progress","response":{"id":"resp_1","status":"queued"}}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, odd_progress, COMPLETED]),
+    );
+    let created = |snapshot: &str| with_snapshot("created", snapshot);
+    for bad in [
+        created(r#"{"id":"resp_1","status":"completed","output":[]}"#),
+        created(r#"{"id":"resp_1","status":"In_Progress","output":[]}"#),
+        created(r#"{"id":"resp_1","status":null,"output":[]}"#),
+        created(r#"{"id":"resp_1","output":[]}"#),
+        created("null"),
+        r#"{"type":"response.created"}"#.to_owned(),
+    ] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[&bad, IN_PROGRESS, COMPLETED])
+            ),
+            (responses::STATUS, Some(0)),
+            "{bad}"
+        );
+    }
+    let completed = |snapshot: &str| with_snapshot("completed", snapshot);
+    for bad in [
+        completed(r#"{"id":"resp_1","status":"in_progress","error":null}"#),
+        completed(r#"{"id":"resp_1","status":"failed","error":{"message":"x"}}"#),
+        completed(r#"{"id":"resp_1","error":null}"#),
+        r#"{"type":"response.completed"}"#.to_owned(),
+    ] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[CREATED, IN_PROGRESS, &bad])
+            ),
+            (responses::STATUS, Some(2)),
+            "{bad}"
+        );
+    }
+    // The error path's completed may come first; its status is still `completed`.
+    let failed_first = completed(r#"{"id":"resp_1","status":"failed","error":{"message":"x"}}"#);
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&[&failed_first])),
+        (responses::STATUS, Some(0))
+    );
+    // A status that is not a string is a field of the wrong type.
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[&created(r#"{"status":1,"output":[]}"#)])
+        ),
+        (responses::FIELDS, Some(0))
+    );
+}
+
+#[test]
+fn responses_created_empty() {
+    let created = |output: &str| {
+        with_snapshot(
+            "created",
+            &format!(r#"{{"id":"resp_1","status":"in_progress","output":{output}}}"#),
+        )
+    };
+    valid(
+        responses::Stream::new(),
+        &stream(&[&created("[ \t]"), IN_PROGRESS, COMPLETED]),
+    );
+    for bad in [
+        created(r#"[{"id":"msg_1","type":"message"}]"#),
+        created("[[]]"),
+        created("null"),
+        with_snapshot("created", r#"{"id":"resp_1","status":"in_progress"}"#),
+    ] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[&bad, IN_PROGRESS, COMPLETED])
+            ),
+            (responses::CREATED_EMPTY, Some(0)),
+            "{bad}"
+        );
+    }
+    // Later snapshots carry the output as it grows.
+    let progress = r#"{"type":"response.in_progress","response":{"id":"resp_1","status":"in_progress","output":[{"type":"function_call"}]}}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, progress, COMPLETED]),
+    );
+    // An output that is not an array is a field of the wrong type.
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&[&created("\"[]\"")])),
+        (responses::FIELDS, Some(0))
+    );
+}
+
+#[test]
+fn responses_response_id() {
+    let in_progress = |id: &str| {
+        format!(
+            r#"{{"type":"response.in_progress","response":{{"id":"{id}","status":"in_progress"}}}}"#
+        )
+    };
+    // The same id written with an escape is the same id; a snapshot without one is fine.
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            &in_progress("resp\\u005f1"),
+            r#"{"type":"response.in_progress"}"#,
+            COMPLETED,
+        ]),
+    );
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, &in_progress("resp_2"), COMPLETED])
+        ),
+        (responses::RESPONSE_ID, Some(1))
+    );
+    let other = COMPLETED.replace("resp_1", "resp_2");
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, &other])
+        ),
+        (responses::RESPONSE_ID, Some(2))
+    );
+    // OpenAI's terminal events carry the snapshot too.
+    let failed = r#"{"type":"response.failed","response":{"id":"resp_9","status":"failed","error":{"code":"server_error"}}}"#;
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, failed])
+        ),
+        (responses::RESPONSE_ID, Some(2))
+    );
+    // When `created` has no id, the first snapshot that has one sets it.
+    let anonymous = with_snapshot("created", r#"{"status":"in_progress","output":[]}"#);
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            &anonymous,
+            &in_progress("resp_7"),
+            &COMPLETED.replace("resp_1", "resp_7"),
+        ]),
+    );
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[&anonymous, &in_progress("resp_7"), COMPLETED])
+        ),
+        (responses::RESPONSE_ID, Some(2))
     );
 }
 
@@ -734,10 +910,15 @@ fn responses_too_large() {
         &text_delta(1, "de"),
         COMPLETED,
     ]);
-    valid(responses::Stream::new().max_accumulated(5), &sse);
+    // The response id kept to compare snapshots (`resp_1`, 6 bytes) counts, then 5 of text.
+    valid(responses::Stream::new().max_accumulated(11), &sse);
     assert_eq!(
-        broken(responses::Stream::new().max_accumulated(4), &sse),
+        broken(responses::Stream::new().max_accumulated(10), &sse),
         (responses::TOO_LARGE, Some(3))
+    );
+    assert_eq!(
+        broken(responses::Stream::new().max_accumulated(5), &sse),
+        (responses::TOO_LARGE, Some(0))
     );
 }
 

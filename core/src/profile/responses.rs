@@ -10,13 +10,16 @@
 //! | [`TYPE_MISMATCH`] | `event:` and JSON `type` agree when both are sent |
 //! | [`CREATED_FIRST`] | the first event is `response.created`, except a terminal error (a failure before anything was sent) |
 //! | [`CREATED_ONCE`] | `response.created` is sent once |
+//! | [`STATUS`] | the `response` snapshot's `status` is `in_progress` in `response.created` (or OpenAI's `queued`) and `completed` in `response.completed` |
+//! | [`CREATED_EMPTY`] | `response.created`'s snapshot has an empty `output` |
+//! | [`RESPONSE_ID`] | every `response` snapshot has the `id` of the first |
 //! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
 //! | [`FIELDS`] | deltas carry `output_index` and a string `delta`; `.done` carries `output_index` and a string `arguments` |
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
 //! | [`ARGUMENTS_JSON`] | those arguments are valid JSON |
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
 //! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one) |
-//! | [`TOO_LARGE`] | accumulated text and arguments stay under the cap ([`Stream::max_accumulated`]) |
+//! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response id) stays under the cap ([`Stream::max_accumulated`]) |
 //!
 //! The terminal event is `response.completed` (carrying a non-null `response.error` when the
 //! server failed, as Open Responses Server reports errors), or one of those OpenAI's API ends
@@ -111,6 +114,65 @@ pub const CREATED_FIRST: Rule = Rule::new(
 pub const CREATED_ONCE: Rule =
     Rule::new("responses.created-once", "`response.created` is sent once");
 
+/// The `response` snapshot's `status` matches the event.
+///
+/// The spec gives `response.created` a "Full ResponseModel (empty output,
+/// status=in_progress)" and `response.completed` a "Full ResponseModel with
+/// status=completed" (errors too: Open Responses Server reports them in `response.error`
+/// of a completed response). OpenAI's `created` of a background response says `queued`,
+/// which is accepted as well. A missing `response` or `status` breaks the rule.
+/// `response.in_progress` (for which the spec names no status) and OpenAI's own terminal
+/// events are not checked.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, STATUS};
+/// use ssekit::sequence::Profile;
+/// let mut p = Stream::new();
+/// let created = r#"{"type":"response.created","response":{"id":"r","status":"completed","output":[]}}"#;
+/// assert_eq!(p.event(&ssekit::Event::message(created)), Err(STATUS));
+/// ```
+pub const STATUS: Rule = Rule::new(
+    "responses.status",
+    "the `response` snapshot's `status` is `in_progress` (or `queued`) in `response.created` and `completed` in `response.completed`",
+);
+
+/// `response.created` carries a snapshot with an empty `output`.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, CREATED_EMPTY};
+/// use ssekit::sequence::Profile;
+/// let mut p = Stream::new();
+/// let created = r#"{"type":"response.created","response":{"id":"r","status":"in_progress","output":[{}]}}"#;
+/// assert_eq!(p.event(&ssekit::Event::message(created)), Err(CREATED_EMPTY));
+/// ```
+pub const CREATED_EMPTY: Rule = Rule::new(
+    "responses.created-empty",
+    "`response.created` carries a snapshot with an empty `output`",
+);
+
+/// Every `response` snapshot (of `response.created`, `response.in_progress`, the terminal
+/// events) has the `id` of the first one that has an `id`: they are snapshots of the one
+/// response the stream is about, the id its conversation history is saved under.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, RESPONSE_ID};
+/// use ssekit::sequence::Profile;
+/// use ssekit::Event;
+/// let mut p = Stream::new();
+/// let created = r#"{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}"#;
+/// p.event(&Event::message(created))?;
+/// let other = r#"{"type":"response.in_progress","response":{"id":"r2","status":"in_progress"}}"#;
+/// assert_eq!(p.event(&Event::message(other)), Err(RESPONSE_ID));
+/// # Ok::<(), ssekit::sequence::Rule>(())
+/// ```
+pub const RESPONSE_ID: Rule = Rule::new(
+    "responses.response-id",
+    "every `response` snapshot has the `id` of the first",
+);
+
 /// Output events come after a `response.in_progress`.
 ///
 /// # Example
@@ -179,7 +241,8 @@ pub const AFTER_TERMINAL: Rule = Rule::new(
     "nothing follows the terminal event",
 );
 
-/// Accumulated text and arguments stay under the cap.
+/// What the profile keeps stays under the cap: accumulated text and arguments, and the
+/// response id it compares snapshots with.
 ///
 /// # Example
 /// ```
@@ -187,7 +250,7 @@ pub const AFTER_TERMINAL: Rule = Rule::new(
 /// ```
 pub const TOO_LARGE: Rule = Rule::new(
     "responses.too-large",
-    "accumulated text and arguments stay under the cap",
+    "accumulated text and arguments, and the ids kept to compare, stay under the cap",
 );
 
 /// The fields the profile reads; everything else is skipped without being stored.
@@ -201,14 +264,47 @@ struct Wire<'a> {
     delta: Option<Text<'a>>,
     #[serde(borrow, default)]
     arguments: Option<Text<'a>>,
-    #[serde(default)]
-    response: Option<Snapshot>,
+    #[serde(borrow, default)]
+    response: Option<Snapshot<'a>>,
 }
 
+/// The fields read from the `response` snapshot.
 #[derive(serde::Deserialize)]
-struct Snapshot {
+struct Snapshot<'a> {
     #[serde(default)]
     error: Option<IgnoredAny>,
+    #[serde(borrow, default)]
+    id: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    status: Option<Text<'a>>,
+    #[serde(default)]
+    output: Option<Output>,
+}
+
+/// A JSON array, of which only whether it is empty is kept.
+struct Output {
+    empty: bool,
+}
+
+impl<'de> serde::Deserialize<'de> for Output {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct OutputVisitor;
+        impl<'de> serde::de::Visitor<'de> for OutputVisitor {
+            type Value = Output;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Output, A::Error> {
+                let empty = seq.next_element::<IgnoredAny>()?.is_none();
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Output { empty })
+            }
+        }
+        d.deserialize_seq(OutputVisitor)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,7 +351,7 @@ struct Item {
     arguments_done: bool,
 }
 
-/// The default cap on accumulated text and arguments: 16 MiB.
+/// The default cap on what the profile keeps (text, arguments, ids): 16 MiB.
 ///
 /// # Example
 /// ```
@@ -280,6 +376,8 @@ pub struct Stream {
     completed: bool,
     error: bool,
     incomplete: bool,
+    /// The `id` of the first `response` snapshot that had one.
+    response_id: Option<String>,
     items: BTreeMap<u64, Item>,
     accumulated: usize,
     max_accumulated: usize,
@@ -306,13 +404,15 @@ impl Stream {
             completed: false,
             error: false,
             incomplete: false,
+            response_id: None,
             items: BTreeMap::new(),
             accumulated: 0,
             max_accumulated: DEFAULT_MAX_ACCUMULATED,
         }
     }
 
-    /// Sets the cap on accumulated text plus arguments, in bytes ([`TOO_LARGE`] past it).
+    /// Sets the cap on what the profile keeps, in bytes ([`TOO_LARGE`] past it): the
+    /// accumulated text and arguments plus the response id kept to compare snapshots.
     ///
     /// # Example
     /// ```
@@ -465,15 +565,31 @@ impl Stream {
             None => None,
             Some(v) if v.kind == Kind::Null => None,
             Some(v) if v.kind == Kind::Object => {
-                let error_slot = |key: &str| (key == "error").then_some(0);
-                let snapshot = match scan::object_with::<1>(v.raw, error_slot) {
+                let snapshot_slot = |key: &str| match key {
+                    "error" => Some(0),
+                    "id" => Some(1),
+                    "status" => Some(2),
+                    "output" => Some(3),
+                    _ => None,
+                };
+                let snapshot = match scan::object_with::<4>(v.raw, snapshot_slot) {
                     Ok(Some(f)) if !f.escaped_key && !f.duplicate => f,
                     Ok(Some(f)) if f.duplicate => return Err(FIELDS),
                     _ => return slow_wire(event),
                 };
-                let [error] = snapshot.values;
+                let [error, id, status, output] = snapshot.values;
                 Some(Snapshot {
                     error: error.filter(|e| e.kind != Kind::Null).map(|_| IgnoredAny),
+                    id: text(id)?,
+                    status: text(status)?,
+                    output: match output {
+                        None => None,
+                        Some(v) if v.kind == Kind::Null => None,
+                        Some(v) if v.kind == Kind::Array => Some(Output {
+                            empty: is_empty_array(v.raw),
+                        }),
+                        Some(_) => return Err(FIELDS),
+                    },
                 })
             }
             // serde reads a struct from an array too; leave that to it.
@@ -495,6 +611,40 @@ impl Stream {
 }
 
 impl Stream {
+    /// [`STATUS`], [`CREATED_EMPTY`] and [`RESPONSE_ID`] on the `response` snapshot of a
+    /// `created`, `in_progress` or terminal event.
+    fn snapshot(&mut self, kind: EventKind, response: Option<&Snapshot<'_>>) -> Result<(), Rule> {
+        let status = response
+            .and_then(|r| r.status.as_ref())
+            .map(|Text(s)| s.as_ref());
+        match kind {
+            EventKind::Created => {
+                if !matches!(status, Some("in_progress" | "queued")) {
+                    return Err(STATUS);
+                }
+                if !response
+                    .and_then(|r| r.output.as_ref())
+                    .is_some_and(|output| output.empty)
+                {
+                    return Err(CREATED_EMPTY);
+                }
+            }
+            EventKind::Completed if status != Some("completed") => return Err(STATUS),
+            _ => {}
+        }
+        if let Some(Text(id)) = response.and_then(|r| r.id.as_ref()) {
+            match &self.response_id {
+                Some(first) if first != id => return Err(RESPONSE_ID),
+                Some(_) => {}
+                None => {
+                    self.grow(id.len())?;
+                    self.response_id = Some(String::from(id.as_ref()));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The rules, on the fields read from one event.
     fn apply(&mut self, event: EventRef<'_>, wire: Wire<'_>) -> Result<(), Rule> {
         let kind = match (&wire.kind, event.event_field()) {
@@ -517,14 +667,17 @@ impl Stream {
         match kind {
             EventKind::Created if self.created => Err(CREATED_ONCE),
             EventKind::Created => {
+                self.snapshot(kind, wire.response.as_ref())?;
                 self.created = true;
                 Ok(())
             }
             EventKind::InProgress => {
+                self.snapshot(kind, wire.response.as_ref())?;
                 self.in_progress = true;
                 Ok(())
             }
             EventKind::Completed | EventKind::Failed | EventKind::Incomplete | EventKind::Error => {
+                self.snapshot(kind, wire.response.as_ref())?;
                 self.completed = true;
                 self.error = failed;
                 self.incomplete = kind == EventKind::Incomplete;
@@ -550,6 +703,12 @@ fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, Rule> {
             Ok(Some(Text(Cow::Owned(decoded))))
         }
     }
+}
+
+/// Whether a scanned array (`raw` with its brackets) holds no element.
+fn is_empty_array(raw: &str) -> bool {
+    raw.get(1..raw.len().saturating_sub(1))
+        .is_some_and(|inside| inside.trim_matches([' ', '\t', '\n', '\r']).is_empty())
 }
 
 /// The serde path, for what the scanner leaves to it.
@@ -588,26 +747,29 @@ mod tests {
     use alloc::string::ToString;
     use alloc::vec::Vec;
 
-    /// What a reading of the fields amounts to, comparable.
-    type Reading = Result<
-        (
-            Option<String>,
-            Option<u64>,
-            Option<String>,
-            Option<String>,
-            Option<bool>,
-        ),
-        Rule,
-    >;
+    /// What a reading of the fields amounts to, comparable: every field, written out.
+    type Reading = Result<String, Rule>;
 
     fn reading(wire: Result<Wire<'_>, Rule>) -> Reading {
+        let text = |t: &Option<Text<'_>>| t.as_ref().map(|t| t.0.to_string());
         wire.map(|w| {
-            (
-                w.kind.map(|t| t.0.to_string()),
-                w.output_index,
-                w.delta.map(|t| t.0.to_string()),
-                w.arguments.map(|t| t.0.to_string()),
-                w.response.map(|r| r.error.is_some()),
+            let response = w.response.as_ref().map(|r| {
+                (
+                    r.error.is_some(),
+                    text(&r.id),
+                    text(&r.status),
+                    r.output.as_ref().map(|o| o.empty),
+                )
+            });
+            format!(
+                "{:?}",
+                (
+                    text(&w.kind),
+                    w.output_index,
+                    text(&w.delta),
+                    text(&w.arguments),
+                    response,
+                )
             )
         })
     }
@@ -636,6 +798,16 @@ mod tests {
             Just("{\"error\":1,\"error\":2}".to_string()),
             Just("{\"err\\u006fr\":1}".to_string()),
             Just("{\"error\":[".to_string()),
+            Just("{\"id\":\"r1\",\"status\":\"in_progress\",\"output\":[]}".to_string()),
+            Just("{\"id\":\"r\\u0031\",\"status\":\"completed\",\"output\":[ {} ]}".to_string()),
+            Just("{\"status\":5}".to_string()),
+            Just("{\"id\":[],\"output\":null}".to_string()),
+            Just("{\"status\":\"\\ud800\"}".to_string()),
+            Just("{\"output\":{}}".to_string()),
+            Just("{\"output\":\"[]\"}".to_string()),
+            Just("{\"output\":[ \n ]}".to_string()),
+            Just("{\"output\":[],\"output\":[]}".to_string()),
+            Just("{\"st\\u0061tus\":\"queued\"}".to_string()),
             "\"[a-z .]{0,12}\"",
         ]
     }
@@ -682,7 +854,8 @@ mod tests {
     #[test]
     fn arguments_done_checks_json_with_the_scanner_and_serde_past_its_depth() {
         let mut p = Stream::new();
-        let created = r#"{"type":"response.created","response":{"error":null}}"#;
+        let created =
+            r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#;
         let progress = r#"{"type":"response.in_progress"}"#;
         for data in [created, progress] {
             p.event(&Event::message(data)).unwrap();
