@@ -923,6 +923,39 @@ fn responses_too_large() {
 }
 
 #[test]
+fn responses_too_many_items() {
+    let sse = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        &text_delta(0, "a"),
+        &text_delta(7, ""),
+        &text_delta(0, "b"),
+        &text_delta(7, "c"),
+        COMPLETED,
+    ]);
+    let p = valid(responses::Stream::new().max_items(2), &sse);
+    assert_eq!((p.text(0), p.text(7)), (Some("ab"), Some("c")));
+    assert_eq!(
+        broken(responses::Stream::new().max_items(1), &sse),
+        (responses::TOO_MANY_ITEMS, Some(3))
+    );
+    // The default: 1024 items, each named by an empty delta (no text to count), and one
+    // more is refused.
+    assert_eq!(responses::DEFAULT_MAX_ITEMS, 1024);
+    let mut events = vec![CREATED.to_owned(), IN_PROGRESS.to_owned()];
+    events.extend((0..1024).map(|i| text_delta(i * 1000, "")));
+    events.push(COMPLETED.to_owned());
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    valid(responses::Stream::new(), &stream(&refs));
+    events.insert(1026, text_delta(u64::MAX, ""));
+    let refs: Vec<&str> = events.iter().map(String::as_str).collect();
+    assert_eq!(
+        broken(responses::Stream::new(), &stream(&refs)),
+        (responses::TOO_MANY_ITEMS, Some(1026))
+    );
+}
+
+#[test]
 fn responses_unterminated_and_reported_name() {
     valid(
         responses::Stream::new(),

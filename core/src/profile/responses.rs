@@ -20,6 +20,7 @@
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
 //! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one) |
 //! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response id) stays under the cap ([`Stream::max_accumulated`]) |
+//! | [`TOO_MANY_ITEMS`] | at most [`Stream::max_items`] distinct `output_index` values (1024 by default) |
 //!
 //! The terminal event is `response.completed` (carrying a non-null `response.error` when the
 //! server failed, as Open Responses Server reports errors), or one of those OpenAI's API ends
@@ -49,7 +50,7 @@
 //! # Ok::<(), ssekit::sequence::SequenceError>(())
 //! ```
 
-use alloc::collections::BTreeMap;
+use alloc::collections::btree_map::{BTreeMap, Entry};
 use alloc::string::String;
 
 use alloc::borrow::Cow;
@@ -253,6 +254,32 @@ pub const TOO_LARGE: Rule = Rule::new(
     "accumulated text and arguments, and the ids kept to compare, stay under the cap",
 );
 
+/// At most [`Stream::max_items`] output items.
+///
+/// The profile keeps a record per `output_index` (its text, its arguments); the event
+/// that names one more index than the cap allows breaks this rule, so no stream can make
+/// the profile keep an unbounded number of records, not even with empty deltas.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, TOO_MANY_ITEMS};
+/// use ssekit::sequence::Validator;
+/// use ssekit::Event;
+///
+/// let mut v = Validator::new(Stream::new().max_items(1));
+/// v.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
+/// v.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// let delta = |index: u8| format!(r#"{{"type":"response.output_text.delta","item_id":"m","output_index":{index},"delta":""}}"#);
+/// v.event(&Event::message(delta(0)))?;
+/// v.event(&Event::message(delta(0)))?;
+/// assert_eq!(v.event(&Event::message(delta(1))).unwrap_err().rule(), TOO_MANY_ITEMS);
+/// # Ok::<(), ssekit::sequence::SequenceError>(())
+/// ```
+pub const TOO_MANY_ITEMS: Rule = Rule::new(
+    "responses.too-many-items",
+    "the stream names at most `max_items` output items",
+);
+
 /// The fields the profile reads; everything else is skipped without being stored.
 #[derive(serde::Deserialize)]
 struct Wire<'a> {
@@ -359,6 +386,14 @@ struct Item {
 /// ```
 pub const DEFAULT_MAX_ACCUMULATED: usize = 16 << 20;
 
+/// The default cap on the number of output items (distinct `output_index` values): 1024.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit::profile::responses::DEFAULT_MAX_ITEMS, 1024);
+/// ```
+pub const DEFAULT_MAX_ITEMS: usize = 1024;
+
 /// The Responses API stream profile; see the [module docs](self) for its rules.
 ///
 /// # Example
@@ -381,6 +416,7 @@ pub struct Stream {
     items: BTreeMap<u64, Item>,
     accumulated: usize,
     max_accumulated: usize,
+    max_items: usize,
 }
 
 impl Default for Stream {
@@ -408,6 +444,7 @@ impl Stream {
             items: BTreeMap::new(),
             accumulated: 0,
             max_accumulated: DEFAULT_MAX_ACCUMULATED,
+            max_items: DEFAULT_MAX_ITEMS,
         }
     }
 
@@ -421,6 +458,19 @@ impl Stream {
     /// ```
     pub const fn max_accumulated(mut self, bytes: usize) -> Self {
         self.max_accumulated = bytes;
+        self
+    }
+
+    /// Sets the cap on the number of output items (distinct `output_index` values) the
+    /// profile keeps a record of ([`TOO_MANY_ITEMS`] past it).
+    ///
+    /// # Example
+    /// ```
+    /// let p = ssekit::profile::responses::Stream::new().max_items(16);
+    /// assert!(p.text(0).is_none());
+    /// ```
+    pub const fn max_items(mut self, items: usize) -> Self {
+        self.max_items = items;
         self
     }
 
@@ -485,6 +535,16 @@ impl Stream {
         Ok(())
     }
 
+    /// The record of output item `index`, made if new ([`TOO_MANY_ITEMS`] past the cap).
+    fn item(&mut self, index: u64) -> Result<&mut Item, Rule> {
+        let count = self.items.len();
+        match self.items.entry(index) {
+            Entry::Occupied(item) => Ok(item.into_mut()),
+            Entry::Vacant(_) if count >= self.max_items => Err(TOO_MANY_ITEMS),
+            Entry::Vacant(slot) => Ok(slot.insert(Item::default())),
+        }
+    }
+
     fn output(&mut self, kind: EventKind, wire: Wire<'_>) -> Result<(), Rule> {
         if !self.in_progress {
             return Err(IN_PROGRESS_BEFORE_OUTPUT);
@@ -495,14 +555,14 @@ impl Stream {
                     return Err(FIELDS);
                 };
                 self.grow(delta.len())?;
-                self.items.entry(index).or_default().text.push_str(&delta);
+                self.item(index)?.text.push_str(&delta);
             }
             EventKind::ArgumentsDelta => {
                 let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
                     return Err(FIELDS);
                 };
                 self.grow(delta.len())?;
-                let item = self.items.entry(index).or_default();
+                let item = self.item(index)?;
                 if item.arguments_done {
                     return Err(DONE_ONCE);
                 }
@@ -513,7 +573,7 @@ impl Stream {
                 else {
                     return Err(FIELDS);
                 };
-                let item = self.items.entry(index).or_default();
+                let item = self.item(index)?;
                 if item.arguments_done {
                     return Err(DONE_ONCE);
                 }
