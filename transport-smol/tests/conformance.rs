@@ -55,6 +55,43 @@ fn keep_alive_pings_reach_the_client_while_the_server_is_idle() {
     });
 }
 
+/// The other bound of the keep-alive: the test above checks that no ping comes early; here
+/// an idle stream must not go quiet for much longer than the interval either, which is what
+/// a peer's idle timeout of a few intervals relies on (ORS: pings every 10 s, the official
+/// client's read timeout is 30 s).
+#[test]
+fn keep_alive_pings_come_at_most_a_few_intervals_apart() {
+    const EVERY: Duration = Duration::from_millis(200);
+    const PINGS: u32 = 4;
+    each_pair(|server, side| {
+        let addr = serve(server, |_| Reply::Stream {
+            frames: Vec::new(),
+            keep_alive: Some(EVERY),
+            hang: true,
+        });
+        let started = std::time::Instant::now();
+        let at = Arc::new(Mutex::new(Vec::new()));
+        let log = at.clone();
+        let mut run = Run::new(addr, 1 + PINGS as usize);
+        run.on_item = Some(Arc::new(move |_, _| {
+            log.lock().unwrap().push(started.elapsed())
+        }));
+        let seen = client(side, run);
+        let mut want = vec![Seen::Connected(0)];
+        want.extend((0..PINGS).map(|_| Seen::Comment("ping".into())));
+        assert_eq!(seen, want);
+        // Measured on a 2-core VM, with four copies of this suite running at once: every gap
+        // between 198 and 206 ms. The bounds are loose enough for a loaded machine and still
+        // fail a pinger that skips a beat or two: every gap (the first from the connection)
+        // at most 3 intervals, and on average at most 2.
+        let at = at.lock().unwrap();
+        let gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|gap| *gap <= EVERY * 3), "gaps {gaps:?}");
+        let total = at[PINGS as usize] - at[0];
+        assert!(total <= EVERY * 2 * PINGS, "{PINGS} pings took {total:?}");
+    });
+}
+
 #[test]
 fn a_busy_stream_carries_no_pings() {
     each_pair(|server, side| {
