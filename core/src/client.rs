@@ -941,8 +941,8 @@ impl Reconnect {
     /// 200 with `text/event-stream` proceeds; 204 stops for good; 5xx, 408 and 429 are
     /// retried by policy; every other status, and a 200 of another content type, gives up
     /// (as a browser's `EventSource` fails the connection). A transport that follows
-    /// redirects, as a browser does, reports the final response here; a 3xx reaching this
-    /// check fails (ssekit's own transports do not follow redirects).
+    /// redirects, as a browser does (ssekit's own do), reports the final response here; a 3xx
+    /// reaching this check fails.
     ///
     /// # Example
     /// ```

@@ -8,7 +8,7 @@
 //! that name the transport they are shown on.
 
 /// Expands to the builder methods of a transport's `EventSource`: `new`, `get`, `post`,
-/// `reconnect`, `header`, `decoder`, `response_timeout` and `on_connect`. The type must
+/// `reconnect`, `header`, `decoder`, `response_timeout`, `max_redirects` and `on_connect`. The type must
 /// have a field `spec: ssekit_http::client::RequestSpec` and an associated function
 /// `fn from_spec(spec: RequestSpec) -> Self`; `$krate` is the transport crate's name (for
 /// the examples) and `$schemes` the URL schemes it can connect to.
@@ -132,6 +132,24 @@ macro_rules! event_source_builder {
         /// ```
         pub fn response_timeout(mut self, timeout: std::time::Duration) -> Self {
             self.spec = self.spec.response_timeout(timeout);
+            self
+        }
+
+        /// How many redirects one connection attempt follows (default 10; 0: none, and a
+        /// redirect ends the stream with `Error::Status`). 303, and 301 or 302 after a
+        /// `POST`, become a `GET` without the body; a redirect to another origin drops
+        /// `Authorization`, `Cookie` and `Proxy-Authorization`; one from `https` to `http`,
+        /// or past the limit, ends the stream with `Error::Redirect`. Every reconnect starts
+        /// from the URL given here.
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .max_redirects(3);
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn max_redirects(mut self, max: u32) -> Self {
+            self.spec = self.spec.max_redirects(max);
             self
         }
 

@@ -4,14 +4,15 @@
 //! A transport builds a [`RequestSpec`], turns it into a [`Session`], and loops:
 //! ```text
 //!  poll(now) ─▶ Item(item)          ─▶ hand it to the caller
-//!            ─▶ Connect{request}    ─▶ HTTP exchange ─▶ handle_response(status, type) | handle_connect_error(e)
+//!            ─▶ Connect{request}    ─▶ HTTP exchange ─▶ handle_head(status, headers) | handle_connect_error(e)
 //!            ─▶ Close               ─▶ drop the connection (idle timeout)
 //!            ─▶ Wait{deadline, ..}  ─▶ next body frame ─▶ handle_data / handle_end;  or deadline ─▶ handle_timeout
 //!            ─▶ End(error?)         ─▶ the stream ends
 //! ```
 //! Every decision (headers, `Last-Event-ID`, backoff, `retry:`, idle timeout, 204, giving
 //! up, duplicate suppression) is the core [`Reconnect`]'s; decoding is the core
-//! [`Decoder`]'s.
+//! [`Decoder`]'s. Redirects are followed here, within one connection attempt, by the rules of
+//! the [`redirect`](crate::redirect) module.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -19,14 +20,15 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, HOST};
-use http::{Method, Request, Uri};
+use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST, LOCATION};
+use http::{HeaderMap, Method, Request, Uri};
 use ssekit::client::{
     Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
 };
 use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
+use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
 use crate::Error;
 
 /// What an `EventSource` reports: events, and what happened to the connection.
@@ -66,6 +68,15 @@ pub enum Item {
     /// [`Mode::Raw`](ssekit::decode::Mode::Raw) only: a block that named an event type or
     /// set an id but had no `data:` line, which a browser does not dispatch.
     Dataless(Event),
+    /// The server redirected the request (`status`, one of 301, 302, 303, 307 and 308); the
+    /// next request of this attempt goes to `to`. Reconnects start again from the URL the
+    /// stream was opened with.
+    Redirected {
+        /// The redirect status.
+        status: u16,
+        /// Where the request goes now.
+        to: Uri,
+    },
 }
 
 /// The event in a stream item, if it is one: what an `EventSource`'s `events()` keeps.
@@ -201,6 +212,8 @@ pub struct RequestSpec {
     decoder: Config,
     hook: Option<Hook>,
     response_timeout: Duration,
+    schemes: Vec<String>,
+    max_redirects: u32,
 }
 
 impl fmt::Debug for RequestSpec {
@@ -248,6 +261,8 @@ impl RequestSpec {
             decoder: Config::default(),
             hook: None,
             response_timeout: Duration::from_secs(30),
+            schemes: schemes.iter().map(|s| (*s).to_owned()).collect(),
+            max_redirects: 10,
         })
     }
 
@@ -364,8 +379,38 @@ impl RequestSpec {
         self.response_timeout
     }
 
+    /// How many redirects one connection attempt follows (default 10; 0: none, a redirect
+    /// ends the stream with [`Error::Status`]). More end the stream with
+    /// [`Error::Redirect`], as does a redirect to a scheme the transport cannot speak or
+    /// from `https` to `http`. See the [`redirect`](crate::redirect) module for the rules.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .max_redirects(0);
+    /// assert_eq!(spec.max_redirects_value(), 0);
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn max_redirects(mut self, max: u32) -> Self {
+        self.max_redirects = max;
+        self
+    }
+
+    /// How many redirects one connection attempt follows.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?;
+    /// assert_eq!(spec.max_redirects_value(), 10);
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn max_redirects_value(&self) -> u32 {
+        self.max_redirects
+    }
+
     /// Calls `hook` on every request just before it is sent: refresh a token, or change the
-    /// body of a resumed call (ORS puts the `task_id` there).
+    /// body of a resumed call (ORS puts the `task_id` there). Redirected requests included:
+    /// the hook sees where each goes in its URI.
     ///
     /// # Example
     /// ```
@@ -405,9 +450,19 @@ impl RequestSpec {
         Session {
             rc,
             decoder,
+            opened: Opened {
+                method: self.method.clone(),
+                uri: self.uri.clone(),
+                body: self.body.clone(),
+            },
             method: self.method,
             uri: self.uri,
             body: self.body,
+            headers: Vec::new(),
+            schemes: self.schemes,
+            max_redirects: self.max_redirects,
+            redirects: 0,
+            redirected: None,
             hook: self.hook,
             response_timeout: self.response_timeout,
             target,
@@ -435,12 +490,13 @@ impl RequestSpec {
 pub enum Step {
     /// Hand this item to the caller.
     Item(Item),
-    /// Send this request (within [`Session::response_timeout`]) and report the outcome with
-    /// [`Session::handle_response`] or [`Session::handle_connect_error`].
+    /// Send this request (within [`Session::response_timeout`]) to [`Session::uri`] and
+    /// report the outcome with [`Session::handle_head`] (or [`Session::handle_response`])
+    /// or [`Session::handle_connect_error`].
     Connect {
         /// The request.
         request: Request<Bytes>,
-        /// The retry number (0 for the first).
+        /// The retry number (0 for the first; a redirected request keeps its attempt's).
         attempt: u32,
     },
     /// Drop the connection (the idle timeout fired).
@@ -478,9 +534,21 @@ pub enum Step {
 pub struct Session {
     rc: Reconnect,
     decoder: Decoder,
+    /// The request the stream was opened with, where every connection attempt starts.
+    opened: Opened,
+    /// The request of this attempt, after its redirects.
     method: Method,
     uri: Uri,
     body: Bytes,
+    /// The policy's headers for this attempt (`Last-Event-ID` and the configured ones).
+    headers: Vec<ssekit::client::Header>,
+    /// URL schemes the transport speaks, which a redirect may go to.
+    schemes: Vec<String>,
+    max_redirects: u32,
+    /// Redirects followed in this attempt.
+    redirects: u32,
+    /// The request a redirect asks for, sent at the next `poll`.
+    redirected: Option<Request<Bytes>>,
     hook: Option<Hook>,
     response_timeout: Duration,
     target: Target,
@@ -494,6 +562,13 @@ pub struct Session {
     finished: bool,
 }
 
+/// The method, URL and body a [`Session`] was opened with.
+struct Opened {
+    method: Method,
+    uri: Uri,
+    body: Bytes,
+}
+
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
@@ -505,7 +580,8 @@ impl fmt::Debug for Session {
 }
 
 impl Session {
-    /// The URL.
+    /// The URL the request of the current attempt goes to: the one the stream was opened
+    /// with, or where a redirect sent it (the host and port to connect to).
     ///
     /// # Example
     /// ```
@@ -554,8 +630,14 @@ impl Session {
             if self.finished {
                 return Step::End(None);
             }
+            if let Some(request) = self.redirected.take() {
+                return Step::Connect {
+                    request,
+                    attempt: self.attempt,
+                };
+            }
             match self.rc.poll_action() {
-                Some(Action::Connect { headers, attempt }) => match self.request(headers) {
+                Some(Action::Connect { headers, attempt }) => match self.start_attempt(headers) {
                     Ok(request) => {
                         self.attempt = attempt;
                         return Step::Connect { request, attempt };
@@ -612,6 +694,83 @@ impl Session {
     }
 
     /// The response head arrived; `true` when it is accepted and its body should be read.
+    /// A redirect (301, 302, 303, 307 or 308 with a `Location`) is followed: the next
+    /// [`poll`](Self::poll) asks for the redirected request, after an [`Item::Redirected`].
+    /// Any other answer goes to [`handle_response`](Self::handle_response).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Instant;
+    /// use ssekit_http::client::{Item, RequestSpec, Step, Target};
+    /// let mut s = RequestSpec::get("http://127.0.0.1:1/old", &["http"])?.into_session(Target::Absolute);
+    /// let _connect = s.poll(Instant::ZERO);
+    /// let mut head = http::HeaderMap::new();
+    /// head.insert("location", http::HeaderValue::from_static("/new"));
+    /// assert!(!s.handle_head(Instant::ZERO, 308, &head));
+    /// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Redirected { status: 308, .. })));
+    /// let Step::Connect { request, attempt: 0 } = s.poll(Instant::ZERO) else { panic!() };
+    /// assert_eq!(request.uri(), "http://127.0.0.1:1/new");
+    /// # Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn handle_head(&mut self, now: Instant, status: u16, headers: &HeaderMap) -> bool {
+        if redirect::is_redirect(status) && self.max_redirects > 0 {
+            if let Some(location) = headers.get(LOCATION) {
+                match self.follow(status, location.as_bytes()) {
+                    Ok(()) => {}
+                    Err(why) => self.failed = Some(Error::Redirect(why)),
+                }
+                return false;
+            }
+        }
+        let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
+        self.handle_response(now, status, content_type)
+    }
+
+    /// Prepares the request a `status` redirect to `location` asks for.
+    fn follow(&mut self, status: u16, location: &[u8]) -> Result<(), String> {
+        if self.redirects >= self.max_redirects {
+            return Err(format!(
+                "more than {} redirects from {}",
+                self.max_redirects, self.opened.uri
+            ));
+        }
+        let location = std::str::from_utf8(location)
+            .map_err(|_| format!("HTTP {status} with a Location that is not UTF-8"))?;
+        let to = redirect::resolve(&self.uri, location)?;
+        let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
+        if !self.schemes.contains(&scheme) {
+            return Err(format!(
+                "HTTP {status} to {to}: the scheme is not {}",
+                self.schemes.join(" or ")
+            ));
+        }
+        if self.uri.scheme_str() == Some("https") && scheme == "http" {
+            return Err(format!("HTTP {status} from https to {to}: refused"));
+        }
+        let (method, keep_body) = redirect::method_after(status, &self.method);
+        let cross_origin = !redirect::same_origin(&self.uri, &to);
+        self.redirects += 1;
+        self.method = method;
+        self.uri = to.clone();
+        if !keep_body {
+            self.body = Bytes::new();
+        }
+        let mut dropped = Vec::new();
+        if !keep_body {
+            dropped.extend_from_slice(&BODY_HEADERS);
+        }
+        if cross_origin {
+            dropped.extend_from_slice(&CREDENTIAL_HEADERS);
+        }
+        let request = self.request(&dropped).map_err(|e| e.to_string())?;
+        self.out.push_back(Item::Redirected { status, to });
+        self.redirected = Some(request);
+        Ok(())
+    }
+
+    /// The response head arrived, by its status and `Content-Type` (no redirects are
+    /// followed: [`handle_head`](Self::handle_head) does); `true` when it is accepted and
+    /// its body should be read.
     ///
     /// # Example
     /// ```
@@ -751,19 +910,38 @@ impl Session {
         }
     }
 
-    fn request(&mut self, headers: Vec<ssekit::client::Header>) -> Result<Request<Bytes>, Error> {
+    /// A new connection attempt with the policy's `headers`: it starts from the request the
+    /// stream was opened with.
+    fn start_attempt(
+        &mut self,
+        headers: Vec<ssekit::client::Header>,
+    ) -> Result<Request<Bytes>, Error> {
+        self.method = self.opened.method.clone();
+        self.uri = self.opened.uri.clone();
+        self.body = self.opened.body.clone();
+        self.headers = headers;
+        self.redirects = 0;
+        self.redirected = None;
+        self.request(&[])
+    }
+
+    /// The request of this attempt as it stands: method, URL, body, the policy's headers
+    /// but those `dropped` (by a redirect), then the hook.
+    fn request(&mut self, dropped: &[HeaderName]) -> Result<Request<Bytes>, Error> {
         let mut req = Request::new(self.body.clone());
         *req.method_mut() = self.method.clone();
         *req.uri_mut() = self.uri.clone();
         if self.target == Target::Origin {
             origin_form(&mut req)?;
         }
-        for (name, value) in &headers {
+        for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
             let value = HeaderValue::from_bytes(value.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            req.headers_mut().insert(name, value);
+            if !dropped.contains(&name) {
+                req.headers_mut().insert(name, value);
+            }
         }
         if let Some(hook) = self.hook.as_mut() {
             hook(&mut req);
@@ -847,8 +1025,8 @@ pub trait Io: Send {
     /// The transport's clock.
     fn now(&self) -> Instant;
 
-    /// Sends `request` within [`Session::response_timeout`] and reports the outcome with
-    /// [`Session::handle_response`] (keeping the body when it is accepted) or
+    /// Sends `request` to [`Session::uri`] within [`Session::response_timeout`] and reports
+    /// the outcome with [`Session::handle_head`] (keeping the body when it is accepted) or
     /// [`Session::handle_connect_error`]. An `Err` ends the stream with it.
     fn connect(
         &mut self,

@@ -41,6 +41,9 @@ pub enum Error {
     Http(BoxError),
     /// The server answered with a status that ends the stream (not 200, not retried).
     Status(u16),
+    /// A redirect that is not followed: too many, a `Location` that does not resolve to a
+    /// URL with a host, a scheme the transport does not speak, or `https` to `http`.
+    Redirect(String),
     /// The server answered 200 with a `Content-Type` other than `text/event-stream`.
     ContentType(Option<String>),
     /// An event could not be encoded (a CR or LF where none may be).
@@ -97,6 +100,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Status(s) => write!(f, "the server answered HTTP {s}"),
+            Error::Redirect(why) => write!(f, "redirect not followed: {why}"),
             Error::ContentType(Some(ct)) => write!(
                 f,
                 "the response is not an event stream (Content-Type: {ct})"

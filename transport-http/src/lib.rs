@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  EventSource builder ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step::Connect(request) ─▶ transport: HTTP exchange
-//!                                          ▲  handle_response / handle_data / handle_end / handle_timeout
+//!                                          ▲  handle_head / handle_data / handle_end / handle_timeout
 //!                                          └──────────────────────────────── transport: body frames, timer
 //!  server:  response(body) headers;  last_event_id(headers);  TrySendError;  Hub (Broadcast state)
 //!  ors:     call_frames (Chunker) ─▶ complete (TaskRegistry) ─▶ Follow (one /call connection)
@@ -59,6 +59,7 @@ pub mod client;
 mod error;
 pub mod keep_alive;
 pub mod ors;
+pub mod redirect;
 pub mod server;
 
 pub use error::{BoxError, Error};

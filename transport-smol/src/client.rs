@@ -3,7 +3,7 @@
 //! `http://`, and with the `rustls` feature `https://` (futures-rustls around the socket).
 //!
 //! ```text
-//!  Session::poll ─▶ Connect{request} ─▶ TCP + hyper http1 on smol ─▶ Session::handle_response(status, type)
+//!  Session::poll ─▶ Connect{request} ─▶ TCP + hyper http1 on smol ─▶ Session::handle_head(status, headers)
 //!       ▲                                                        │ accepted
 //!       └── handle_timeout ◀── async_io::Timer(deadline) ◀── Wait ──▶ body frame ─▶ Session::handle_data / handle_end
 //! ```
@@ -12,15 +12,16 @@
 //! idle timeout, 204, giving up, duplicate suppression) is the core's. This module only
 //! connects, reads and waits.
 //!
-//! Redirects are not followed: a 3xx gives up with [`Error::Status`],
-//! as any status but 200, 204 and the retried ones does. Point the client at the final URL.
+//! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`], up to
+//! `max_redirects` per attempt (10 by default), by the rules of [`ssekit_http::redirect`];
+//! each is reported as an [`Item::Redirected`]. Any other 3xx gives up with
+//! [`Error::Status`], as any status but 200, 204 and the retried ones does.
 
 use std::pin::Pin;
 
 use async_io::Timer;
 use bytes::Bytes;
 use futures_lite::{Stream, StreamExt};
-use http::header::CONTENT_TYPE;
 use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -246,11 +247,7 @@ impl Io for SmolIo {
         match answer {
             Err(err) => session.handle_connect_error(now, err),
             Ok((resp, task)) => {
-                let content_type = resp
-                    .headers()
-                    .get(CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok());
-                if session.handle_response(now, resp.status().as_u16(), content_type) {
+                if session.handle_head(now, resp.status().as_u16(), resp.headers()) {
                     self.response = Some((resp.into_body(), task));
                 }
             }

@@ -62,6 +62,8 @@ pub enum Reply {
     },
     /// `200` with no `Content-Type` at all.
     NoContentType,
+    /// A redirect: `status` with this `Location`, and no body.
+    Redirect { status: u16, location: String },
     /// Accept the request and never answer (no response head).
     Silent,
     /// `200 text/event-stream` fed by the transport's own bounded `channel(capacity)`:
@@ -107,6 +109,14 @@ impl Hub {
             Hub::Hyper(hub) => hub.disconnect_all(),
         }
     }
+
+    /// The subscribers the hub holds (ones that left count until it lets go of them).
+    pub fn subscribers(&self) -> usize {
+        match self {
+            Hub::Smol(hub) => hub.subscribers(),
+            Hub::Hyper(hub) => hub.subscribers(),
+        }
+    }
 }
 
 /// The application's half of either transport's `server::channel`, driven from a plain
@@ -123,6 +133,18 @@ impl Producer {
             match self {
                 Producer::Smol(tx) => tx.send(event).await.is_ok(),
                 Producer::Hyper(tx) => tx.send(event).await.is_ok(),
+            }
+        })
+    }
+
+    /// Queues raw bytes, any piece of a stream (part of a line, say), waiting while the
+    /// queue is full; `false` once the client went away.
+    pub fn send_bytes(&self, wire: &'static str) -> bool {
+        let wire = Bytes::from_static(wire.as_bytes());
+        futures_lite::future::block_on(async {
+            match self {
+                Producer::Smol(tx) => tx.send_bytes(wire).await.is_ok(),
+                Producer::Hyper(tx) => tx.send_bytes(wire).await.is_ok(),
             }
         })
     }
@@ -173,6 +195,8 @@ pub enum Seen {
     Retry(u64),
     Disconnected(&'static str),
     Reconnecting(Duration),
+    /// A redirect followed: its status and where it went.
+    Redirected(u16, String),
     /// The stream ended with this error kind.
     Error(String),
 }
@@ -212,6 +236,13 @@ fn plain(status: u16, content_type: &'static str) -> http::Response<Boxed> {
     resp
 }
 
+fn redirect(status: u16, location: &str) -> http::Response<Boxed> {
+    let mut resp = plain(status, "text/plain");
+    resp.headers_mut()
+        .insert("location", http::HeaderValue::from_str(location).unwrap());
+    resp
+}
+
 fn no_content_type() -> http::Response<Boxed> {
     let mut resp = plain(200, "text/plain");
     resp.headers_mut().remove("content-type");
@@ -244,6 +275,7 @@ macro_rules! reply_fn {
             let body = match reply {
                 Reply::Abort { frames } => return abort(frames),
                 Reply::NoContentType => return no_content_type(),
+                Reply::Redirect { status, location } => return redirect(status, &location),
                 Reply::Silent => unreachable!("answered in serve"),
                 Reply::Plain {
                     status,
@@ -395,6 +427,7 @@ fn error_label(e: ssekit_smol::Error) -> String {
         e @ (E::Io(_) | E::Http(_)) => network(&e.to_string()),
         E::Request(_) => "request".into(),
         E::GaveUp(_) => "gave up".into(),
+        E::Redirect(why) => format!("redirect: {why}"),
         other => format!("other: {other}"),
     }
 }
@@ -409,6 +442,7 @@ fn seen(item: Result<ssekit_smol::client::Item, ssekit_smol::Error>) -> Seen {
         Ok(Item::Retry(ms)) => Seen::Retry(ms),
         Ok(Item::Disconnected(e)) => Seen::Disconnected(ended(&format!("{e:?}"))),
         Ok(Item::Reconnecting { after }) => Seen::Reconnecting(after),
+        Ok(Item::Redirected { status, to }) => Seen::Redirected(status, to.to_string()),
         Ok(other) => Seen::Error(format!("unknown item {other:?}")),
         Err(e) => Seen::Error(error_label(e)),
     }

@@ -1,0 +1,336 @@
+//! Following a redirect: which statuses are redirects, where `Location` points (resolved
+//! against the URL that answered, RFC 3986 §5), and the request that goes there, as the
+//! Fetch standard's "HTTP-redirect fetch" builds it (the steps an `EventSource` in a
+//! browser takes):
+//! - 303, and 301 or 302 after a `POST`, turn the request into a `GET` without a body (and
+//!   without the headers that describe one); 307 and 308 send the same method and body;
+//! - a redirect to another origin (scheme, host or port) drops `Authorization`, and, like
+//!   curl, `Cookie` and `Proxy-Authorization`;
+//! - a redirect to a scheme the transport cannot speak, or from `https` to `http`, is
+//!   refused.
+//!
+//! The [`Session`](crate::client::Session) counts the hops of one connection attempt and
+//! starts every reconnect from the URL it was given, as a browser's `EventSource` does.
+
+use http::header::{
+    HeaderName, AUTHORIZATION, CONTENT_ENCODING, CONTENT_LANGUAGE, CONTENT_LENGTH,
+    CONTENT_LOCATION, CONTENT_TYPE, COOKIE, PROXY_AUTHORIZATION,
+};
+use http::{Method, Uri};
+
+/// Whether `status` is a redirect this module follows (`300` and `304` are not: they
+/// name no single new location).
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::is_redirect;
+/// assert!(is_redirect(308) && is_redirect(303));
+/// assert!(!is_redirect(304) && !is_redirect(200));
+/// ```
+pub fn is_redirect(status: u16) -> bool {
+    matches!(status, 301 | 302 | 303 | 307 | 308)
+}
+
+/// The method after a `status` redirect of a `method` request, and whether the body goes
+/// with it.
+///
+/// # Example
+/// ```
+/// use http::Method;
+/// use ssekit_http::redirect::method_after;
+/// assert_eq!(method_after(303, &Method::POST), (Method::GET, false));
+/// assert_eq!(method_after(302, &Method::POST), (Method::GET, false));
+/// assert_eq!(method_after(307, &Method::POST), (Method::POST, true));
+/// assert_eq!(method_after(301, &Method::PUT), (Method::PUT, true));
+/// ```
+pub fn method_after(status: u16, method: &Method) -> (Method, bool) {
+    let to_get = match status {
+        303 => *method != Method::HEAD,
+        301 | 302 => *method == Method::POST,
+        _ => false,
+    };
+    if to_get {
+        (Method::GET, false)
+    } else {
+        (method.clone(), true)
+    }
+}
+
+/// The headers a request loses when its body is dropped (Fetch's request-body-header
+/// names, and the length).
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::redirect::BODY_HEADERS.contains(&http::header::CONTENT_TYPE));
+/// ```
+pub const BODY_HEADERS: [HeaderName; 5] = [
+    CONTENT_TYPE,
+    CONTENT_LENGTH,
+    CONTENT_ENCODING,
+    CONTENT_LANGUAGE,
+    CONTENT_LOCATION,
+];
+
+/// The headers a request loses when it is redirected to another origin.
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::redirect::CREDENTIAL_HEADERS.contains(&http::header::AUTHORIZATION));
+/// ```
+pub const CREDENTIAL_HEADERS: [HeaderName; 3] = [AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION];
+
+/// Whether `a` and `b` have the same origin: scheme, host and port (a missing port is the
+/// scheme's default).
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::same_origin;
+/// let a: http::Uri = "http://example.com/a".parse()?;
+/// assert!(same_origin(&a, &"http://EXAMPLE.com:80/b?c".parse()?));
+/// assert!(!same_origin(&a, &"http://example.com:8080/a".parse()?));
+/// assert!(!same_origin(&a, &"https://example.com/a".parse()?));
+/// # Ok::<(), http::uri::InvalidUri>(())
+/// ```
+pub fn same_origin(a: &Uri, b: &Uri) -> bool {
+    let scheme = |u: &Uri| u.scheme_str().map(str::to_ascii_lowercase);
+    let port = |u: &Uri| {
+        u.port_u16().or_else(|| match scheme(u).as_deref() {
+            Some("http") => Some(80),
+            Some("https") => Some(443),
+            _ => None,
+        })
+    };
+    let host = |u: &Uri| u.host().map(str::to_ascii_lowercase);
+    scheme(a) == scheme(b) && host(a) == host(b) && port(a) == port(b)
+}
+
+/// `location` resolved against `base` (an absolute URL): the target of the redirect,
+/// without its fragment. Bytes a URL may not hold (spaces, controls, non-ASCII) are
+/// percent-encoded, as a browser does; the result must name a host.
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::resolve;
+/// let base: http::Uri = "http://h:1/a/b/c?q".parse()?;
+/// assert_eq!(resolve(&base, "d")?, "http://h:1/a/b/d");
+/// assert_eq!(resolve(&base, "../d?x#frag")?, "http://h:1/a/d?x");
+/// assert_eq!(resolve(&base, "/e")?, "http://h:1/e");
+/// assert_eq!(resolve(&base, "//other/f")?, "http://other/f");
+/// assert_eq!(resolve(&base, "?r")?, "http://h:1/a/b/c?r");
+/// assert_eq!(resolve(&base, "https://x/y")?, "https://x/y");
+/// assert!(resolve(&base, "http:///nohost").is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
+    let location = location.trim_matches([' ', '\t']);
+    let location = location.split('#').next().unwrap_or_default();
+    let base_scheme = base.scheme_str().unwrap_or("http");
+    let base_authority = base.authority().map_or("", |a| a.as_str());
+    let (path_and_query, prefix) = if has_scheme(location) {
+        let (scheme, rest) = location.split_once(':').unwrap_or((location, ""));
+        let Some(rest) = rest.strip_prefix("//") else {
+            return Err(format!("Location {location:?} names no host"));
+        };
+        let (authority, rest) = split_authority(location, rest)?;
+        (rest, format!("{scheme}://{authority}"))
+    } else if let Some(rest) = location.strip_prefix("//") {
+        let (authority, rest) = split_authority(location, rest)?;
+        (rest, format!("{base_scheme}://{authority}"))
+    } else {
+        let prefix = format!("{base_scheme}://{base_authority}");
+        let base_path = base.path();
+        let relative = if location.is_empty() {
+            base.path_and_query().map_or("/", |p| p.as_str()).to_owned()
+        } else if location.starts_with('/') {
+            location.to_owned()
+        } else if location.starts_with('?') {
+            format!("{base_path}{location}")
+        } else {
+            let dir = base_path.rfind('/').map_or("/", |i| &base_path[..=i]);
+            format!("{dir}{location}")
+        };
+        (relative, prefix)
+    };
+    let (path, query) = match path_and_query.split_once('?') {
+        Some((path, query)) => (path, Some(query)),
+        None => (path_and_query.as_str(), None),
+    };
+    let mut url = prefix;
+    url.push_str(&remove_dot_segments(path));
+    if let Some(query) = query {
+        url.push('?');
+        url.push_str(query);
+    }
+    let url = percent_encode_unsafe(&url);
+    let uri: Uri = url
+        .parse()
+        .map_err(|e| format!("Location resolves to {url:?}: {e}"))?;
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(format!("Location resolves to {url:?}, with no host"));
+    }
+    Ok(uri)
+}
+
+/// Whether `s` starts with `scheme:` (RFC 3986: a letter, then letters, digits, `+`, `-`,
+/// `.`).
+fn has_scheme(s: &str) -> bool {
+    let Some((scheme, _)) = s.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// `authority[/path][?query]` (from `location`) split after the authority, which must not
+/// be empty; the rest starts with `/` (added when missing).
+fn split_authority<'a>(location: &str, s: &'a str) -> Result<(&'a str, String), String> {
+    let end = s.find(['/', '?']).unwrap_or(s.len());
+    let (authority, rest) = s.split_at(end);
+    if authority.is_empty() {
+        return Err(format!("Location {location:?} names no host"));
+    }
+    let rest = if rest.starts_with('/') {
+        rest.to_owned()
+    } else {
+        format!("/{rest}")
+    };
+    Ok((authority, rest))
+}
+
+/// RFC 3986 §5.2.4: `.` and `..` segments removed from an absolute path.
+fn remove_dot_segments(path: &str) -> String {
+    let mut out: Vec<&str> = Vec::new();
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let last = segments.len().saturating_sub(1);
+    for (i, segment) in segments.iter().enumerate() {
+        match *segment {
+            "." | ".." => {
+                if *segment == ".." {
+                    out.pop();
+                }
+                // A trailing dot segment leaves the path ending in `/`.
+                if i == last {
+                    out.push("");
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    format!("/{}", out.join("/"))
+}
+
+/// `url` with every byte outside the visible ASCII range percent-encoded.
+fn percent_encode_unsafe(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for &b in url.as_bytes() {
+        if b.is_ascii_graphic() {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn base() -> Uri {
+        "http://a/b/c/d;p?q".parse().unwrap()
+    }
+
+    #[test]
+    fn rfc_3986_normal_examples() {
+        // RFC 3986 §5.4.1, those a redirect can carry (fragments are dropped).
+        let cases = [
+            ("g", "http://a/b/c/g"),
+            ("./g", "http://a/b/c/g"),
+            ("g/", "http://a/b/c/g/"),
+            ("/g", "http://a/g"),
+            ("//g", "http://g/"),
+            ("?y", "http://a/b/c/d;p?y"),
+            ("g?y", "http://a/b/c/g?y"),
+            ("#s", "http://a/b/c/d;p?q"),
+            ("g#s", "http://a/b/c/g"),
+            (";x", "http://a/b/c/;x"),
+            ("", "http://a/b/c/d;p?q"),
+            (".", "http://a/b/c/"),
+            ("./", "http://a/b/c/"),
+            ("..", "http://a/b/"),
+            ("../", "http://a/b/"),
+            ("../g", "http://a/b/g"),
+            ("../..", "http://a/"),
+            ("../../", "http://a/"),
+            ("../../g", "http://a/g"),
+        ];
+        for (location, expected) in cases {
+            assert_eq!(
+                resolve(&base(), location).unwrap(),
+                expected,
+                "{location:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn rfc_3986_abnormal_examples() {
+        // RFC 3986 §5.4.2: `..` past the root stays at the root.
+        let cases = [
+            ("../../../g", "http://a/g"),
+            ("/./g", "http://a/g"),
+            ("/../g", "http://a/g"),
+            ("g.", "http://a/b/c/g."),
+            (".g", "http://a/b/c/.g"),
+            ("./../g", "http://a/b/g"),
+            ("./g/.", "http://a/b/c/g/"),
+            ("g/./h", "http://a/b/c/g/h"),
+            ("g/../h", "http://a/b/c/h"),
+        ];
+        for (location, expected) in cases {
+            assert_eq!(
+                resolve(&base(), location).unwrap(),
+                expected,
+                "{location:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn absolute_locations_keep_their_scheme_and_authority() {
+        let to = resolve(&base(), "HTTPS://user@Other:8443/x/../y?z").unwrap();
+        assert_eq!(to.scheme_str(), Some("https"));
+        assert_eq!(to.authority().unwrap().as_str(), "user@Other:8443");
+        assert_eq!(to.path_and_query().unwrap().as_str(), "/y?z");
+        assert_eq!(resolve(&base(), "http://h").unwrap(), "http://h/");
+        assert_eq!(resolve(&base(), "http://h?x").unwrap(), "http://h/?x");
+    }
+
+    #[test]
+    fn unsafe_bytes_are_percent_encoded() {
+        assert_eq!(resolve(&base(), "/a b/é").unwrap(), "http://a/a%20b/%C3%A9");
+    }
+
+    #[test]
+    fn locations_without_a_host_or_unparsable_are_refused() {
+        for bad in [
+            "http:/x",
+            "http:",
+            "http:///x",
+            "//",
+            "mailto:x@y",
+            "http://[::1/",
+        ] {
+            assert!(resolve(&base(), bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn origins_compare_scheme_host_and_effective_port() {
+        let a: Uri = "https://h/x".parse().unwrap();
+        assert!(same_origin(&a, &"https://h:443/y".parse().unwrap()));
+        assert!(!same_origin(&a, &"https://g/x".parse().unwrap()));
+        assert!(!same_origin(&a, &"http://h:443/x".parse().unwrap()));
+    }
+}

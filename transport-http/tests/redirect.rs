@@ -1,0 +1,255 @@
+//! Redirects followed by the sans-IO session: the request each hop sends (method, body,
+//! headers, target), what ends the stream, and where reconnects start. No sockets: the test
+//! plays the transport.
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Method, Request};
+use ssekit::client::ReconnectConfig;
+use ssekit::Instant;
+use ssekit_http::client::{Item, RequestSpec, Session, Step, Target};
+use ssekit_http::Error;
+
+const NOW: Instant = Instant::ZERO;
+
+fn post(url: &str) -> RequestSpec {
+    RequestSpec::post(url, r#"{"call":1}"#, &["http", "https"])
+        .unwrap()
+        .header("content-type", "application/json")
+        .unwrap()
+        .header("authorization", "Bearer secret")
+        .unwrap()
+        .header("cookie", "c=1")
+        .unwrap()
+        .header("x-trace", "t")
+        .unwrap()
+        .reconnect(ReconnectConfig::default().jitter(0))
+}
+
+fn location(to: &str) -> HeaderMap {
+    let mut head = HeaderMap::new();
+    head.insert("location", HeaderValue::from_str(to).unwrap());
+    head
+}
+
+fn sse() -> HeaderMap {
+    let mut head = HeaderMap::new();
+    head.insert(
+        "content-type",
+        HeaderValue::from_static("text/event-stream"),
+    );
+    head
+}
+
+/// The next request, and the items polled before it.
+fn next_request(s: &mut Session) -> (Request<Bytes>, u32, Vec<Item>) {
+    let mut items = Vec::new();
+    loop {
+        match s.poll(NOW) {
+            Step::Connect { request, attempt } => return (request, attempt, items),
+            Step::Item(item) => items.push(item),
+            other => panic!("unexpected {other:?} after {items:?}"),
+        }
+    }
+}
+
+/// The error that ends the stream, after any items.
+fn end_error(s: &mut Session) -> Error {
+    loop {
+        match s.poll(NOW) {
+            Step::Item(_) => {}
+            Step::End(Some(e)) => return e,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+fn header<'a>(req: &'a Request<Bytes>, name: &str) -> Option<&'a str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+#[test]
+fn a_308_resends_the_same_method_body_and_headers_to_the_resolved_url() {
+    let mut s = post("http://127.0.0.1:1/a/call").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 308, &location("../v2/call?x=1")));
+    let (req, attempt, items) = next_request(&mut s);
+    assert_eq!(
+        items,
+        [Item::Redirected {
+            status: 308,
+            to: "http://127.0.0.1:1/v2/call?x=1".parse().unwrap()
+        }]
+    );
+    assert_eq!(attempt, 0, "a redirect is part of its attempt");
+    assert_eq!(req.method(), Method::POST);
+    assert_eq!(req.uri(), "http://127.0.0.1:1/v2/call?x=1");
+    assert_eq!(s.uri(), req.uri(), "the transport connects to the new URL");
+    assert_eq!(req.body().as_ref(), br#"{"call":1}"#);
+    assert_eq!(header(&req, "content-type"), Some("application/json"));
+    assert_eq!(header(&req, "authorization"), Some("Bearer secret"));
+    assert_eq!(header(&req, "cookie"), Some("c=1"));
+    assert!(s.handle_head(NOW, 200, &sse()), "the final answer is read");
+    let (connected, _) = (s.poll(NOW), ());
+    assert!(matches!(
+        connected,
+        Step::Item(Item::Connected { attempt: 0 })
+    ));
+}
+
+#[test]
+fn a_303_and_a_302_after_a_post_become_a_get_without_the_body() {
+    for status in [303, 302, 301] {
+        let mut s = post("http://127.0.0.1:1/call").into_session(Target::Absolute);
+        let _first = next_request(&mut s);
+        assert!(!s.handle_head(NOW, status, &location("/result")));
+        let (req, _, _) = next_request(&mut s);
+        assert_eq!(req.method(), Method::GET, "{status}");
+        assert!(req.body().is_empty(), "{status}");
+        assert_eq!(header(&req, "content-type"), None, "{status}");
+        assert_eq!(header(&req, "x-trace"), Some("t"), "{status}");
+        assert_eq!(header(&req, "authorization"), Some("Bearer secret"));
+    }
+    // 307 keeps the POST; 303 after a GET stays a GET.
+    let mut s = post("http://127.0.0.1:1/call").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 307, &location("/again")));
+    assert_eq!(next_request(&mut s).0.method(), Method::POST);
+}
+
+#[test]
+fn another_origin_gets_no_credentials_and_its_own_host_header() {
+    let mut s = post("http://127.0.0.1:1/call").into_session(Target::Origin);
+    let (first, _, _) = next_request(&mut s);
+    assert_eq!(header(&first, "host"), Some("127.0.0.1:1"));
+    assert!(!s.handle_head(NOW, 307, &location("http://127.0.0.1:2/call")));
+    let (req, _, _) = next_request(&mut s);
+    assert_eq!(req.uri(), "/call", "origin form");
+    assert_eq!(header(&req, "host"), Some("127.0.0.1:2"));
+    assert_eq!(s.uri(), "http://127.0.0.1:2/call");
+    assert_eq!(header(&req, "authorization"), None);
+    assert_eq!(header(&req, "cookie"), None);
+    assert_eq!(header(&req, "x-trace"), Some("t"), "other headers go on");
+    assert_eq!(req.body().as_ref(), br#"{"call":1}"#);
+}
+
+#[test]
+fn the_hook_sees_every_hop_and_may_add_credentials_knowingly() {
+    let mut s = post("http://127.0.0.1:1/call")
+        .on_connect(|req| {
+            let to = req.uri().to_string();
+            req.headers_mut()
+                .insert("x-hop", HeaderValue::from_str(&to).unwrap());
+        })
+        .into_session(Target::Absolute);
+    let (first, _, _) = next_request(&mut s);
+    assert_eq!(header(&first, "x-hop"), Some("http://127.0.0.1:1/call"));
+    assert!(!s.handle_head(NOW, 307, &location("http://other.invalid/x")));
+    let (req, _, _) = next_request(&mut s);
+    assert_eq!(header(&req, "x-hop"), Some("http://other.invalid/x"));
+}
+
+#[test]
+fn redirects_past_the_limit_end_the_stream() {
+    let mut s = post("http://127.0.0.1:1/0")
+        .max_redirects(3)
+        .into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    for hop in 1..=3 {
+        assert!(!s.handle_head(NOW, 302, &location(&format!("/{hop}"))));
+        let (req, _, _) = next_request(&mut s);
+        assert_eq!(req.uri().path(), format!("/{hop}"));
+    }
+    assert!(!s.handle_head(NOW, 302, &location("/4")));
+    let err = end_error(&mut s);
+    assert!(
+        matches!(&err, Error::Redirect(why) if why.contains("more than 3 redirects")),
+        "{err}"
+    );
+}
+
+#[test]
+fn with_max_redirects_zero_a_redirect_is_a_status_error() {
+    let mut s = post("http://127.0.0.1:1/")
+        .max_redirects(0)
+        .into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 301, &location("/elsewhere")));
+    assert!(matches!(end_error(&mut s), Error::Status(301)));
+}
+
+#[test]
+fn statuses_that_are_not_followed_and_a_missing_location_are_status_errors() {
+    for (status, head) in [
+        (300, location("/x")),
+        (304, location("/x")),
+        (302, HeaderMap::new()),
+    ] {
+        let mut s = post("http://127.0.0.1:1/").into_session(Target::Absolute);
+        let _first = next_request(&mut s);
+        assert!(!s.handle_head(NOW, status, &head));
+        assert!(matches!(end_error(&mut s), Error::Status(st) if st == status));
+    }
+}
+
+#[test]
+fn unsafe_or_unusable_locations_are_refused() {
+    let cases = [
+        ("https://127.0.0.1:1/", "http://127.0.0.1:1/x", "from https"),
+        ("http://127.0.0.1:1/", "ftp://127.0.0.1/x", "scheme"),
+        ("http://127.0.0.1:1/", "http:///nohost", "names no host"),
+        ("http://127.0.0.1:1/", "//", "names no host"),
+        ("http://127.0.0.1:1/", "http://[::1/", "resolves to"),
+        ("http://127.0.0.1:1/", "mailto:a@b", "names no host"),
+    ];
+    for (from, to, why) in cases {
+        let mut s = post(from).into_session(Target::Absolute);
+        let _first = next_request(&mut s);
+        assert!(!s.handle_head(NOW, 307, &location(to)));
+        let err = end_error(&mut s);
+        assert!(
+            matches!(&err, Error::Redirect(w) if w.contains(why)),
+            "{from} -> {to}: {err}"
+        );
+    }
+    // A Location that is not UTF-8.
+    let mut s = post("http://127.0.0.1:1/").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    let mut head = HeaderMap::new();
+    head.insert("location", HeaderValue::from_bytes(b"/\xff").unwrap());
+    assert!(!s.handle_head(NOW, 307, &head));
+    assert!(matches!(end_error(&mut s), Error::Redirect(w) if w.contains("UTF-8")));
+}
+
+#[test]
+fn a_reconnect_starts_again_from_the_url_the_stream_was_opened_with() {
+    let mut s = post("http://127.0.0.1:1/start").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 303, &location("/moved")));
+    let (moved, _, _) = next_request(&mut s);
+    assert_eq!(moved.method(), Method::GET);
+    assert!(s.handle_head(NOW, 200, &sse()));
+    s.handle_data(NOW, Bytes::from_static(b"id: 7\ndata: x\n\n"));
+    s.handle_end(NOW, None);
+    // Reconnect (after the policy's wait): the opened request, with the event's id.
+    let mut now = NOW;
+    let req = loop {
+        match s.poll(now) {
+            Step::Connect { request, .. } => break request,
+            Step::Wait { deadline, .. } => {
+                now = deadline.expect("a reconnect is scheduled");
+                s.handle_timeout(now);
+            }
+            Step::Item(_) | Step::Close => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(req.method(), Method::POST);
+    assert_eq!(req.uri(), "http://127.0.0.1:1/start");
+    assert_eq!(s.uri(), "http://127.0.0.1:1/start");
+    assert_eq!(req.body().as_ref(), br#"{"call":1}"#);
+    assert_eq!(header(&req, "last-event-id"), Some("7"));
+    // And its redirects are counted afresh, Last-Event-ID going along.
+    assert!(!s.handle_head(now, 307, &location("/moved")));
+    let (again, _, _) = next_request(&mut s);
+    assert_eq!(header(&again, "last-event-id"), Some("7"));
+}
