@@ -462,6 +462,7 @@ impl RequestSpec {
             schemes: self.schemes,
             max_redirects: self.max_redirects,
             redirects: 0,
+            dropped: Vec::new(),
             redirected: None,
             hook: self.hook,
             response_timeout: self.response_timeout,
@@ -547,6 +548,8 @@ pub struct Session {
     max_redirects: u32,
     /// Redirects followed in this attempt.
     redirects: u32,
+    /// Headers of the policy this attempt's redirects dropped.
+    dropped: Vec<HeaderName>,
     /// The request a redirect asks for, sent at the next `poll`.
     redirected: Option<Request<Bytes>>,
     hook: Option<Hook>,
@@ -755,14 +758,15 @@ impl Session {
         if !keep_body {
             self.body = Bytes::new();
         }
-        let mut dropped = Vec::new();
+        // Once dropped, a header stays dropped for the rest of the attempt: a later hop that
+        // stays on the new origin, or keeps the (now empty) body, does not bring it back.
         if !keep_body {
-            dropped.extend_from_slice(&BODY_HEADERS);
+            self.dropped.extend_from_slice(&BODY_HEADERS);
         }
         if cross_origin {
-            dropped.extend_from_slice(&CREDENTIAL_HEADERS);
+            self.dropped.extend_from_slice(&CREDENTIAL_HEADERS);
         }
-        let request = self.request(&dropped).map_err(|e| e.to_string())?;
+        let request = self.request().map_err(|e| e.to_string())?;
         self.out.push_back(Item::Redirected { status, to });
         self.redirected = Some(request);
         Ok(())
@@ -922,12 +926,13 @@ impl Session {
         self.headers = headers;
         self.redirects = 0;
         self.redirected = None;
-        self.request(&[])
+        self.dropped.clear();
+        self.request()
     }
 
     /// The request of this attempt as it stands: method, URL, body, the policy's headers
-    /// but those `dropped` (by a redirect), then the hook.
-    fn request(&mut self, dropped: &[HeaderName]) -> Result<Request<Bytes>, Error> {
+    /// but those its redirects dropped, then the hook.
+    fn request(&mut self) -> Result<Request<Bytes>, Error> {
         let mut req = Request::new(self.body.clone());
         *req.method_mut() = self.method.clone();
         *req.uri_mut() = self.uri.clone();
@@ -939,7 +944,7 @@ impl Session {
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
             let value = HeaderValue::from_bytes(value.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            if !dropped.contains(&name) {
+            if !self.dropped.contains(&name) {
                 req.headers_mut().insert(name, value);
             }
         }

@@ -133,6 +133,39 @@ fn another_origin_gets_no_credentials_and_its_own_host_header() {
 }
 
 #[test]
+fn dropped_headers_stay_dropped_for_the_rest_of_the_attempt() {
+    // To another origin, then within it, then back: no hop brings the credentials back.
+    let mut s = post("http://127.0.0.1:1/call").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    for to in [
+        "http://127.0.0.1:2/a",
+        "http://127.0.0.1:2/b",
+        "http://127.0.0.1:1/call",
+    ] {
+        assert!(!s.handle_head(NOW, 307, &location(to)));
+        let (req, _, _) = next_request(&mut s);
+        assert_eq!(header(&req, "authorization"), None, "{to}");
+        assert_eq!(header(&req, "cookie"), None, "{to}");
+    }
+    // A 303 drops the body and its headers; a 307 after it keeps the empty body, and no
+    // Content-Type comes back.
+    let mut s = post("http://127.0.0.1:1/call").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 303, &location("/get")));
+    let _get = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 307, &location("/again")));
+    let (req, _, _) = next_request(&mut s);
+    assert_eq!(req.method(), Method::GET);
+    assert!(req.body().is_empty());
+    assert_eq!(header(&req, "content-type"), None);
+    assert_eq!(
+        header(&req, "authorization"),
+        Some("Bearer secret"),
+        "same origin"
+    );
+}
+
+#[test]
 fn the_hook_sees_every_hop_and_may_add_credentials_knowingly() {
     let mut s = post("http://127.0.0.1:1/call")
         .on_connect(|req| {
