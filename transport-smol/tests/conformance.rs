@@ -164,11 +164,13 @@ fn broadcast_clients_resume_across_a_server_side_disconnect() {
 type SeenIds = Arc<Mutex<Vec<Option<String>>>>;
 
 /// Serves `events` from a replay buffer: a first connection gets what `first` makes of their
-/// encoded forms, then its body ends; a reconnect gets the events after its `Last-Event-ID`,
-/// then its body stays open. Returns the address and the ids the requests carried.
+/// encoded forms, then its body ends (or, with `first_hangs`, stays open and silent); a
+/// reconnect gets the events after its `Last-Event-ID`, then its body stays open. Returns the
+/// address and the ids the requests carried.
 fn serve_resumable(
     server: Side,
     events: &[Event],
+    first_hangs: bool,
     first: impl Fn(&[Bytes]) -> Vec<Bytes> + Send + Sync + 'static,
 ) -> (std::net::SocketAddr, SeenIds) {
     let mut replay = ReplayBuffer::new(64, 1 << 20);
@@ -178,7 +180,7 @@ fn serve_resumable(
     let seen_ids = ids.clone();
     let addr = serve(server, move |req| {
         seen_ids.lock().unwrap().push(req.last_event_id.clone());
-        let hang = req.last_event_id.is_some();
+        let hang = first_hangs || req.last_event_id.is_some();
         let frames = match req.last_event_id {
             None => first(&wire),
             Some(id) => replay.lock().unwrap().since(&id).unwrap().collect(),
@@ -196,7 +198,7 @@ fn serve_resumable(
 fn a_cut_stream_resumes_with_last_event_id_from_the_replay_buffer() {
     each_pair(|server, side| {
         // First connection: five events and half of the sixth, then the body ends.
-        let (addr, ids) = serve_resumable(server, &numbered(10), |wire| {
+        let (addr, ids) = serve_resumable(server, &numbered(10), false, |wire| {
             let mut v = wire[..5].to_vec();
             v.push(wire[5].slice(..10));
             v
@@ -226,7 +228,7 @@ fn a_non_ascii_last_event_id_is_sent_back_and_read_as_utf8() {
                 Event::builder().id(id).unwrap().data("x").build()
             })
             .collect();
-        let (addr, ids) = serve_resumable(server, &events, |wire| wire[..2].to_vec());
+        let (addr, ids) = serve_resumable(server, &events, false, |wire| wire[..2].to_vec());
         let seen = client(side, Run::new(addr, 8));
         assert_eq!(events_of(&seen), events, "{seen:?}");
         assert_eq!(*ids.lock().unwrap(), [None, Some("é2".to_owned())]);
@@ -384,6 +386,69 @@ fn a_silent_server_trips_the_idle_timeout_and_the_client_reconnects() {
         assert_eq!(seen[1], Seen::Disconnected("idle"));
         assert!(matches!(seen[2], Seen::Reconnecting(_)));
         assert_eq!(seen[3], Seen::Connected(1));
+    });
+}
+
+#[test]
+fn a_stall_inside_an_event_shorter_than_the_idle_timeout_loses_neither_connection_nor_event() {
+    const STALL: Duration = Duration::from_millis(250);
+    each_pair(|server, side| {
+        // One event in three pieces with a stall inside a line and one between two of its
+        // lines, each a sixth of the client's idle timeout.
+        let addr = serve(server, |_| Reply::Channel {
+            capacity: 4,
+            keep_alive: None,
+            producer: Arc::new(|tx: Producer| {
+                assert!(tx.send_bytes("event: tick\nid: 1\ndata: pa"));
+                std::thread::sleep(STALL);
+                assert!(tx.send_bytes("rt one\n"));
+                std::thread::sleep(STALL);
+                assert!(tx.send_bytes("data: rest\n\n"));
+            }),
+        });
+        let mut run = Run::new(addr, 10);
+        run.reconnect = fast().idle_timeout(Some(STALL * 6)).reconnect(false);
+        let seen = client(side, run);
+        let whole = Event::builder()
+            .event("tick")
+            .unwrap()
+            .id("1")
+            .unwrap()
+            .data("part one\nrest")
+            .build();
+        assert_eq!(
+            seen,
+            [
+                Seen::Connected(0),
+                Seen::Event(whole),
+                Seen::Disconnected("clean")
+            ]
+        );
+    });
+}
+
+#[test]
+fn a_stall_inside_an_event_past_the_idle_timeout_reconnects_and_the_event_comes_whole() {
+    each_pair(|server, side| {
+        // The first connection sends event 1 and the first lines of event 2 (its id among
+        // them), then falls silent; a reconnect is served from the replay buffer.
+        let (addr, ids) = serve_resumable(server, &numbered(2), true, |wire| {
+            vec![wire[0].clone(), wire[1].slice(..wire[1].len() - 8)]
+        });
+        let mut run = Run::new(addr, 6);
+        run.reconnect = fast().idle_timeout(Some(Duration::from_millis(150)));
+        let seen = client(side, run);
+        // The partial event is dropped with the connection, not delivered; its id was not
+        // taken as the last event id (the block never ended), so event 2 is sent again.
+        assert_eq!(events_of(&seen), numbered(2), "{seen:?}");
+        let trace = connection_trace(&seen);
+        assert_eq!(
+            trace[..2],
+            [&Seen::Connected(0), &Seen::Disconnected("idle")]
+        );
+        assert!(matches!(trace[2], Seen::Reconnecting(_)), "{seen:?}");
+        assert_eq!(trace[3], &Seen::Connected(1));
+        assert_eq!(*ids.lock().unwrap(), [None, Some("1".to_owned())]);
     });
 }
 
