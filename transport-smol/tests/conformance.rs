@@ -160,6 +160,89 @@ fn broadcast_clients_resume_across_a_server_side_disconnect() {
     });
 }
 
+/// Publishes probe events to `hub`, one every 10 ms for at most 5 s, until one is queued
+/// for exactly `want` subscribers; returns how many were published. A server lets go of a
+/// client that left once it notices (a write to the closed socket fails, hyper drops the
+/// body, the queue closes), and the hub when it next publishes.
+fn publish_until_it_reaches(hub: &Hub, want: usize) -> usize {
+    let started = std::time::Instant::now();
+    for probe in 1.. {
+        let reached = hub.publish(&Event::message(format!("probe {probe}")));
+        if reached == want {
+            return probe;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{probe} probes still reach {reached} subscribers, not {want}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    unreachable!()
+}
+
+/// Per-client queues far longer than the probes [`publish_until_it_reaches`] can publish:
+/// a subscriber can then only be let go because its client left, never because it fell
+/// behind.
+const ROOMY: usize = 4096;
+
+#[test]
+fn a_broadcast_lets_go_of_a_client_that_left() {
+    each_pair(|server, side| {
+        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), ROOMY);
+        let serving = hub.clone();
+        let addr = serve(server, move |req| Reply::Subscribe {
+            hub: serving.clone(),
+            last_event_id: req.last_event_id,
+        });
+        let publisher = hub.clone();
+        let mut run = Run::new(addr, 2);
+        run.reconnect = fast().reconnect(false);
+        run.on_item = Some(Arc::new(move |_, seen| {
+            if *seen == Seen::Connected(0) {
+                assert_eq!(publisher.publish(&numbered(1)[0]), 1);
+            }
+        }));
+        // The client reads one event and leaves (drops the connection).
+        let seen = client(side, run);
+        assert_eq!(
+            seen,
+            [Seen::Connected(0), Seen::Event(numbered(1)[0].clone())]
+        );
+        let probes = publish_until_it_reaches(&hub, 0);
+        assert_eq!(hub.subscribers(), 0, "after {probes} probes");
+    });
+}
+
+#[test]
+fn a_broadcast_lets_go_of_clients_that_timed_out_and_keeps_the_live_one() {
+    each_pair(|server, side| {
+        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), ROOMY);
+        let serving = hub.clone();
+        let addr = serve(server, move |req| Reply::Subscribe {
+            hub: serving.clone(),
+            last_event_id: req.last_event_id,
+        });
+        // Nothing is published and there is no keep-alive: the client's idle timeout drops
+        // the first two connections, and the hub holds three subscribers, two of them gone.
+        let probes = Arc::new(Mutex::new(None));
+        let (publisher, reached) = (hub.clone(), probes.clone());
+        let mut run = Run::new(addr, 7);
+        run.reconnect = fast().idle_timeout(Some(Duration::from_millis(150)));
+        run.on_item = Some(Arc::new(move |_, seen| {
+            if *seen == Seen::Connected(2) {
+                let probes = publish_until_it_reaches(&publisher, 1);
+                assert_eq!(publisher.subscribers(), 1, "after {probes} probes");
+                *reached.lock().unwrap() = Some(probes);
+            }
+        }));
+        let seen = client(side, run);
+        assert_eq!(seen.last(), Some(&Seen::Connected(2)), "{seen:?}");
+        let idle = seen.iter().filter(|s| **s == Seen::Disconnected("idle"));
+        assert_eq!(idle.count(), 2, "{seen:?}");
+        assert!(probes.lock().unwrap().is_some(), "never probed: {seen:?}");
+    });
+}
+
 /// The `Last-Event-ID` of each request a server saw.
 type SeenIds = Arc<Mutex<Vec<Option<String>>>>;
 
