@@ -81,6 +81,40 @@ pub struct TailArgs {
     /// Do not reconnect: stop when the stream ends (exit 1 if it was cut inside an event).
     #[arg(long)]
     once: bool,
+    /// Drop a connection on which nothing (no event, no keep-alive, no byte) arrived for
+    /// this long, and reconnect, resuming after the last event (with --once: stop, exit 1).
+    /// `500ms`, `30s`, `2m`; a bare number is seconds. Default: wait for ever.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    idle_timeout: Option<Duration>,
+}
+
+/// A duration on the command line: a number, fractions allowed, of `ms`, `s` (the unit of a
+/// bare number) or `m`; more than zero.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let unit_at = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(unit_at);
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration (500ms, 30s, 2m)"))?;
+    let seconds_per_unit = match unit.trim() {
+        "ms" => 0.001,
+        "" | "s" => 1.0,
+        "m" => 60.0,
+        other => {
+            return Err(format!(
+                "unknown unit {other:?}: use ms, s or m (500ms, 30s, 2m)"
+            ))
+        }
+    };
+    let duration = Duration::try_from_secs_f64(number * seconds_per_unit)
+        .map_err(|_| format!("{text:?} is too long"))?;
+    if duration.is_zero() {
+        return Err("the duration must be more than zero".to_owned());
+    }
+    Ok(duration)
 }
 
 fn print_item(item: &Item, json: bool) {
@@ -147,6 +181,7 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             .retry_timeout(Duration::from_secs(1))
             .max_delay(Duration::from_secs(30))
             .max_attempts(Some(args.retries))
+            .idle_timeout(args.idle_timeout)
             .reconnect(!args.once),
     );
     for h in &args.headers {
@@ -206,6 +241,12 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                 return Err(CliError::Invalid(
                     "the stream was cut inside an event".to_owned(),
                 ));
+            }
+            Item::Disconnected(ssekit_hyper::client::Ended::IdleTimeout) if args.once => {
+                let after = args.idle_timeout.unwrap_or_default();
+                return Err(CliError::Invalid(format!(
+                    "the stream stalled: nothing arrived for {after:?} (--idle-timeout)"
+                )));
             }
             Item::Event(e) => {
                 if ors && e.event_type() == "task_id" {
@@ -334,5 +375,26 @@ pub async fn decode() -> Result<ExitCode, CliError> {
             "the input ends inside an event; {unterminated_line} bytes after the last line ending were discarded"
         ))),
         _ => Ok(ExitCode::SUCCESS),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_ms_s_or_m_and_a_bare_number_is_seconds() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration(" 45 s "), Ok(Duration::from_secs(45)));
+        for bad in [
+            "", "s", "soon", "-1s", "1h", "1e3", "1.2.3s", "0", "0ms", "1e400", "inf",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?} accepted");
+        }
+        let huge = "9".repeat(400);
+        assert!(parse_duration(&huge).is_err());
     }
 }

@@ -518,3 +518,148 @@ fn tail_exits_with_an_error_when_the_call_ends_with_an_error_event() {
     let out = tail_tool_call(&server, &sid, r#"{"name":"no_such_tool","input":{}}"#, &[]);
     assert_one_line_error(&out, "the stream ended with the failure event `error`");
 }
+
+/// A server on 127.0.0.1 that stalls: each connection gets a `200 text/event-stream` whose
+/// body is `retry: 50`, event `n` (1 on a first connection, one after its `Last-Event-ID` on
+/// a reconnect) and the first bytes of another event, then nothing, the socket held open.
+/// It takes at most `connections` connections, within 10 s.
+struct Stalling {
+    url: String,
+    /// The `Last-Event-ID` of each request, with its socket (dropping it would end the body).
+    seen: std::sync::mpsc::Receiver<(Option<String>, std::net::TcpStream)>,
+}
+
+fn stalling(connections: usize) -> Stalling {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/events", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    let (tx, seen) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let mut served = 0;
+        while served < connections && std::time::Instant::now() < deadline {
+            let mut sock = match listener.accept() {
+                Ok((sock, _)) => sock,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(10));
+                    continue;
+                }
+            };
+            served += 1;
+            sock.set_nonblocking(false).unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && sock.read_exact(&mut byte).is_ok() {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+            let last_id = head
+                .lines()
+                .find_map(|l| l.strip_prefix("last-event-id:"))
+                .map(|v| v.trim().to_owned());
+            let n = last_id
+                .as_deref()
+                .map_or(1, |id| id.parse::<u32>().unwrap() + 1);
+            let mut out = String::from(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+            );
+            for piece in [
+                "retry: 50\n\n".to_owned(),
+                format!("id: {n}\ndata: event {n}\n\n"),
+                format!("id: {}\ndata: par", n + 1),
+            ] {
+                out.push_str(&format!("{:x}\r\n{piece}\r\n", piece.len()));
+            }
+            sock.write_all(out.as_bytes()).unwrap();
+            if tx.send((last_id, sock)).is_err() {
+                break;
+            }
+        }
+    });
+    Stalling { url, seen }
+}
+
+/// Runs `ssekit` with `args`, killing it (and failing) if it has not ended within `secs`.
+fn output_within(secs: u64, args: &[&str]) -> Output {
+    let mut child = ssekit()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "ssekit {args:?} still running after {secs} s\n{}\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
+    // --once: the stall ends the command, exit 1, after the event before it.
+    let server = stalling(1);
+    let out = output_within(
+        10,
+        &["tail", &server.url, "--once", "--idle-timeout", "300ms"],
+    );
+    assert_eq!(text(&out.stdout), "message [1]: event 1\n");
+    assert!(
+        text(&out.stderr).contains("-- disconnected: no bytes within the idle timeout"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_one_line_error(&out, "the stream stalled: nothing arrived for 300ms");
+
+    // Reconnecting: the stalled connection is dropped, the next resumes after event 1 (the
+    // partial event 2 is not printed, nor taken as the last id), stalls in turn, and with
+    // --retries 1 the command then gives up.
+    let server = stalling(2);
+    let out = output_within(
+        10,
+        &[
+            "tail",
+            &server.url,
+            "--idle-timeout",
+            "0.3",
+            "--retries",
+            "1",
+            "--json",
+        ],
+    );
+    assert_one_line_error(&out, "last failure: idle timeout");
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |kind: &str| -> Vec<&serde_json::Value> {
+        lines.iter().filter(|l| l["kind"] == kind).collect()
+    };
+    let data: Vec<&str> = of("event")
+        .iter()
+        .map(|e| e["data"].as_str().unwrap())
+        .collect();
+    assert_eq!(data, ["event 1", "event 2"], "{lines:?}");
+    let attempts: Vec<u64> = of("connected")
+        .iter()
+        .map(|c| c["attempt"].as_u64().unwrap())
+        .collect();
+    assert_eq!(attempts, [0, 1], "{lines:?}");
+    let why: Vec<&str> = of("disconnected")
+        .iter()
+        .map(|d| d["why"].as_str().unwrap())
+        .collect();
+    assert_eq!(why, ["no bytes within the idle timeout"; 2], "{lines:?}");
+    let ids: Vec<Option<String>> = server.seen.try_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, [None, Some("1".to_owned())]);
+}
