@@ -322,6 +322,9 @@ fn ors_unterminated() {
 const CREATED: &str = r#"{"type":"response.created","response":{"id":"resp_1","object":"response","status":"in_progress","output":[],"error":null}}"#;
 const IN_PROGRESS: &str = r#"{"type":"response.in_progress","response":{"id":"resp_1","status":"in_progress","output":[]}}"#;
 const COMPLETED: &str = r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","error":null,"output":[]}}"#;
+/// A `response.in_progress` after the first: the spec's announcement of a new tool call
+/// ("first delta with function name; output now contains the tool call").
+const TOOL: &str = r#"{"type":"response.in_progress","response":{"id":"resp_1","status":"in_progress","output":[{"type":"function_call","id":"call_1","status":"ready"}]}}"#;
 const FAILED: &str = r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","error":{"message":"upstream timeout"}}}"#;
 
 fn text_delta(index: u64, delta: &str) -> String {
@@ -333,14 +336,14 @@ fn text_delta(index: u64, delta: &str) -> String {
 
 fn args_delta(index: u64, delta: &str) -> String {
     format!(
-        r#"{{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":{index},"delta":{}}}"#,
+        r#"{{"type":"response.function_call_arguments.delta","item_id":"fc_{index}","output_index":{index},"delta":{}}}"#,
         serde_json::to_string(delta).unwrap()
     )
 }
 
 fn args_done(index: u64, arguments: &str) -> String {
     format!(
-        r#"{{"type":"response.function_call_arguments.done","id":"fc_1","output_index":{index},"arguments":{}}}"#,
+        r#"{{"type":"response.function_call_arguments.done","id":"fc_{index}","output_index":{index},"arguments":{}}}"#,
         serde_json::to_string(arguments).unwrap()
     )
 }
@@ -369,10 +372,10 @@ fn responses_valid_scenarios() {
         &stream(&[
             CREATED,
             IN_PROGRESS,
-            IN_PROGRESS,
+            TOOL,
             &args_delta(0, "{\"city\":"),
             &args_delta(0, "\"Paris\"}"),
-            IN_PROGRESS,
+            TOOL,
             &args_delta(1, "{}"),
             &args_done(0, "{\"city\":\"Paris\"}"),
             &args_done(1, "{}"),
@@ -388,7 +391,7 @@ fn responses_valid_scenarios() {
         &stream(&[
             CREATED,
             IN_PROGRESS,
-            r#"{"type":"response.tool_calls.created","item_id":"fc_1","output_index":0,"tool_call":{"name":"f"}}"#,
+            r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":0,"tool_call":{"name":"f"}}"#,
             &args_delta(0, "{}"),
             COMPLETED,
         ]),
@@ -747,6 +750,7 @@ fn responses_fields() {
             CREATED,
             IN_PROGRESS,
             &text_delta(0, "x"),
+            TOOL,
             &args_delta(1, "{}"),
             &args_done(1, "{}"),
             COMPLETED,
@@ -779,12 +783,267 @@ fn responses_fields() {
 }
 
 #[test]
+fn responses_fields_of_tool_calls() {
+    // The spec's payloads: deltas carry item_id, output_index and delta; `.done` carries id,
+    // output_index and arguments; tool_calls.created item_id, output_index and tool_call.
+    let created = r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":0,"tool_call":{"id":"fc_0","name":"f","arguments":""}}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            created,
+            &args_delta(0, "{}"),
+            COMPLETED,
+        ]),
+    );
+    // OpenAI's `.done` names the item `item_id`, as its deltas do.
+    let openai_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_0","output_index":0,"arguments":"{}"}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            &args_delta(0, "{}"),
+            openai_done,
+            COMPLETED,
+        ]),
+    );
+    let text_no_item = r#"{"type":"response.output_text.delta","output_index":0,"delta":"x"}"#;
+    let text_numeric_item =
+        r#"{"type":"response.output_text.delta","item_id":7,"output_index":0,"delta":"x"}"#;
+    let args_no_item =
+        r#"{"type":"response.function_call_arguments.delta","output_index":0,"delta":"{}"}"#;
+    let done_no_id =
+        r#"{"type":"response.function_call_arguments.done","output_index":0,"arguments":"{}"}"#;
+    let created_no_call =
+        r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":0}"#;
+    let created_string_call = r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":0,"tool_call":"f"}"#;
+    let created_array_call = r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":0,"tool_call":[]}"#;
+    let created_no_item =
+        r#"{"type":"response.tool_calls.created","output_index":0,"tool_call":{}}"#;
+    let created_no_index =
+        r#"{"type":"response.tool_calls.created","item_id":"fc_0","tool_call":{}}"#;
+    for bad in [
+        text_no_item,
+        text_numeric_item,
+        args_no_item,
+        done_no_id,
+        created_no_call,
+        created_string_call,
+        created_array_call,
+        created_no_item,
+        created_no_index,
+    ] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[CREATED, IN_PROGRESS, TOOL, bad, COMPLETED])
+            ),
+            (responses::FIELDS, Some(3)),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn responses_tool_call_announced() {
+    // Modern path: one `in_progress` per tool call, before its arguments; the calls'
+    // deltas may then interleave.
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            TOOL,
+            &args_delta(0, "{\"a\""),
+            &args_delta(1, "{}"),
+            &args_delta(0, ":1}"),
+            &args_done(0, "{\"a\":1}"),
+            &args_done(1, "{}"),
+            COMPLETED,
+        ]),
+    );
+    assert_eq!(p.arguments(0), Some("{\"a\":1}"));
+    // Legacy path: `tool_calls.created` announces the call at its output_index.
+    let legacy = |index: u64| {
+        format!(
+            r#"{{"type":"response.tool_calls.created","item_id":"fc_{index}","output_index":{index},"tool_call":{{"name":"f"}}}}"#
+        )
+    };
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &legacy(0),
+            &args_delta(0, "{}"),
+            COMPLETED,
+        ]),
+    );
+    // OpenAI's streams announce items with `response.output_item.added` (and send one
+    // `in_progress`); the interop server's shape.
+    let added = r#"{"type":"response.output_item.added","output_index":1,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":""}}"#;
+    let openai_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_1","output_index":1,"arguments":"{}"}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            added,
+            &args_delta(1, "{}"),
+            openai_done,
+            COMPLETED,
+        ]),
+    );
+    // The first `in_progress` announces nothing.
+    for first in [args_delta(0, "{}"), args_done(0, "{}")] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[CREATED, IN_PROGRESS, &first, COMPLETED])
+            ),
+            (responses::TOOL_CALL_ANNOUNCED, Some(2)),
+            "{first}"
+        );
+    }
+    // One announcement, two tool calls: the second is not announced.
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[
+                CREATED,
+                IN_PROGRESS,
+                TOOL,
+                &args_delta(0, "{}"),
+                &args_delta(1, "{}"),
+                COMPLETED
+            ])
+        ),
+        (responses::TOOL_CALL_ANNOUNCED, Some(4))
+    );
+    // An announcement is used by the tool call after it, not one before it.
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[
+                CREATED,
+                IN_PROGRESS,
+                TOOL,
+                &args_delta(0, "{}"),
+                &args_done(0, "{}"),
+                &args_delta(1, "{}"),
+                TOOL,
+                COMPLETED
+            ])
+        ),
+        (responses::TOOL_CALL_ANNOUNCED, Some(5))
+    );
+    // `tool_calls.created` announces its own output_index only, and only a new call.
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[
+                CREATED,
+                IN_PROGRESS,
+                &legacy(0),
+                &args_delta(1, "{}"),
+                COMPLETED
+            ])
+        ),
+        (responses::TOOL_CALL_ANNOUNCED, Some(3))
+    );
+    for again in [
+        vec![CREATED, IN_PROGRESS, &legacy(0), &legacy(0)],
+        vec![CREATED, IN_PROGRESS, TOOL, &args_delta(0, "{}"), &legacy(0)],
+    ] {
+        let index = again.len() as u64 - 1;
+        assert_eq!(
+            broken(responses::Stream::new(), &stream(&again)),
+            (responses::TOOL_CALL_ANNOUNCED, Some(index))
+        );
+    }
+}
+
+#[test]
+fn responses_item_id() {
+    // Open Responses Server sends an MCP tool's result as a text delta at output_index 0
+    // under the call's id: text deltas are not tied to the tool calls' ids.
+    let result = r#"{"type":"response.output_text.delta","item_id":"call_1","output_index":0,"delta":"[\"18C\"]"}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            &text_delta(0, "Let me see."),
+            TOOL,
+            &args_delta(0, "{}"),
+            &args_done(0, "{}"),
+            result,
+            COMPLETED,
+        ]),
+    );
+    let other_delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_9","output_index":0,"delta":"}"}"#;
+    let other_done = r#"{"type":"response.function_call_arguments.done","id":"fc_9","output_index":0,"arguments":"{}"}"#;
+    let other_openai_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_9","output_index":0,"arguments":"{}"}"#;
+    let disagreeing_done = r#"{"type":"response.function_call_arguments.done","id":"fc_0","item_id":"fc_9","output_index":0,"arguments":"{}"}"#;
+    for bad in [other_delta, other_done, other_openai_done, disagreeing_done] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[
+                    CREATED,
+                    IN_PROGRESS,
+                    TOOL,
+                    &args_delta(0, "{"),
+                    bad,
+                    COMPLETED
+                ])
+            ),
+            (responses::ITEM_ID, Some(4)),
+            "{bad}"
+        );
+    }
+    // Legacy path: the deltas carry the id `tool_calls.created` gave the call.
+    let created = r#"{"type":"response.tool_calls.created","item_id":"call_1","output_index":0,"tool_call":{"name":"f"}}"#;
+    assert_eq!(
+        broken(
+            responses::Stream::new(),
+            &stream(&[
+                CREATED,
+                IN_PROGRESS,
+                created,
+                &args_delta(0, "{}"),
+                COMPLETED
+            ])
+        ),
+        (responses::ITEM_ID, Some(3))
+    );
+    // The same id written with an escape is the same id.
+    let escaped = r#"{"type":"response.function_call_arguments.done","id":"fc\u005f0","output_index":0,"arguments":"{}"}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            &args_delta(0, "{}"),
+            escaped,
+            COMPLETED,
+        ]),
+    );
+}
+
+#[test]
 fn responses_arguments_match() {
     valid(
         responses::Stream::new(),
         &stream(&[
             CREATED,
             IN_PROGRESS,
+            TOOL,
             &args_delta(0, "{\"a\":"),
             &args_delta(0, "1}"),
             &args_done(0, "{\"a\":1}"),
@@ -794,6 +1053,7 @@ fn responses_arguments_match() {
     let sse = stream(&[
         CREATED,
         IN_PROGRESS,
+        TOOL,
         &args_delta(0, "{\"a\":"),
         &args_delta(0, "1}"),
         &args_done(0, "{\"a\":2}"),
@@ -801,15 +1061,15 @@ fn responses_arguments_match() {
     ]);
     assert_eq!(
         broken(responses::Stream::new(), &sse),
-        (responses::ARGUMENTS_MATCH, Some(4))
+        (responses::ARGUMENTS_MATCH, Some(5))
     );
     // `.done` for an item that had no deltas: the concatenation is empty.
     assert_eq!(
         broken(
             responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, &args_done(3, "{}"), COMPLETED])
+            &stream(&[CREATED, IN_PROGRESS, TOOL, &args_done(3, "{}"), COMPLETED])
         ),
-        (responses::ARGUMENTS_MATCH, Some(2))
+        (responses::ARGUMENTS_MATCH, Some(3))
     );
 }
 
@@ -820,6 +1080,7 @@ fn responses_arguments_json() {
         &stream(&[
             CREATED,
             IN_PROGRESS,
+            TOOL,
             &args_delta(0, "{\"a\":"),
             &args_delta(0, "[]}"),
             &args_done(0, "{\"a\":[]}"),
@@ -829,13 +1090,14 @@ fn responses_arguments_json() {
     let sse = stream(&[
         CREATED,
         IN_PROGRESS,
+        TOOL,
         &args_delta(0, "{\"a\":"),
         &args_done(0, "{\"a\":"),
         COMPLETED,
     ]);
     assert_eq!(
         broken(responses::Stream::new(), &sse),
-        (responses::ARGUMENTS_JSON, Some(3))
+        (responses::ARGUMENTS_JSON, Some(4))
     );
 }
 
@@ -846,8 +1108,10 @@ fn responses_done_once() {
         &stream(&[
             CREATED,
             IN_PROGRESS,
+            TOOL,
             &args_delta(0, "{}"),
             &args_done(0, "{}"),
+            TOOL,
             &args_delta(1, "{}"),
             &args_done(1, "{}"),
             COMPLETED,
@@ -856,6 +1120,7 @@ fn responses_done_once() {
     let twice = stream(&[
         CREATED,
         IN_PROGRESS,
+        TOOL,
         &args_delta(0, "{}"),
         &args_done(0, "{}"),
         &args_done(0, "{}"),
@@ -863,11 +1128,12 @@ fn responses_done_once() {
     ]);
     assert_eq!(
         broken(responses::Stream::new(), &twice),
-        (responses::DONE_ONCE, Some(4))
+        (responses::DONE_ONCE, Some(5))
     );
     let late_delta = stream(&[
         CREATED,
         IN_PROGRESS,
+        TOOL,
         &args_delta(0, "{}"),
         &args_done(0, "{}"),
         &args_delta(0, " "),
@@ -875,7 +1141,7 @@ fn responses_done_once() {
     ]);
     assert_eq!(
         broken(responses::Stream::new(), &late_delta),
-        (responses::DONE_ONCE, Some(4))
+        (responses::DONE_ONCE, Some(5))
     );
 }
 
@@ -919,6 +1185,20 @@ fn responses_too_large() {
     assert_eq!(
         broken(responses::Stream::new().max_accumulated(5), &sse),
         (responses::TOO_LARGE, Some(0))
+    );
+    // A tool call's id counts too: `resp_1`, `{}` and `fc_0` are 12 bytes.
+    let sse = stream(&[
+        CREATED,
+        IN_PROGRESS,
+        TOOL,
+        &args_delta(0, "{}"),
+        &args_done(0, "{}"),
+        COMPLETED,
+    ]);
+    valid(responses::Stream::new().max_accumulated(12), &sse);
+    assert_eq!(
+        broken(responses::Stream::new().max_accumulated(11), &sse),
+        (responses::TOO_LARGE, Some(3))
     );
 }
 

@@ -14,12 +14,14 @@
 //! | [`CREATED_EMPTY`] | `response.created`'s snapshot has an empty `output` |
 //! | [`RESPONSE_ID`] | every `response` snapshot has the `id` of the first |
 //! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
-//! | [`FIELDS`] | deltas carry `output_index` and a string `delta`; `.done` carries `output_index` and a string `arguments` |
+//! | [`FIELDS`] | deltas carry `item_id`, `output_index` and a string `delta`; `.done` carries `id` (OpenAI's: `item_id`), `output_index` and a string `arguments`; `response.tool_calls.created` carries `item_id`, `output_index` and a `tool_call` object |
+//! | [`TOOL_CALL_ANNOUNCED`] | a tool call's argument events follow its announcement: a `response.in_progress` after the first, or a `response.tool_calls.created` for its `output_index` (sent once) |
+//! | [`ITEM_ID`] | the events of one tool call (one `output_index`) carry one item id |
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
 //! | [`ARGUMENTS_JSON`] | those arguments are valid JSON |
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
 //! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one) |
-//! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response id) stays under the cap ([`Stream::max_accumulated`]) |
+//! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response and tool-call ids) stays under the cap ([`Stream::max_accumulated`]) |
 //! | [`TOO_MANY_ITEMS`] | at most [`Stream::max_items`] distinct `output_index` values (1024 by default) |
 //!
 //! The terminal event is `response.completed` (carrying a non-null `response.error` when the
@@ -28,6 +30,16 @@
 //! early, e.g. at `max_output_tokens`). Other event types (the full OpenAI API has more, such
 //! as `response.output_item.added`) are allowed before it, so the profile also reads OpenAI's
 //! own streams. Text and arguments are accumulated per `output_index`.
+//!
+//! A tool call is the function-call item at one `output_index`: its argument deltas and its
+//! `.done`, and in the legacy path the `response.tool_calls.created` that opens it. The spec
+//! announces each new tool call before its arguments: "response.in_progress (first delta
+//! with function name; output now contains the tool call)" on the modern path, or
+//! `response.tool_calls.created` on the legacy one. The profile counts the `in_progress`
+//! events after the first and lets each count open one tool call, in order; OpenAI's
+//! `response.output_item.added` counts as well, so OpenAI's streams still read. Text deltas
+//! must carry an `item_id` but are not tied to the tool calls: Open Responses Server sends an
+//! MCP tool's result as a text delta at `output_index` 0 under the call's id.
 //!
 //! ```
 //! use ssekit::profile::responses::Stream;
@@ -186,7 +198,12 @@ pub const IN_PROGRESS_BEFORE_OUTPUT: Rule = Rule::new(
     "output events come after a `response.in_progress`",
 );
 
-/// Deltas and `.done` carry their fields.
+/// Deltas, `.done` and `response.tool_calls.created` carry the fields the spec gives them:
+/// `item_id`, `output_index`, `delta` (a string) in text and argument deltas; `id`,
+/// `output_index`, `arguments` (a string) in `.done`, where OpenAI's API sends `item_id`
+/// for `id` (either is accepted); `item_id`, `output_index` and a `tool_call` object in
+/// `response.tool_calls.created`. A field the profile reads that has the wrong JSON type
+/// breaks the rule on any event.
 ///
 /// # Example
 /// ```
@@ -194,7 +211,64 @@ pub const IN_PROGRESS_BEFORE_OUTPUT: Rule = Rule::new(
 /// ```
 pub const FIELDS: Rule = Rule::new(
     "responses.fields",
-    "deltas carry `output_index` and `delta`; `.done` carries `output_index` and `arguments`",
+    "deltas carry `item_id`, `output_index` and `delta`; `.done` carries `id`, `output_index` and `arguments`; `tool_calls.created` carries `item_id`, `output_index` and `tool_call`",
+);
+
+/// Each tool call is announced once, before its argument events.
+///
+/// The first argument event (delta or `.done`) of a new tool call needs an announcement
+/// not yet used: each `response.in_progress` after the first announces one tool call (the
+/// spec's modern path), as does OpenAI's `response.output_item.added`; a
+/// `response.tool_calls.created` (the legacy path) announces the one at its `output_index`,
+/// and names a new one there.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, TOOL_CALL_ANNOUNCED};
+/// use ssekit::sequence::Profile;
+/// use ssekit::Event;
+///
+/// let mut p = Stream::new();
+/// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#;
+/// assert_eq!(p.event(&Event::message(delta)), Err(TOOL_CALL_ANNOUNCED));
+///
+/// let mut p = Stream::new();
+/// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?; // the tool call
+/// p.event(&Event::message(delta))?;
+/// # Ok::<(), ssekit::sequence::Rule>(())
+/// ```
+pub const TOOL_CALL_ANNOUNCED: Rule = Rule::new(
+    "responses.tool-call-announced",
+    "each tool call is announced once (`response.in_progress` or `response.tool_calls.created`), before its argument events",
+);
+
+/// The events of one tool call carry one item id: the `item_id` of its
+/// `response.tool_calls.created` and argument deltas and the `id` of its `.done` are the
+/// first one seen at that `output_index`.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, ITEM_ID};
+/// use ssekit::sequence::Profile;
+/// use ssekit::Event;
+///
+/// let mut p = Stream::new();
+/// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#;
+/// p.event(&Event::message(delta))?;
+/// let done = r#"{"type":"response.function_call_arguments.done","id":"fc_2","output_index":0,"arguments":"{}"}"#;
+/// assert_eq!(p.event(&Event::message(done)), Err(ITEM_ID));
+/// # Ok::<(), ssekit::sequence::Rule>(())
+/// ```
+pub const ITEM_ID: Rule = Rule::new(
+    "responses.item-id",
+    "the events of one tool call (one `output_index`) carry one item id (`item_id`; `id` in `.done`)",
 );
 
 /// `.done` arguments equal the concatenated deltas.
@@ -243,7 +317,7 @@ pub const AFTER_TERMINAL: Rule = Rule::new(
 );
 
 /// What the profile keeps stays under the cap: accumulated text and arguments, and the
-/// response id it compares snapshots with.
+/// response and tool-call ids it compares later events with.
 ///
 /// # Example
 /// ```
@@ -293,6 +367,60 @@ struct Wire<'a> {
     arguments: Option<Text<'a>>,
     #[serde(borrow, default)]
     response: Option<Snapshot<'a>>,
+    #[serde(borrow, default)]
+    item_id: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    id: Option<Text<'a>>,
+    #[serde(default)]
+    tool_call: Option<IsObject>,
+}
+
+/// Any JSON value, of which only whether it is an object is kept.
+struct IsObject(bool);
+
+impl<'de> serde::Deserialize<'de> for IsObject {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ShapeVisitor;
+        impl<'de> serde::de::Visitor<'de> for ShapeVisitor {
+            type Value = IsObject;
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<IsObject, E> {
+                Ok(IsObject(false))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<IsObject, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(IsObject(false))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<IsObject, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(IsObject(true))
+            }
+        }
+        d.deserialize_any(ShapeVisitor)
+    }
 }
 
 /// The fields read from the `response` snapshot.
@@ -342,6 +470,8 @@ enum EventKind {
     ArgumentsDelta,
     ArgumentsDone,
     ToolCallsCreated,
+    /// OpenAI's `response.output_item.added`.
+    OutputItemAdded,
     Completed,
     /// OpenAI's `response.failed`.
     Failed,
@@ -361,6 +491,7 @@ impl EventKind {
             "response.function_call_arguments.delta" => EventKind::ArgumentsDelta,
             "response.function_call_arguments.done" => EventKind::ArgumentsDone,
             "response.tool_calls.created" => EventKind::ToolCallsCreated,
+            "response.output_item.added" => EventKind::OutputItemAdded,
             "response.completed" => EventKind::Completed,
             "response.failed" => EventKind::Failed,
             "response.incomplete" => EventKind::Incomplete,
@@ -376,6 +507,8 @@ struct Item {
     text: String,
     arguments: String,
     arguments_done: bool,
+    /// The item id of the tool call at this index, once a function-call event named it.
+    tool_call: Option<String>,
 }
 
 /// The default cap on what the profile keeps (text, arguments, ids): 16 MiB.
@@ -413,6 +546,11 @@ pub struct Stream {
     incomplete: bool,
     /// The `id` of the first `response` snapshot that had one.
     response_id: Option<String>,
+    /// Tool-call announcements: `response.in_progress` after the first, OpenAI's
+    /// `response.output_item.added`.
+    announced: u64,
+    /// Tool calls opened by an argument event, each on one announcement.
+    calls: u64,
     items: BTreeMap<u64, Item>,
     accumulated: usize,
     max_accumulated: usize,
@@ -441,6 +579,8 @@ impl Stream {
             error: false,
             incomplete: false,
             response_id: None,
+            announced: 0,
+            calls: 0,
             items: BTreeMap::new(),
             accumulated: 0,
             max_accumulated: DEFAULT_MAX_ACCUMULATED,
@@ -449,7 +589,7 @@ impl Stream {
     }
 
     /// Sets the cap on what the profile keeps, in bytes ([`TOO_LARGE`] past it): the
-    /// accumulated text and arguments plus the response id kept to compare snapshots.
+    /// accumulated text and arguments plus the response and tool-call ids kept to compare.
     ///
     /// # Example
     /// ```
@@ -545,52 +685,103 @@ impl Stream {
         }
     }
 
-    fn output(&mut self, kind: EventKind, wire: Wire<'_>) -> Result<(), Rule> {
+    /// The record of the tool call at `index` that a function-call event names `id`:
+    /// [`TOOL_CALL_ANNOUNCED`] for a new one without an announcement left (or, when
+    /// `announcement` — the event is `response.tool_calls.created` — for one that is not
+    /// new), [`ITEM_ID`] for another id than the call's.
+    fn tool_call(&mut self, index: u64, id: &str, announcement: bool) -> Result<&mut Item, Rule> {
+        // One lookup: the fields beside `items` are reached directly, not through methods.
+        let count = self.items.len();
+        let item = match self.items.entry(index) {
+            Entry::Occupied(item) => item.into_mut(),
+            Entry::Vacant(_) if count >= self.max_items => return Err(TOO_MANY_ITEMS),
+            Entry::Vacant(slot) => slot.insert(Item::default()),
+        };
+        match &item.tool_call {
+            Some(_) if announcement => Err(TOOL_CALL_ANNOUNCED),
+            Some(known) if known != id => Err(ITEM_ID),
+            Some(_) => Ok(item),
+            None => {
+                if !announcement {
+                    if self.calls >= self.announced {
+                        return Err(TOOL_CALL_ANNOUNCED);
+                    }
+                    self.calls += 1;
+                }
+                self.accumulated = self.accumulated.saturating_add(id.len());
+                if self.accumulated > self.max_accumulated {
+                    return Err(TOO_LARGE);
+                }
+                item.tool_call = Some(String::from(id));
+                Ok(item)
+            }
+        }
+    }
+
+    fn output(&mut self, kind: EventKind, wire: &Wire<'_>) -> Result<(), Rule> {
         if !self.in_progress {
             return Err(IN_PROGRESS_BEFORE_OUTPUT);
         }
         match kind {
             EventKind::TextDelta => {
-                let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
-                    return Err(FIELDS);
-                };
-                self.grow(delta.len())?;
-                self.item(index)?.text.push_str(&delta);
-            }
-            EventKind::ArgumentsDelta => {
-                let (Some(index), Some(Text(delta))) = (wire.output_index, wire.delta) else {
-                    return Err(FIELDS);
-                };
-                self.grow(delta.len())?;
-                let item = self.item(index)?;
-                if item.arguments_done {
-                    return Err(DONE_ONCE);
-                }
-                item.arguments.push_str(&delta);
-            }
-            EventKind::ArgumentsDone => {
-                let (Some(index), Some(Text(arguments))) = (wire.output_index, wire.arguments)
+                let (Some(index), Some(_), Some(Text(delta))) =
+                    (wire.output_index, &wire.item_id, &wire.delta)
                 else {
                     return Err(FIELDS);
                 };
-                let item = self.item(index)?;
+                self.grow(delta.len())?;
+                self.item(index)?.text.push_str(delta);
+            }
+            EventKind::ArgumentsDelta => {
+                let (Some(index), Some(Text(id)), Some(Text(delta))) =
+                    (wire.output_index, &wire.item_id, &wire.delta)
+                else {
+                    return Err(FIELDS);
+                };
+                self.grow(delta.len())?;
+                let item = self.tool_call(index, id, false)?;
+                if item.arguments_done {
+                    return Err(DONE_ONCE);
+                }
+                item.arguments.push_str(delta);
+            }
+            EventKind::ArgumentsDone => {
+                let (Some(index), Some(Text(arguments))) = (wire.output_index, &wire.arguments)
+                else {
+                    return Err(FIELDS);
+                };
+                // The spec's `id`; OpenAI's API names it `item_id`. Both, they agree.
+                let id = match (&wire.id, &wire.item_id) {
+                    (Some(Text(id)), Some(Text(item_id))) if id != item_id => return Err(ITEM_ID),
+                    (Some(Text(id)), _) | (None, Some(Text(id))) => id,
+                    (None, None) => return Err(FIELDS),
+                };
+                let item = self.tool_call(index, id, false)?;
                 if item.arguments_done {
                     return Err(DONE_ONCE);
                 }
                 item.arguments_done = true;
-                if item.arguments != arguments {
+                if item.arguments != arguments.as_ref() {
                     return Err(ARGUMENTS_MATCH);
                 }
-                let valid = match scan::validate(&arguments) {
+                let valid = match scan::validate(arguments) {
                     Ok(()) => true,
                     Err(ScanError::Invalid) => false,
                     Err(ScanError::TooDeep) => {
-                        serde_json::from_str::<IgnoredAny>(&arguments).is_ok()
+                        serde_json::from_str::<IgnoredAny>(arguments).is_ok()
                     }
                 };
                 if !valid {
                     return Err(ARGUMENTS_JSON);
                 }
+            }
+            EventKind::ToolCallsCreated => {
+                let (Some(index), Some(Text(id)), Some(IsObject(true))) =
+                    (wire.output_index, &wire.item_id, &wire.tool_call)
+                else {
+                    return Err(FIELDS);
+                };
+                self.tool_call(index, id, true)?;
             }
             _ => {}
         }
@@ -608,9 +799,12 @@ impl Stream {
             "delta" => Some(2),
             "arguments" => Some(3),
             "response" => Some(4),
+            "item_id" => Some(5),
+            "id" => Some(6),
+            "tool_call" => Some(7),
             _ => None,
         };
-        let fields = match scan::object_with::<5>(event.data(), slot_of) {
+        let fields = match scan::object_with::<8>(event.data(), slot_of) {
             Ok(Some(fields)) if !fields.escaped_key => fields,
             // Valid JSON that is not an object, or not JSON: serde's `is_object` says no.
             Ok(None) | Err(ScanError::Invalid) => return Err(JSON),
@@ -620,7 +814,8 @@ impl Stream {
         if fields.duplicate {
             return Err(FIELDS);
         }
-        let [kind, output_index, delta, arguments, response] = fields.values;
+        let [kind, output_index, delta, arguments, response, item_id, id, tool_call] =
+            fields.values;
         let response = match response {
             None => None,
             Some(v) if v.kind == Kind::Null => None,
@@ -666,6 +861,16 @@ impl Stream {
             delta: text(delta)?,
             arguments: text(arguments)?,
             response,
+            item_id: text(item_id)?,
+            id: text(id)?,
+            tool_call: match tool_call {
+                None => None,
+                Some(v) if v.kind == Kind::Null => None,
+                Some(v) if v.kind == Kind::Object => Some(IsObject(true)),
+                // What serde makes of another value (a lone surrogate in a string, a number
+                // out of range) is left to it; ORS always sends an object.
+                Some(_) => return slow_wire(event),
+            },
         })
     }
 }
@@ -706,7 +911,7 @@ impl Stream {
     }
 
     /// The rules, on the fields read from one event.
-    fn apply(&mut self, event: EventRef<'_>, wire: Wire<'_>) -> Result<(), Rule> {
+    fn apply(&mut self, event: EventRef<'_>, wire: &Wire<'_>) -> Result<(), Rule> {
         let kind = match (&wire.kind, event.event_field()) {
             (Some(Text(json)), Some(sse)) if json.as_ref() != sse => return Err(TYPE_MISMATCH),
             (Some(Text(json)), _) => EventKind::of(json),
@@ -733,7 +938,14 @@ impl Stream {
             }
             EventKind::InProgress => {
                 self.snapshot(kind, wire.response.as_ref())?;
+                if self.in_progress {
+                    self.announced = self.announced.saturating_add(1);
+                }
                 self.in_progress = true;
+                Ok(())
+            }
+            EventKind::OutputItemAdded => {
+                self.announced = self.announced.saturating_add(1);
                 Ok(())
             }
             EventKind::Completed | EventKind::Failed | EventKind::Incomplete | EventKind::Error => {
@@ -751,6 +963,7 @@ impl Stream {
 
 /// A string field as serde reads it into [`Text`]: absent or `null` is `None`, another type
 /// or an escape that stands for no character is [`FIELDS`].
+#[inline(always)]
 fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, Rule> {
     match value {
         None => Ok(None),
@@ -788,7 +1001,7 @@ impl Profile for Stream {
             return Err(AFTER_TERMINAL);
         }
         let wire = self.wire(event)?;
-        self.apply(event, wire)
+        self.apply(event, &wire)
     }
 
     fn is_terminated(&self) -> bool {
@@ -829,6 +1042,9 @@ mod tests {
                     text(&w.delta),
                     text(&w.arguments),
                     response,
+                    text(&w.item_id),
+                    text(&w.id),
+                    w.tool_call.map(|IsObject(object)| object),
                 )
             )
         })
@@ -847,6 +1063,8 @@ mod tests {
             Just("-0".to_string()),
             Just("1.5".to_string()),
             Just("18446744073709551616".to_string()),
+            Just("1e400".to_string()),
+            Just("{\"name\":\"f\",\"arguments\":\"\\ud800\"}".to_string()),
             Just("null".to_string()),
             Just("true".to_string()),
             Just("[]".to_string()),
@@ -881,6 +1099,8 @@ mod tests {
             Just("arguments"),
             Just("response"),
             Just("item_id"),
+            Just("id"),
+            Just("tool_call"),
             Just("ty\\u0070e"),
         ];
         let body = proptest::collection::vec((key, field_value()), 0..6).prop_map(|fields| {
@@ -917,17 +1137,17 @@ mod tests {
         let created =
             r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#;
         let progress = r#"{"type":"response.in_progress"}"#;
-        for data in [created, progress] {
+        for data in [created, progress, progress] {
             p.event(&Event::message(data)).unwrap();
         }
         let deep = "[".repeat(200) + &"]".repeat(200);
         let escaped = serde_json::to_string(&deep).unwrap();
         let delta = format!(
-            r#"{{"type":"response.function_call_arguments.delta","output_index":1,"delta":{escaped}}}"#
+            r#"{{"type":"response.function_call_arguments.delta","item_id":"fc","output_index":1,"delta":{escaped}}}"#
         );
         p.event(&Event::message(delta)).unwrap();
         let done = format!(
-            r#"{{"type":"response.function_call_arguments.done","output_index":1,"arguments":{escaped}}}"#
+            r#"{{"type":"response.function_call_arguments.done","id":"fc","output_index":1,"arguments":{escaped}}}"#
         );
         assert_eq!(p.event(&Event::message(done)), Ok(()));
         assert_eq!(p.arguments(1), Some(deep.as_str()));
