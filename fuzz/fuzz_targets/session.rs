@@ -1,0 +1,278 @@
+//! The HTTP client session (`ssekit_http::client::Session`) driven as a transport drives it,
+//! with arbitrary response heads (statuses, `Location`s, content types), body bytes, ends,
+//! connection errors and times (even decreasing): no panic, and
+//! - polling ends: the items ready at any moment are bounded by the input;
+//! - no busy loop: after `handle_timeout(t)`, a deadline the session waits for is after `t`;
+//! - every request goes to a URL with a host and a scheme the transport speaks;
+//! - a fresh attempt starts from the URL the stream was opened with; a redirected one sends
+//!   no credentials once a hop left the opened origin.
+#![no_main]
+
+use arbitrary::Arbitrary;
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Uri};
+use libfuzzer_sys::fuzz_target;
+use ssekit::client::ReconnectConfig;
+use ssekit::decode::{Mode, OnLimit};
+use ssekit::{Config, Instant, Limits};
+use ssekit_http::client::{Item, RequestSpec, Session, Step, Target};
+use ssekit_http::redirect::same_origin;
+
+const OPENED: &str = "http://127.0.0.1:8/start/here?q";
+
+#[derive(Arbitrary, Debug)]
+struct Setup {
+    post: bool,
+    origin_form: bool,
+    max_redirects: u8,
+    max_line: u16,
+    resync: bool,
+    raw: bool,
+    max_attempts: Option<u8>,
+    idle_ms: Option<u16>,
+}
+
+#[derive(Arbitrary, Debug)]
+enum Op {
+    /// A response head: a status (folded into 100..=599), maybe a `Location`, maybe an
+    /// event-stream content type.
+    Head {
+        status: u16,
+        location: Location,
+        event_stream: bool,
+    },
+    Data(Vec<u8>),
+    End {
+        error: bool,
+    },
+    ConnectError,
+    /// Time moves by this many milliseconds (wrapping into the past when `back`).
+    Advance {
+        ms: u16,
+        back: bool,
+    },
+}
+
+/// A `Location` header: none, any text, or one built to reach the interesting cases (a
+/// path on the same origin, another host, port or scheme).
+#[derive(Arbitrary, Debug)]
+enum Location {
+    None,
+    Raw(String),
+    Path(String),
+    Url {
+        https: bool,
+        host: u8,
+        port: u8,
+        path: String,
+    },
+}
+
+impl Location {
+    fn text(self) -> Option<String> {
+        match self {
+            Location::None => None,
+            Location::Raw(text) => Some(text),
+            Location::Path(path) => Some(format!("/{path}")),
+            Location::Url {
+                https,
+                host,
+                port,
+                path,
+            } => Some(format!(
+                "{}://127.0.0.{}:{}/{path}",
+                if https { "https" } else { "http" },
+                host % 3,
+                8 + port % 2
+            )),
+        }
+    }
+}
+
+/// What the transport is doing, from the last step.
+enum Phase {
+    Connecting,
+    Reading,
+    Idle,
+    Over,
+}
+
+/// What the checks remember across requests.
+struct Watch {
+    opened: Uri,
+    /// Whether a hop of this attempt left the opened origin.
+    left_origin: bool,
+}
+
+impl Watch {
+    fn request(&mut self, session: &Session, request: &http::Request<Bytes>, redirected: bool) {
+        let uri = session.uri();
+        assert!(uri.host().is_some_and(|h| !h.is_empty()), "{uri}");
+        assert!(matches!(uri.scheme_str(), Some("http" | "https")), "{uri}");
+        if redirected {
+            self.left_origin |= !same_origin(&self.opened, uri);
+        } else {
+            assert_eq!(
+                uri, &self.opened,
+                "a fresh attempt starts at the opened URL"
+            );
+            self.left_origin = false;
+        }
+        if self.left_origin {
+            for name in ["authorization", "cookie"] {
+                assert!(
+                    request.headers().get(name).is_none(),
+                    "{name} sent to {uri} after leaving the opened origin"
+                );
+            }
+        }
+    }
+}
+
+/// Polls until the session asks for something other than handing out an item.
+fn settle(session: &mut Session, now: Instant, budget: usize, watch: &mut Watch) -> Phase {
+    let mut redirected = false;
+    for _ in 0..budget {
+        match session.poll(now) {
+            Step::Item(Item::Redirected { .. }) => redirected = true,
+            Step::Item(_) => {}
+            Step::Connect { request, .. } => {
+                watch.request(session, &request, redirected);
+                return Phase::Connecting;
+            }
+            Step::Close => {}
+            Step::Wait { read: true, .. } => return Phase::Reading,
+            Step::Wait { read: false, .. } => return Phase::Idle,
+            Step::End(_) => return Phase::Over,
+            other => panic!("a step this driver does not know: {other:?}"),
+        }
+    }
+    panic!("more than {budget} items at once");
+}
+
+/// `handle_timeout(now)`, then: a deadline the session waits for is after `now`.
+fn timeout(session: &mut Session, now: Instant, budget: usize, watch: &mut Watch) -> Phase {
+    session.handle_timeout(now);
+    let phase = settle(session, now, budget, watch);
+    if let Phase::Reading | Phase::Idle = phase {
+        if let Step::Wait {
+            deadline: Some(at), ..
+        } = session.poll(now)
+        {
+            assert!(at > now, "busy loop: waits until {at:?}, now {now:?}");
+        }
+    }
+    phase
+}
+
+fuzz_target!(|input: (Setup, Vec<Op>)| {
+    let (setup, ops) = input;
+    let mut decoder = Config::default()
+        .limits(Limits::default().max_line(usize::from(setup.max_line).max(1)))
+        .on_limit(if setup.resync {
+            OnLimit::Resync
+        } else {
+            OnLimit::FailStop
+        });
+    if setup.raw {
+        decoder = decoder.mode(Mode::Raw);
+    }
+    let mut policy = ReconnectConfig::default()
+        .jitter(0)
+        .max_attempts(setup.max_attempts.map(u32::from));
+    if let Some(ms) = setup.idle_ms {
+        policy = policy.idle_timeout(Some(core::time::Duration::from_millis(u64::from(ms))));
+    }
+    let spec = if setup.post {
+        RequestSpec::post(OPENED, "{}", &["http", "https"])
+    } else {
+        RequestSpec::get(OPENED, &["http", "https"])
+    };
+    let Ok(spec) = spec
+        .and_then(|s| s.header("authorization", "Bearer t"))
+        .and_then(|s| s.header("cookie", "c=1"))
+    else {
+        panic!("a valid spec")
+    };
+    let spec = spec
+        .decoder(decoder)
+        .reconnect(policy)
+        .max_redirects(u32::from(setup.max_redirects % 8));
+    let target = if setup.origin_form {
+        Target::Origin
+    } else {
+        Target::Absolute
+    };
+    let mut session = spec.into_session(target);
+    let mut watch = Watch {
+        opened: OPENED.parse().unwrap_or_default(),
+        left_origin: false,
+    };
+    let mut now_ms: u64 = 1 << 32;
+    let at = |ms: u64| Instant::from_millis(ms);
+    // Items ready at once: a few per step, plus at most one per body byte fed since.
+    let mut budget = 64;
+    let mut phase = settle(&mut session, at(now_ms), budget, &mut watch);
+    for op in ops {
+        let now = at(now_ms);
+        phase = match (phase, op) {
+            (Phase::Over, _) => return,
+            (
+                Phase::Connecting,
+                Op::Head {
+                    status,
+                    location,
+                    event_stream,
+                },
+            ) => {
+                let mut head = HeaderMap::new();
+                if let Some(value) = location.text().and_then(|l| HeaderValue::from_str(&l).ok()) {
+                    head.insert("location", value);
+                }
+                if event_stream {
+                    head.insert(
+                        "content-type",
+                        HeaderValue::from_static("text/event-stream"),
+                    );
+                }
+                let status = 100 + status % 500;
+                session.handle_head(now, status, &head);
+                settle(&mut session, now, budget, &mut watch)
+            }
+            (Phase::Connecting, _) => {
+                // Refused, or no response within the response timeout.
+                session.handle_connect_error(now, std::io::Error::other("refused").into());
+                settle(&mut session, now, budget, &mut watch)
+            }
+            (Phase::Reading, Op::Data(bytes)) => {
+                budget += bytes.len();
+                session.handle_data(now, Bytes::from(bytes));
+                settle(&mut session, now, budget, &mut watch)
+            }
+            (Phase::Reading, Op::End { error }) => {
+                session.handle_end(now, error.then(|| "reset".to_owned()));
+                settle(&mut session, now, budget, &mut watch)
+            }
+            (_, Op::Advance { ms, back }) => {
+                now_ms = if back {
+                    now_ms.saturating_sub(u64::from(ms))
+                } else {
+                    now_ms + u64::from(ms)
+                };
+                timeout(&mut session, at(now_ms), budget, &mut watch)
+            }
+            (Phase::Idle, _) | (Phase::Reading, _) => {
+                // Nothing arrives: the transport waits for the deadline, if there is one.
+                match session.poll(now) {
+                    Step::Wait {
+                        deadline: Some(d), ..
+                    } => {
+                        now_ms = now_ms.max(d.as_millis());
+                        timeout(&mut session, at(now_ms), budget, &mut watch)
+                    }
+                    _ => settle(&mut session, now, budget, &mut watch),
+                }
+            }
+        };
+    }
+});
