@@ -132,6 +132,9 @@ fn print_item(item: &Item, json: bool) {
             }
             Item::Skipped(e) => json!({"kind": "skipped", "why": e.to_string()}),
             Item::Dataless(e) => json!({"kind": "dataless", "event": e.event_type(), "id": e.id()}),
+            Item::Redirected { status, to } => {
+                json!({"kind": "redirected", "status": status, "to": to.to_string()})
+            }
             _ => return,
         };
         println!("{line}");
@@ -147,6 +150,7 @@ fn print_item(item: &Item, json: bool) {
         Item::Reconnecting { after } => eprintln!("-- reconnecting in {:.1}s", after.as_secs_f64()),
         Item::Skipped(e) => eprintln!("-- skipped: {e}"),
         Item::Dataless(e) => eprintln!("-- dataless block: {}", human_event(e)),
+        Item::Redirected { status, to } => eprintln!("-- redirected ({status}) to {to}"),
         _ => {}
     }
 }

@@ -663,3 +663,67 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
     let ids: Vec<Option<String>> = server.seen.try_iter().map(|(id, _)| id).collect();
     assert_eq!(ids, [None, Some("1".to_owned())]);
 }
+
+/// A server on 127.0.0.1 that answers one request, within 10 s, with `308` to `location`.
+fn redirecting_once(location: String) -> String {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/old", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while std::time::Instant::now() < deadline {
+            let Ok((mut sock, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            sock.set_nonblocking(false).unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && sock.read_exact(&mut byte).is_ok() {
+                head.push(byte[0]);
+            }
+            let reply = format!(
+                "HTTP/1.1 308 Permanent Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+            );
+            sock.write_all(reply.as_bytes()).unwrap();
+            break;
+        }
+    });
+    url
+}
+
+#[test]
+fn tail_follows_a_redirect_and_reports_it() {
+    let server = serve();
+    let to = format!("{}/v1/responses", server.1);
+    let out = output_within(
+        20,
+        &[
+            "tail",
+            &redirecting_once(to.clone()),
+            "-d",
+            r#"{"input":"x"}"#,
+            "-H",
+            "Content-Type: application/json",
+            "--profile",
+            "responses",
+            "--once",
+            "--json",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["kind"], "redirected", "{lines:?}");
+    assert_eq!(
+        (&lines[0]["status"], &lines[0]["to"]),
+        (&308.into(), &to.into())
+    );
+    assert_eq!(lines[1]["kind"], "connected");
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(events.last().unwrap()["event"], "response.completed");
+}
