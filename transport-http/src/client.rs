@@ -12,7 +12,7 @@
 //! Every decision (headers, `Last-Event-ID`, backoff, `retry:`, idle timeout, 204, giving
 //! up, duplicate suppression) is the core [`Reconnect`]'s; decoding is the core
 //! [`Decoder`]'s. Redirects are followed here, within one connection attempt, by the rules of
-//! the [`redirect`](crate::redirect) module.
+//! the [`redirect`] module.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -382,7 +382,7 @@ impl RequestSpec {
     /// How many redirects one connection attempt follows (default 10; 0: none, a redirect
     /// ends the stream with [`Error::Status`]). More end the stream with
     /// [`Error::Redirect`], as does a redirect to a scheme the transport cannot speak or
-    /// from `https` to `http`. See the [`redirect`](crate::redirect) module for the rules.
+    /// from `https` to `http`. See the [`redirect`] module for the rules.
     ///
     /// # Example
     /// ```
