@@ -119,7 +119,7 @@ impl Watch {
             self.left_origin = false;
         }
         if self.left_origin {
-            for name in ["authorization", "cookie"] {
+            for name in ["authorization", "cookie", "x-api-key"] {
                 assert!(
                     request.headers().get(name).is_none(),
                     "{name} sent to {uri} after leaving the opened origin"
@@ -191,6 +191,7 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
     let Ok(spec) = spec
         .and_then(|s| s.header("authorization", "Bearer t"))
         .and_then(|s| s.header("cookie", "c=1"))
+        .and_then(|s| s.secret_header("x-api-key", "k"))
     else {
         panic!("a valid spec")
     };

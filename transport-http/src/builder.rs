@@ -8,7 +8,7 @@
 //! that name the transport they are shown on.
 
 /// Expands to the builder methods of a transport's `EventSource`: `new`, `get`, `post`,
-/// `reconnect`, `header`, `decoder`, `response_timeout`, `max_redirects` and `on_connect`. The type must
+/// `reconnect`, `header`, `secret_header`, `decoder`, `response_timeout`, `max_redirects` and `on_connect`. The type must
 /// have a field `spec: ssekit_http::client::RequestSpec` and an associated function
 /// `fn from_spec(spec: RequestSpec) -> Self`; `$krate` is the transport crate's name (for
 /// the examples) and `$schemes` the URL schemes it can connect to.
@@ -103,6 +103,21 @@ macro_rules! event_source_builder {
         /// ```
         pub fn header(mut self, name: &str, value: &str) -> Result<Self, $crate::Error> {
             self.spec = self.spec.header(name, value)?;
+            Ok(self)
+        }
+
+        /// Adds a request header that carries a credential (an API key, a token): sent like
+        /// [`header`](Self::header), marked sensitive, and dropped by a redirect to another
+        /// origin, as `Authorization`, `Cookie` and `Proxy-Authorization` always are.
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let source = ", stringify!($krate), "::client::EventSource::get(\"http://127.0.0.1:1/\")?")]
+        ///     .secret_header("x-api-key", "s3cret")?;
+        #[doc = concat!("# let _ = source; Ok::<(), ", stringify!($krate), "::Error>(())")]
+        /// ```
+        pub fn secret_header(mut self, name: &str, value: &str) -> Result<Self, $crate::Error> {
+            self.spec = self.spec.secret_header(name, value)?;
             Ok(self)
         }
 

@@ -214,6 +214,8 @@ pub struct RequestSpec {
     response_timeout: Duration,
     schemes: Vec<String>,
     max_redirects: u32,
+    /// Headers added with `secret_header`: dropped on a redirect to another origin.
+    secrets: Vec<HeaderName>,
 }
 
 impl fmt::Debug for RequestSpec {
@@ -263,6 +265,7 @@ impl RequestSpec {
             response_timeout: Duration::from_secs(30),
             schemes: schemes.iter().map(|s| (*s).to_owned()).collect(),
             max_redirects: 10,
+            secrets: Vec::new(),
         })
     }
 
@@ -334,6 +337,25 @@ impl RequestSpec {
             .header(name.clone(), value.clone())
             .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
         self.headers.push((name, value));
+        Ok(self)
+    }
+
+    /// Adds a request header that carries a credential (an API key, a token): sent on every
+    /// connection like [`header`](Self::header), marked sensitive (left out of `Debug` output
+    /// and of HTTP/2 header compression tables), and dropped by a redirect to another origin,
+    /// as `Authorization`, `Cookie` and `Proxy-Authorization` always are.
+    ///
+    /// # Example
+    /// ```
+    /// let spec = ssekit_http::client::RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .secret_header("x-api-key", "s3cret")?;
+    /// # let _ = spec; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn secret_header(mut self, name: &str, value: &str) -> Result<Self, Error> {
+        self = self.header(name, value)?;
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+        self.secrets.push(name);
         Ok(self)
     }
 
@@ -461,6 +483,7 @@ impl RequestSpec {
             headers: Vec::new(),
             schemes: self.schemes,
             max_redirects: self.max_redirects,
+            secrets: self.secrets,
             redirects: 0,
             dropped: Vec::new(),
             redirected: None,
@@ -546,6 +569,8 @@ pub struct Session {
     /// URL schemes the transport speaks, which a redirect may go to.
     schemes: Vec<String>,
     max_redirects: u32,
+    /// Headers that carry credentials besides `CREDENTIAL_HEADERS`.
+    secrets: Vec<HeaderName>,
     /// Redirects followed in this attempt.
     redirects: u32,
     /// Headers of the policy this attempt's redirects dropped.
@@ -765,6 +790,7 @@ impl Session {
         }
         if cross_origin {
             self.dropped.extend_from_slice(&CREDENTIAL_HEADERS);
+            self.dropped.extend_from_slice(&self.secrets);
         }
         let request = self.request().map_err(|e| e.to_string())?;
         self.out.push_back(Item::Redirected { status, to });
@@ -942,8 +968,11 @@ impl Session {
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            let value = HeaderValue::from_bytes(value.as_bytes())
+            let mut value = HeaderValue::from_bytes(value.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+            if self.secrets.contains(&name) || CREDENTIAL_HEADERS.contains(&name) {
+                value.set_sensitive(true);
+            }
             if !self.dropped.contains(&name) {
                 req.headers_mut().insert(name, value);
             }

@@ -5,7 +5,8 @@
 //! - 303, and 301 or 302 after a `POST`, turn the request into a `GET` without a body (and
 //!   without the headers that describe one); 307 and 308 send the same method and body;
 //! - a redirect to another origin (scheme, host or port) drops `Authorization`, and, like
-//!   curl, `Cookie` and `Proxy-Authorization`;
+//!   curl, `Cookie` and `Proxy-Authorization`, and the headers set with `secret_header`
+//!   (such as an API key);
 //! - a redirect to a scheme the transport cannot speak, or from `https` to `http`, is
 //!   refused.
 //!

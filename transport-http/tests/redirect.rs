@@ -22,6 +22,8 @@ fn post(url: &str) -> RequestSpec {
         .unwrap()
         .header("x-trace", "t")
         .unwrap()
+        .secret_header("x-api-key", "k")
+        .unwrap()
         .reconnect(ReconnectConfig::default().jitter(0))
 }
 
@@ -88,6 +90,11 @@ fn a_308_resends_the_same_method_body_and_headers_to_the_resolved_url() {
     assert_eq!(header(&req, "content-type"), Some("application/json"));
     assert_eq!(header(&req, "authorization"), Some("Bearer secret"));
     assert_eq!(header(&req, "cookie"), Some("c=1"));
+    assert_eq!(header(&req, "x-api-key"), Some("k"));
+    // Credentials are marked sensitive (kept out of Debug output and HPACK tables).
+    assert!(req.headers()["authorization"].is_sensitive());
+    assert!(req.headers()["x-api-key"].is_sensitive());
+    assert!(!req.headers()["x-trace"].is_sensitive());
     assert!(s.handle_head(NOW, 200, &sse()), "the final answer is read");
     let (connected, _) = (s.poll(NOW), ());
     assert!(matches!(
@@ -128,6 +135,7 @@ fn another_origin_gets_no_credentials_and_its_own_host_header() {
     assert_eq!(s.uri(), "http://127.0.0.1:2/call");
     assert_eq!(header(&req, "authorization"), None);
     assert_eq!(header(&req, "cookie"), None);
+    assert_eq!(header(&req, "x-api-key"), None, "a secret header");
     assert_eq!(header(&req, "x-trace"), Some("t"), "other headers go on");
     assert_eq!(req.body().as_ref(), br#"{"call":1}"#);
 }

@@ -167,7 +167,7 @@ impl<T: OrsIo> Client<T> {
             spec = spec.header("x-session-id", sid)?;
         }
         if let Some(key) = &self.api_key {
-            spec = spec.header("x-api-key", key)?;
+            spec = spec.secret_header("x-api-key", key)?;
         }
         Ok(self.io.events(spec))
     }
