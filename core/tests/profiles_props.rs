@@ -3,6 +3,11 @@
 //! later call returns it unchanged), and `finish` is `Ok` exactly when no rule broke and the
 //! profile saw its terminal event. Borrowed events (`Validator::event_ref`, what
 //! `next_frame_ref` hands out) get the same answers as owned ones, call for call.
+//!
+//! And Responses tool calls laid out as the spec does, with the arguments cut at random: the
+//! stream is valid, another item id in any later event of a call breaks `ITEM_ID` there, and
+//! a call without its announcing `in_progress` breaks `TOOL_CALL_ANNOUNCED` at its first
+//! argument event.
 
 #![cfg(feature = "json")]
 
@@ -85,14 +90,27 @@ const ORS_DATA: &[&str] = &[
 
 const JSON_DATA: &[&str] = &[
     r#"{"type":"response.created","response":{"error":null}}"#,
+    r#"{"type":"response.created","response":{"id":"r1","status":"in_progress","output":[]}}"#,
+    r#"{"type":"response.created","response":{"id":"r1","status":"queued","output":[{}]}}"#,
     r#"{"type":"response.in_progress"}"#,
+    r#"{"type":"response.in_progress","response":{"id":"r1","status":"in_progress","output":[{}]}}"#,
+    r#"{"type":"response.in_progress","response":{"id":"r2"}}"#,
     r#"{"type":"response.output_text.delta","output_index":0,"delta":"a"}"#,
-    r#"{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{"}"#,
-    r#"{"type":"response.function_call_arguments.delta","output_index":1,"delta":"}"}"#,
+    r#"{"type":"response.output_text.delta","item_id":"m","output_index":0,"delta":"a"}"#,
+    r#"{"type":"response.function_call_arguments.delta","item_id":"f","output_index":1,"delta":"{"}"#,
+    r#"{"type":"response.function_call_arguments.delta","item_id":"f","output_index":1,"delta":"}"}"#,
+    r#"{"type":"response.function_call_arguments.delta","item_id":"g","output_index":1,"delta":""}"#,
+    r#"{"type":"response.function_call_arguments.delta","item_id":"g","output_index":2,"delta":"{}"}"#,
+    r#"{"type":"response.function_call_arguments.done","id":"f","output_index":1,"arguments":"{}"}"#,
+    r#"{"type":"response.function_call_arguments.done","item_id":"g","output_index":2,"arguments":"{}"}"#,
     r#"{"type":"response.function_call_arguments.done","output_index":1,"arguments":"{}"}"#,
     r#"{"type":"response.tool_calls.created","output_index":1}"#,
+    r#"{"type":"response.tool_calls.created","item_id":"f","output_index":1,"tool_call":{}}"#,
     r#"{"type":"response.completed","response":{"error":null}}"#,
+    r#"{"type":"response.completed","response":{"id":"r1","status":"completed","error":null}}"#,
+    r#"{"type":"response.completed","response":{"status":"completed","error":{"message":"x"}}}"#,
     r#"{"type":"response.completed","response":{"error":{"message":"x"}}}"#,
+    r#"{"type":"response.failed","response":{"id":"r1","status":"failed"}}"#,
     r#"{"type":"response.output_item.added"}"#,
     r#"{"event":"start","session_id":"s"}"#,
     r#"{"event":"step_started","step":1}"#,
@@ -132,7 +150,8 @@ proptest! {
 
     #[test]
     fn responses_stream_never_panics_and_fails_stickily(events in stream(JSON_NAMES, JSON_DATA)) {
-        run(|| responses::Stream::new().max_accumulated(8), &events)?;
+        run(responses::Stream::new, &events)?;
+        run(|| responses::Stream::new().max_accumulated(8).max_items(2), &events)?;
     }
 
     #[test]
@@ -148,5 +167,137 @@ proptest! {
     #[test]
     fn chat_never_panics_and_fails_stickily(events in stream(JSON_NAMES, JSON_DATA)) {
         run(chat::Completions::new, &events)?;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Responses tool calls, generated the way the spec lays them out.
+
+/// One event of a generated Responses stream.
+#[derive(Clone, Debug)]
+struct Step {
+    /// The tool call the event belongs to: its argument deltas and `.done`.
+    call: Option<usize>,
+    /// The `response.in_progress` that announces a tool call.
+    announces: bool,
+    data: String,
+}
+
+fn step(call: Option<usize>, announces: bool, data: String) -> Step {
+    Step {
+        call,
+        announces,
+        data,
+    }
+}
+
+/// The spec's modern tool-call path: created, in_progress; per call an in_progress and its
+/// argument deltas (the arguments cut at `cuts`); every call's `.done`; completed.
+fn modern_stream(calls: &[(String, Vec<usize>)]) -> Vec<Step> {
+    let snapshot = |kind: &str, status: &str| {
+        format!(
+            r#"{{"type":"response.{kind}","response":{{"id":"resp_1","status":"{status}","output":[]}}}}"#
+        )
+    };
+    let mut steps = vec![
+        step(None, false, snapshot("created", "in_progress")),
+        step(None, false, snapshot("in_progress", "in_progress")),
+    ];
+    for (n, (arguments, cuts)) in calls.iter().enumerate() {
+        steps.push(step(None, true, snapshot("in_progress", "in_progress")));
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (arguments.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut from = 0;
+        for cut in cuts.into_iter().chain([arguments.len()]) {
+            let delta = serde_json::json!({
+                "type": "response.function_call_arguments.delta",
+                "item_id": format!("fc_{n}"),
+                "output_index": n,
+                "delta": &arguments[from..cut],
+            });
+            steps.push(step(Some(n), false, delta.to_string()));
+            from = cut;
+        }
+    }
+    for (n, (arguments, _)) in calls.iter().enumerate() {
+        let done = serde_json::json!({
+            "type": "response.function_call_arguments.done",
+            "id": format!("fc_{n}"),
+            "output_index": n,
+            "arguments": arguments,
+        });
+        steps.push(step(Some(n), false, done.to_string()));
+    }
+    steps.push(step(None, false, snapshot("completed", "completed")));
+    steps
+}
+
+/// The first violation of `steps`, as (rule id, event index); `None` when valid.
+fn first_violation(steps: &[Step]) -> (Option<(&'static str, u64)>, responses::Stream) {
+    let mut v = Validator::new(responses::Stream::new());
+    for s in steps {
+        if let Err(err) = v.event(&Event::message(s.data.clone())) {
+            return (
+                Some((err.rule().id(), err.index().unwrap_or(u64::MAX))),
+                v.into_profile(),
+            );
+        }
+    }
+    let end = v.finish().err().map(|e| (e.rule().id(), u64::MAX));
+    (end, v.into_profile())
+}
+
+fn tool_calls() -> impl Strategy<Value = Vec<(String, Vec<usize>)>> {
+    let arguments = pick(&[
+        "{}",
+        r#"{"city":"Paris"}"#,
+        r#"{"a":[1,2,{"b":null}],"c":"\u00e9\"x\""}"#,
+    ]);
+    prop::collection::vec((arguments, prop::collection::vec(0usize..64, 0..4)), 1..5)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Tool calls laid out as the spec does are valid, with any cutting of the arguments.
+    #[test]
+    fn responses_spec_tool_calls_are_valid(calls in tool_calls()) {
+        let (violation, profile) = first_violation(&modern_stream(&calls));
+        prop_assert_eq!(violation, None);
+        for (n, (arguments, _)) in calls.iter().enumerate() {
+            prop_assert_eq!(profile.arguments(n as u64), Some(arguments.as_str()));
+        }
+    }
+
+    /// Any tool-call event but a call's first that names another item id breaks ITEM_ID,
+    /// there.
+    #[test]
+    fn responses_another_item_id_breaks_item_id(calls in tool_calls(), which: prop::sample::Index) {
+        let mut steps = modern_stream(&calls);
+        let later: Vec<usize> = (0..steps.len())
+            .filter(|&i| {
+                steps[i].call.is_some()
+                    && steps[..i].iter().any(|s| s.call == steps[i].call)
+            })
+            .collect();
+        let at = later[which.index(later.len())];
+        let call = steps[at].call.unwrap_or_default();
+        steps[at].data = steps[at].data.replace(&format!("\"fc_{call}\""), "\"fc_other\"");
+        let (violation, _) = first_violation(&steps);
+        prop_assert_eq!(violation, Some((responses::ITEM_ID.id(), at as u64)));
+    }
+
+    /// Without its announcing `in_progress`, a tool call's first argument event breaks
+    /// TOOL_CALL_ANNOUNCED.
+    #[test]
+    fn responses_unannounced_tool_call_breaks_the_rule(calls in tool_calls(), which: prop::sample::Index) {
+        let mut steps = modern_stream(&calls);
+        let announcements: Vec<usize> =
+            (0..steps.len()).filter(|&i| steps[i].announces).collect();
+        let k = which.index(announcements.len());
+        steps.remove(announcements[k]);
+        let first = steps.iter().position(|s| s.call == Some(k)).unwrap_or_default();
+        let (violation, _) = first_violation(&steps);
+        prop_assert_eq!(violation, Some((responses::TOOL_CALL_ANNOUNCED.id(), first as u64)));
     }
 }

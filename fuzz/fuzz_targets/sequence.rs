@@ -1,6 +1,7 @@
 //! Arbitrary event sequences through every built-in profile: no panic, the first violation is
 //! sticky (every later call and `finish` report it), and `finish` is `Ok` only for a stream
-//! that broke nothing and reached its terminal event.
+//! that broke nothing and reached its terminal event. The Responses profile runs with its
+//! defaults and with small caps (`max_items`, `max_accumulated`) that streams reach.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -25,7 +26,14 @@ enum Name {
 /// Data drawn mostly from shapes the profiles parse.
 #[derive(Arbitrary, Debug)]
 enum Data {
-    Json { kind: u8, index: u8, text: String },
+    Json {
+        kind: u8,
+        index: u8,
+        text: String,
+        /// The Responses snapshot's status and id, and whether the item ids disagree.
+        status: u8,
+        ids: u8,
+    },
     Done,
     Raw(String),
 }
@@ -42,7 +50,10 @@ const NAMES: &[&str] = &[
     "response.function_call_arguments.delta",
     "response.function_call_arguments.done",
     "response.tool_calls.created",
+    "response.output_item.added",
     "response.completed",
+    "response.failed",
+    "response.incomplete",
     "start",
     "step_started",
     "step_completed",
@@ -62,6 +73,8 @@ const NAMES: &[&str] = &[
     "workflow_error",
 ];
 
+const STATUSES: &[&str] = &["in_progress", "completed", "queued", "failed", "incomplete"];
+
 fn name(n: &Name) -> String {
     match n {
         Name::Known(i) => NAMES[usize::from(*i) % NAMES.len()].to_string(),
@@ -71,11 +84,22 @@ fn name(n: &Name) -> String {
 
 fn data(d: &Data) -> String {
     match d {
-        Data::Json { kind, index, text } => {
+        Data::Json {
+            kind,
+            index,
+            text,
+            status,
+            ids,
+        } => {
             let ty = NAMES[usize::from(*kind) % NAMES.len()];
             let text = text.replace(['"', '\\'], "");
+            let status = STATUSES[usize::from(*status) % STATUSES.len()];
+            // Mostly one response id and agreeing item ids; now and then not.
+            let response_id = ids & 1;
+            let item_id = index.wrapping_add(ids >> 6);
+            let output = if ids & 2 == 0 { "[]" } else { "[{}]" };
             format!(
-                r#"{{"type":"{ty}","event":"{ty}","output_index":{index},"item_id":"i{index}","delta":"{text}","arguments":"{text}","step":{index},"tool_name":"t{index}","block_id":"b{index}","response":{{"error":null}},"ok":true,"output":{{"blocks":[],"metadata":null,"reward":1.0,"finished":true}}}}"#
+                r#"{{"type":"{ty}","event":"{ty}","output_index":{index},"item_id":"i{index}","id":"i{item_id}","delta":"{text}","arguments":"{text}","tool_call":{{}},"step":{index},"tool_name":"t{index}","block_id":"b{index}","response":{{"id":"r{response_id}","status":"{status}","output":{output},"error":null}},"ok":true,"output":{{"blocks":[],"metadata":null,"reward":1.0,"finished":true}}}}"#
             )
         }
         Data::Done => "[DONE]".to_string(),
@@ -85,9 +109,9 @@ fn data(d: &Data) -> String {
 
 /// Feeds `items` to a validator, and to a second one the same events borrowed
 /// (`event_ref`): both must answer alike, call for call.
-fn check<P: Profile + Default>(items: &[Item]) {
-    let mut validator = Validator::new(P::default());
-    let mut by_ref = Validator::new(P::default());
+fn check<P: Profile>(profile: impl Fn() -> P, items: &[Item]) {
+    let mut validator = Validator::new(profile());
+    let mut by_ref = Validator::new(profile());
     let mut first_error = None;
     for item in items {
         let result = match item {
@@ -132,11 +156,15 @@ fn check<P: Profile + Default>(items: &[Item]) {
 fuzz_target!(|input: (u8, Vec<Item>)| {
     let (which, items) = input;
     let items = &items[..items.len().min(64)];
-    match which % 5 {
-        0 => check::<ors::ToolCall>(items),
-        1 => check::<responses::Stream>(items),
-        2 => check::<agent::Run>(items),
-        3 => check::<agent::Workflow>(items),
-        _ => check::<chat::Completions>(items),
+    match which % 6 {
+        0 => check(ors::ToolCall::new, items),
+        1 => check(responses::Stream::new, items),
+        2 => check(agent::Run::new, items),
+        3 => check(agent::Workflow::new, items),
+        4 => check(chat::Completions::new, items),
+        _ => check(
+            || responses::Stream::new().max_items(2).max_accumulated(24),
+            items,
+        ),
     }
 });
