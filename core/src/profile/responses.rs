@@ -1131,6 +1131,29 @@ mod tests {
         }
     }
 
+    /// Cases the property test found or that sit on the scanner's hand-over to serde.
+    #[test]
+    fn scanned_fields_agree_with_serde_on_found_cases() {
+        for data in [
+            r#"{"tool_call":"\ud800"}"#,
+            r#"{"tool_call":1e400}"#,
+            r#"{"tool_call":[1],"item_id":"a"}"#,
+            r#"{"tool_call":{"x":"\ud800"},"id":"\u0061"}"#,
+            r#"{"response":{"output":[ ],"status":"\u0071ueued"}}"#,
+            r#"{"response":{"output":"[]"}}"#,
+        ] {
+            let event = Event::message(data);
+            let fast = reading(Stream::new().wire(event.as_event_ref()));
+            let slow = reading(slow_wire(event.as_event_ref()));
+            assert_eq!(fast, slow, "{data}");
+        }
+        let event = Event::message(r#"{"tool_call":"\ud800"}"#);
+        assert_eq!(
+            reading(Stream::new().wire(event.as_event_ref())),
+            Err(FIELDS)
+        );
+    }
+
     #[test]
     fn arguments_done_checks_json_with_the_scanner_and_serde_past_its_depth() {
         let mut p = Stream::new();
