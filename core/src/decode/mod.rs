@@ -617,11 +617,10 @@ impl Decoder {
             0
         };
         let held = behind + unread_lines;
-        let size = held.saturating_add(incoming);
-        if held > 0 && size > self.config.limits.max_buffered {
+        if held > 0 && held.saturating_add(incoming) > self.config.limits.max_buffered {
             return Err(DecodeError::BufferFull {
                 offset: self.offset + behind as u64,
-                size,
+                size: held.saturating_add(incoming),
                 limit: self.config.limits.max_buffered,
             });
         }
