@@ -16,6 +16,13 @@
 //! core's [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its
 //! `reconnect` and reconnection time. `auth` is an API key header, HTTP Basic, or an OAuth2
 //! bearer token fetched once per connect with the client-credentials grant.
+//!
+//! Each event's data can be checked against a tool's `outputs` schema with [`Schema`], the
+//! JSON Schema subset UTCP tool definitions use (see [`schema`](mod@schema)).
+
+pub mod schema;
+
+pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
 
 use std::collections::BTreeMap;
 use std::time::Duration;
