@@ -527,7 +527,7 @@ impl<P: Profile> Validator<P> {
     /// use ssekit::sequence::Validator;
     /// let mut v = Validator::new(ssekit::profile::responses::Stream::new());
     /// let mut dec = ssekit::Decoder::new();
-    /// dec.feed_slice(b": ping\nevent: response.created\ndata: {\"type\":\"response.created\"}\n\n")?;
+    /// dec.feed_slice(b": ping\nevent: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"status\":\"in_progress\",\"output\":[]}}\n\n")?;
     /// while let Some(frame) = dec.next_frame_ref()? {
     ///     v.frame_ref(frame)?;
     /// }
