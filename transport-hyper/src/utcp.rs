@@ -17,11 +17,24 @@
 //! `reconnect` and reconnection time. `auth` is an API key header, HTTP Basic, or an OAuth2
 //! bearer token fetched once per connect with the client-credentials grant.
 //!
-//! Each event's data can be checked against a tool's `outputs` schema with [`Schema`], the
-//! JSON Schema subset UTCP tool definitions use (see [`schema`](mod@schema)).
+//! With the tool's definition known ([`Tool`]: name, description, `inputs` and `outputs`
+//! schemas), [`SseProvider::call`] checks the inputs before connecting and yields each
+//! event's data parsed as JSON and checked against `outputs` ([`call`](mod@call) module:
+//! which schema keywords are supported is in [`schema`](mod@schema)).
+//!
+//! | module | what |
+//! |---|---|
+//! | this one | the provider object, its variables, auth and input split: [`SseProvider::connect`] |
+//! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
+//! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
+//! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`] |
 
+pub mod call;
+pub mod manual;
 pub mod schema;
 
+pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall};
+pub use manual::{Manual, ManualError, Tool};
 pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
 
 use std::collections::BTreeMap;

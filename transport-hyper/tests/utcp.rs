@@ -640,3 +640,227 @@ mod schema {
         assert_eq!(found, format!("string \"{}…\"", "é".repeat(40)));
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Tool calls checked against the tool's schemas: the page's watch_stock example end to end.
+
+/// The page's tool definition, verbatim.
+const WATCH_STOCK: &str = r#"{
+  "name": "watch_stock",
+  "description": "Get real-time price updates for a stock",
+  "inputs": {
+    "type": "object",
+    "properties": {
+      "symbol": {
+        "type": "string",
+        "description": "Stock symbol (e.g., AAPL)"
+      }
+    },
+    "required": ["symbol"]
+  },
+  "outputs": {
+    "type": "object",
+    "properties": {
+      "symbol": {
+        "type": "string",
+        "description": "Stock symbol"
+      },
+      "price": {
+        "type": "number",
+        "description": "Current price"
+      },
+      "change": {
+        "type": "number",
+        "description": "Price change"
+      },
+      "timestamp": {
+        "type": "string",
+        "description": "Update time"
+      }
+    }
+  }
+}"#;
+
+mod call {
+    use super::common::{boxed, spawn, within};
+    use super::{Log, Seen, MARKET, WATCH_STOCK};
+    use futures_util::StreamExt;
+    use http_body_util::BodyExt;
+    use serde_json::json;
+    use ssekit::Event;
+    use ssekit_hyper::server::{response, SseBody};
+    use ssekit_hyper::utcp::{CallError, OnMismatch, Output, SseProvider, Tool};
+
+    /// A market stream: price updates for the `symbol` asked (a good one, a price sent as a
+    /// string, data that is not JSON, an event of another type, a good one), then the end.
+    async fn market(log: Log) -> String {
+        let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+            let log = log.clone();
+            async move {
+                let (parts, body) = req.into_parts();
+                let body = body.collect().await.unwrap().to_bytes();
+                log.lock().unwrap().push(Seen {
+                    method: parts.method.to_string(),
+                    uri: parts.uri.to_string(),
+                    headers: parts.headers,
+                    body,
+                });
+                let update = |id: &str, data: &str| {
+                    Event::builder()
+                        .event("price_update")
+                        .unwrap()
+                        .id(id.to_owned())
+                        .unwrap()
+                        .data(data.to_owned())
+                        .build()
+                };
+                let events = vec![
+                    update("1", r#"{"symbol":"AAPL","price":189.5,"change":0.25,"timestamp":"2025-01-02T15:04:05Z"}"#),
+                    update("2", r#"{"symbol":"AAPL","price":"189.75","change":0.25,"timestamp":"2025-01-02T15:04:06Z"}"#),
+                    update("3", "AAPL 189.80"),
+                    Event::builder().event("heartbeat").unwrap().data("{}").build(),
+                    update("4", r#"{"symbol":"AAPL","price":190,"change":-0.5,"timestamp":"2025-01-02T15:04:08Z"}"#),
+                ];
+                boxed(response(SseBody::new(futures_util::stream::iter(events))))
+            }
+        })
+        .await;
+        format!("http://{addr}")
+    }
+
+    fn provider(base: &str) -> SseProvider {
+        let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+        value["url"] = json!(format!("{base}/stream"));
+        value["reconnect"] = json!(false); // one connection: the stream ends with the body
+        SseProvider::from_json(&value.to_string()).unwrap()
+    }
+
+    fn prices(outputs: &[Result<Output, CallError>]) -> Vec<String> {
+        outputs
+            .iter()
+            .map(|o| match o {
+                Ok(out) => format!("ok {} {}", out.event.id().unwrap(), out.value["price"]),
+                Err(e) => e.to_string(),
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn watch_stock_yields_parsed_updates_and_names_each_bad_one() {
+        let log = Log::default();
+        let base = market(log.clone()).await;
+        let tool = Tool::from_json(WATCH_STOCK).unwrap();
+        let inputs = json!({"symbol": "AAPL"});
+        let call = provider(&base)
+            .call(&tool, inputs.as_object().unwrap())
+            .await
+            .unwrap();
+        let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+        assert_eq!(
+            prices(&outputs),
+            [
+                "ok 1 189.5",
+                "event id \"2\" of type \"price_update\": the data does not match the tool's \
+                 outputs schema: at /price: expected number, found string \"189.75\"",
+                "event id \"3\" of type \"price_update\": the data is not JSON: expected value \
+                 at line 1 column 1",
+                "ok 4 190",
+            ],
+            "filtered by event_type, bad events reported and skipped"
+        );
+        let Err(CallError::Output { event, mismatch }) = &outputs[1] else {
+            panic!("{:?}", outputs[1]);
+        };
+        assert_eq!(
+            (event.id(), event.event_type(), mismatch.path.as_str()),
+            (Some("2"), "price_update", "/price")
+        );
+        assert_eq!(
+            (mismatch.expected.as_str(), mismatch.found.as_str()),
+            ("number", "string \"189.75\"")
+        );
+        let Err(CallError::NotJson { event, .. }) = &outputs[2] else {
+            panic!("{:?}", outputs[2]);
+        };
+        assert_eq!(event.data(), "AAPL 189.80");
+        let Ok(first) = &outputs[0] else {
+            unreachable!()
+        };
+        assert_eq!(
+            first.value,
+            json!({"symbol": "AAPL", "price": 189.5, "change": 0.25, "timestamp": "2025-01-02T15:04:05Z"})
+        );
+        let log = log.lock().unwrap();
+        assert_eq!(log.len(), 1);
+        assert_eq!(
+            (log[0].method.as_str(), log[0].uri.as_str()),
+            ("GET", "/stream?symbol=AAPL")
+        );
+    }
+
+    #[tokio::test]
+    async fn on_mismatch_end_stops_at_the_first_bad_event() {
+        let base = market(Log::default()).await;
+        let tool = Tool::from_json(WATCH_STOCK).unwrap();
+        let inputs = json!({"symbol": "AAPL"});
+        let call = provider(&base)
+            .call(&tool, inputs.as_object().unwrap())
+            .await
+            .unwrap()
+            .on_mismatch(OnMismatch::End);
+        let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+        assert_eq!(outputs.len(), 2, "{:?}", prices(&outputs));
+        assert!(outputs[0].is_ok());
+        assert!(
+            matches!(&outputs[1], Err(CallError::Output { mismatch, .. }) if mismatch.path == "/price")
+        );
+    }
+
+    #[tokio::test]
+    async fn inputs_that_do_not_match_are_refused_before_any_request() {
+        let log = Log::default();
+        let base = market(log.clone()).await;
+        // OAuth2 too: not even the token request may leave.
+        let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+        value["url"] = json!(format!("{base}/stream"));
+        value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("{base}/token"), "client_id": "c", "client_secret": "s"});
+        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let tool = Tool::from_json(WATCH_STOCK).unwrap();
+        for (inputs, path, expected, found) in [
+            (json!({}), "/symbol", "a value (required)", "nothing"),
+            (
+                json!({"ticker": "AAPL"}),
+                "/symbol",
+                "a value (required)",
+                "nothing",
+            ),
+            (json!({"symbol": 42}), "/symbol", "string", "number 42"),
+        ] {
+            let err = within(5, provider.call(&tool, inputs.as_object().unwrap()))
+                .await
+                .unwrap_err();
+            let CallError::Inputs(m) = &err else {
+                panic!("{err}");
+            };
+            assert_eq!(
+                (m.path.as_str(), m.expected.as_str(), m.found.as_str()),
+                (path, expected, found),
+                "{inputs}"
+            );
+        }
+        assert_eq!(
+            within(5, provider.call(&tool, &serde_json::Map::new()))
+                .await
+                .unwrap_err()
+                .to_string(),
+            "the inputs do not match the tool's inputs schema: at /symbol: expected a value \
+             (required), found nothing"
+        );
+        // Give a stray request time to arrive: none did.
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        assert!(
+            log.lock().unwrap().is_empty(),
+            "no request reached the server"
+        );
+    }
+}

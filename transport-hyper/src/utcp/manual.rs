@@ -1,0 +1,467 @@
+//! Tool definitions and the UTCP manual that lists them, as JSON.
+//!
+//! The shape accepted, from UTCP 0.1 (this provider's era) with 1.x's names too:
+//!
+//! ```json
+//! { "version": "1.0",
+//!   "tools": [
+//!     { "name": "watch_stock", "description": "Get real-time price updates for a stock",
+//!       "inputs":  { "type": "object", "properties": { "symbol": { "type": "string" } }, "required": ["symbol"] },
+//!       "outputs": { "type": "object", "properties": { "price": { "type": "number" } } },
+//!       "tags": ["finance"], "average_response_size": 200,
+//!       "tool_provider": { "name": "market_updates", "provider_type": "sse", "url": "https://markets.example.com/stream" } } ] }
+//! ```
+//!
+//! - manual: `tools` (required, an array); `version`, or 1.x's `utcp_version`, a string if
+//!   present. Other fields (`manual_version`, `info`, `x-...`) are ignored.
+//! - tool: `name` (required, a non-empty string, unique in the manual); `description` (a
+//!   string, default `""`); `inputs` and `outputs` (schemas of the [`Schema`] subset;
+//!   missing is `{}`, which accepts anything); `tags` (strings); `average_response_size` (a
+//!   non-negative integer); the provider, an object, under `tool_provider` (0.1's models),
+//!   `provider` (0.1's tool page) or `tool_call_template` (1.x), the first present. Other
+//!   fields are ignored.
+//!
+//! A field of the wrong type, an invalid schema or a duplicate name is a [`ManualError`]
+//! naming where, not a tool silently dropped.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+use super::schema::{Schema, SchemaError};
+use super::SseProvider;
+use crate::Error;
+
+/// A manual or tool definition that is not in the accepted shape (see [the module](self)).
+///
+/// # Example
+/// ```
+/// let err = ssekit_hyper::utcp::Manual::from_json(r#"{"tools": [{"description": "no name"}]}"#).unwrap_err();
+/// assert_eq!(err.path, "/tools/0/name");
+/// assert_eq!(err.to_string(), "invalid UTCP manual at /tools/0/name: missing (a tool needs a name)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ManualError {
+    /// Where, as a JSON Pointer (RFC 6901) into the document; `""` is the whole document.
+    pub path: String,
+    /// What is wrong there.
+    pub problem: String,
+}
+
+impl fmt::Display for ManualError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.path.is_empty() {
+            "the top level"
+        } else {
+            &self.path
+        };
+        write!(f, "invalid UTCP manual at {at}: {}", self.problem)
+    }
+}
+
+impl std::error::Error for ManualError {}
+
+fn wrong(path: impl Into<String>, problem: impl Into<String>) -> ManualError {
+    ManualError {
+        path: path.into(),
+        problem: problem.into(),
+    }
+}
+
+/// A tool: what it is called, what it takes, what each of its events carries, and how to
+/// reach it.
+///
+/// # Example
+/// ```
+/// use serde_json::json;
+/// let tool = ssekit_hyper::utcp::Tool::new(
+///     "watch_stock",
+///     "Get real-time price updates for a stock",
+///     json!({"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]}),
+///     json!({"type": "object", "properties": {"price": {"type": "number"}}}),
+/// )?;
+/// assert!(tool.outputs.validate(&json!({"price": 189.5})).is_ok());
+/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Tool {
+    /// The tool's name, unique in its manual.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The schema of a call's inputs.
+    pub inputs: Schema,
+    /// The schema of each event's data.
+    pub outputs: Schema,
+    /// Tags for search.
+    pub tags: Vec<String>,
+    /// The typical size of a response in bytes, if the manual says.
+    pub average_response_size: Option<u64>,
+    /// The provider (0.1) or call template (1.x) object, as written.
+    pub provider: Option<Value>,
+}
+
+impl Tool {
+    /// A tool with these schemas, no tags and no provider.
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::new("ping", "", serde_json::json!({}), serde_json::json!({}))?;
+    /// assert_eq!(tool.name, "ping");
+    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// ```
+    pub fn new(
+        name: &str,
+        description: &str,
+        inputs: Value,
+        outputs: Value,
+    ) -> Result<Tool, SchemaError> {
+        Ok(Tool {
+            name: name.to_owned(),
+            description: description.to_owned(),
+            inputs: Schema::new(inputs)?,
+            outputs: Schema::new(outputs)?,
+            tags: Vec::new(),
+            average_response_size: None,
+            provider: None,
+        })
+    }
+
+    /// The same tool with this provider object (written as `tool_provider`).
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
+    ///     .with_provider(serde_json::json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e"}));
+    /// assert!(tool.sse_provider().is_some());
+    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// ```
+    #[must_use]
+    pub fn with_provider(mut self, provider: Value) -> Self {
+        self.provider = Some(provider);
+        self
+    }
+
+    /// The same tool with these tags.
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
+    ///     .with_tags(["finance"]);
+    /// assert_eq!(tool.tags, ["finance"]);
+    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// ```
+    #[must_use]
+    pub fn with_tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
+        self.tags = tags.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Parses one tool definition.
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::from_json(r#"{
+    ///   "name": "watch_stock",
+    ///   "description": "Get real-time price updates for a stock",
+    ///   "inputs": {"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]},
+    ///   "outputs": {"type": "object", "properties": {"price": {"type": "number"}}}
+    /// }"#)?;
+    /// assert_eq!(tool.name, "watch_stock");
+    /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+    /// ```
+    pub fn from_json(json: &str) -> Result<Tool, ManualError> {
+        let value: Value =
+            serde_json::from_str(json).map_err(|e| wrong("", format!("not JSON: {e}")))?;
+        Tool::from_value(&value)
+    }
+
+    /// Parses one tool definition from JSON already read.
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::from_value(&serde_json::json!({"name": "t", "x-extra": 1}))?;
+    /// assert_eq!(tool.description, "");
+    /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+    /// ```
+    pub fn from_value(value: &Value) -> Result<Tool, ManualError> {
+        parse_tool(value, "")
+    }
+
+    /// The definition as JSON, with the provider under `tool_provider` (omitted when there
+    /// is none, as is `average_response_size`).
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::new("t", "d", serde_json::json!({}), serde_json::json!({}))?;
+    /// assert_eq!(tool.to_value()["name"], "t");
+    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// ```
+    pub fn to_value(&self) -> Value {
+        let mut out = Map::new();
+        out.insert("name".into(), json!(self.name));
+        out.insert("description".into(), json!(self.description));
+        out.insert("inputs".into(), self.inputs.as_value().clone());
+        out.insert("outputs".into(), self.outputs.as_value().clone());
+        out.insert("tags".into(), json!(self.tags));
+        if let Some(size) = self.average_response_size {
+            out.insert("average_response_size".into(), json!(size));
+        }
+        if let Some(provider) = &self.provider {
+            out.insert("tool_provider".into(), provider.clone());
+        }
+        Value::Object(out)
+    }
+
+    /// The provider as an [`SseProvider`]: `None` when the tool has none or it is not an
+    /// SSE one (`provider_type`, or 1.x's `call_template_type`, other than `"sse"`). Its
+    /// `$VARIABLES` are as written: resolve them with [`SseProvider::with_variables`].
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::from_value(&serde_json::json!({"name": "t",
+    ///     "tool_call_template": {"name": "p", "call_template_type": "sse", "url": "http://127.0.0.1:1/e"}}))?;
+    /// let provider = tool.sse_provider().transpose()?;
+    /// assert_eq!(provider.map(|p| p.url), Some("http://127.0.0.1:1/e".to_owned()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sse_provider(&self) -> Option<Result<SseProvider, Error>> {
+        let Some(Value::Object(provider)) = &self.provider else {
+            return None;
+        };
+        let kind = provider
+            .get("provider_type")
+            .or_else(|| provider.get("call_template_type"))
+            .and_then(Value::as_str);
+        if kind != Some("sse") {
+            return None;
+        }
+        let mut provider = provider.clone();
+        provider.insert("provider_type".into(), json!("sse"));
+        Some(serde_json::from_value::<SseProvider>(Value::Object(provider)).map_err(Error::from))
+    }
+}
+
+fn field_path(base: &str, field: &str) -> String {
+    format!("{base}/{field}")
+}
+
+fn parse_tool(value: &Value, base: &str) -> Result<Tool, ManualError> {
+    let Value::Object(tool) = value else {
+        return Err(wrong(base, "a tool is a JSON object"));
+    };
+    let name = match tool.get("name") {
+        Some(Value::String(name)) if !name.is_empty() => name.clone(),
+        Some(Value::String(_)) => return Err(wrong(field_path(base, "name"), "empty")),
+        Some(_) => return Err(wrong(field_path(base, "name"), "not a string")),
+        None => {
+            return Err(wrong(
+                field_path(base, "name"),
+                "missing (a tool needs a name)",
+            ))
+        }
+    };
+    let description = match tool.get("description") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(d)) => d.clone(),
+        Some(_) => return Err(wrong(field_path(base, "description"), "not a string")),
+    };
+    let schema = |field: &str| -> Result<Schema, ManualError> {
+        match tool.get(field) {
+            None | Some(Value::Null) => Ok(Schema::any()),
+            Some(s) => Schema::new(s.clone())
+                .map_err(|e| wrong(format!("{}{}", field_path(base, field), e.path), e.problem)),
+        }
+    };
+    let inputs = schema("inputs")?;
+    let outputs = schema("outputs")?;
+    let tags = match tool.get("tags") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(tags)) => tags
+            .iter()
+            .map(|t| t.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| wrong(field_path(base, "tags"), "not an array of strings"))?,
+        Some(_) => return Err(wrong(field_path(base, "tags"), "not an array of strings")),
+    };
+    let average_response_size = match tool.get("average_response_size") {
+        None | Some(Value::Null) => None,
+        Some(n) => Some(n.as_u64().ok_or_else(|| {
+            wrong(
+                field_path(base, "average_response_size"),
+                "not a non-negative integer",
+            )
+        })?),
+    };
+    let mut provider = None;
+    for field in ["tool_provider", "provider", "tool_call_template"] {
+        match tool.get(field) {
+            None | Some(Value::Null) => continue,
+            Some(p @ Value::Object(_)) => {
+                provider = Some(p.clone());
+                break;
+            }
+            Some(_) => return Err(wrong(field_path(base, field), "not an object")),
+        }
+    }
+    Ok(Tool {
+        name,
+        description,
+        inputs,
+        outputs,
+        tags,
+        average_response_size,
+        provider,
+    })
+}
+
+/// A UTCP manual: the tools a provider offers (see [the module](self) for the JSON).
+///
+/// # Example
+/// ```
+/// let manual = ssekit_hyper::utcp::Manual::from_json(r#"{"version": "1.0", "tools": [{"name": "watch_stock"}]}"#)?;
+/// assert_eq!(manual.version.as_deref(), Some("1.0"));
+/// assert!(manual.tool("watch_stock").is_some());
+/// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct Manual {
+    /// `version` (or `utcp_version`), if given.
+    pub version: Option<String>,
+    /// The tools, in the manual's order.
+    pub tools: Vec<Tool>,
+}
+
+impl Manual {
+    /// A manual of these tools, without a version.
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_hyper::utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?;
+    /// let manual = ssekit_hyper::utcp::Manual::new(vec![tool]).with_version("1.0");
+    /// assert_eq!(manual.to_value()["version"], "1.0");
+    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// ```
+    pub fn new(tools: Vec<Tool>) -> Self {
+        Manual {
+            version: None,
+            tools,
+        }
+    }
+
+    /// The same manual with this `version`.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit_hyper::utcp::Manual::new(vec![]).with_version("1.0").version.as_deref(), Some("1.0"));
+    /// ```
+    #[must_use]
+    pub fn with_version(mut self, version: &str) -> Self {
+        self.version = Some(version.to_owned());
+        self
+    }
+
+    /// Parses a manual.
+    ///
+    /// # Example
+    /// ```
+    /// let err = ssekit_hyper::utcp::Manual::from_json(r#"{"tools": {}}"#).unwrap_err();
+    /// assert_eq!((err.path.as_str(), err.problem.as_str()), ("/tools", "not an array"));
+    /// ```
+    pub fn from_json(json: &str) -> Result<Manual, ManualError> {
+        Manual::from_slice(json.as_bytes())
+    }
+
+    /// Parses a manual from bytes (a response body).
+    ///
+    /// # Example
+    /// ```
+    /// let err = ssekit_hyper::utcp::Manual::from_slice(b"<html>").unwrap_err();
+    /// assert!(err.problem.starts_with("not JSON"));
+    /// ```
+    pub fn from_slice(json: &[u8]) -> Result<Manual, ManualError> {
+        let value: Value =
+            serde_json::from_slice(json).map_err(|e| wrong("", format!("not JSON: {e}")))?;
+        Manual::from_value(&value)
+    }
+
+    /// Parses a manual from JSON already read.
+    ///
+    /// # Example
+    /// ```
+    /// let manual = ssekit_hyper::utcp::Manual::from_value(&serde_json::json!({"utcp_version": "1.0.1", "tools": []}))?;
+    /// assert_eq!(manual.version.as_deref(), Some("1.0.1"));
+    /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+    /// ```
+    pub fn from_value(value: &Value) -> Result<Manual, ManualError> {
+        let Value::Object(manual) = value else {
+            return Err(wrong("", "a manual is a JSON object"));
+        };
+        let mut version = None;
+        for field in ["version", "utcp_version"] {
+            match manual.get(field) {
+                None | Some(Value::Null) => continue,
+                Some(Value::String(v)) => {
+                    version = Some(v.clone());
+                    break;
+                }
+                Some(_) => return Err(wrong(format!("/{field}"), "not a string")),
+            }
+        }
+        let tools = match manual.get("tools") {
+            Some(Value::Array(tools)) => tools,
+            Some(_) => return Err(wrong("/tools", "not an array")),
+            None => return Err(wrong("/tools", "missing (a manual lists its tools)")),
+        };
+        let mut parsed: Vec<Tool> = Vec::with_capacity(tools.len());
+        let mut seen: HashMap<String, usize> = HashMap::with_capacity(tools.len());
+        for (i, tool) in tools.iter().enumerate() {
+            let base = format!("/tools/{i}");
+            let tool = parse_tool(tool, &base)?;
+            if let Some(first) = seen.insert(tool.name.clone(), i) {
+                return Err(wrong(
+                    format!("{base}/name"),
+                    format!("{:?} is the name of /tools/{first} too", tool.name),
+                ));
+            }
+            parsed.push(tool);
+        }
+        Ok(Manual {
+            version,
+            tools: parsed,
+        })
+    }
+
+    /// The tool of this name.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(ssekit_hyper::utcp::Manual::new(vec![]).tool("watch_stock").is_none());
+    /// ```
+    pub fn tool(&self, name: &str) -> Option<&Tool> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+
+    /// The manual as JSON: `version` (when set) and `tools`.
+    ///
+    /// # Example
+    /// ```
+    /// let json = ssekit_hyper::utcp::Manual::new(vec![]).to_value();
+    /// assert_eq!(json, serde_json::json!({"tools": []}));
+    /// ```
+    pub fn to_value(&self) -> Value {
+        let mut out = Map::new();
+        if let Some(version) = &self.version {
+            out.insert("version".into(), json!(version));
+        }
+        out.insert(
+            "tools".into(),
+            Value::Array(self.tools.iter().map(Tool::to_value).collect()),
+        );
+        Value::Object(out)
+    }
+}
