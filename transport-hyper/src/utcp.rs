@@ -20,7 +20,9 @@
 //! With the tool's definition known ([`Tool`]: name, description, `inputs` and `outputs`
 //! schemas), [`SseProvider::call`] checks the inputs before connecting and yields each
 //! event's data parsed as JSON and checked against `outputs` ([`call`](mod@call) module:
-//! which schema keywords are supported is in [`schema`](mod@schema)).
+//! which schema keywords are supported is in [`schema`](mod@schema)). Definitions are
+//! found at `/utcp` on the API's domain with [`discover`], and served there with
+//! [`ManualEndpoint`].
 //!
 //! | module | what |
 //! |---|---|
@@ -28,12 +30,17 @@
 //! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
 //! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
 //! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`] |
+//! | [`discovery`](mod@discovery) | [`discover`], [`Discovery`], [`ManualEndpoint`] |
 
 pub mod call;
+pub mod discovery;
 pub mod manual;
 pub mod schema;
 
 pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall};
+pub use discovery::{
+    discover, discovery_url, Discovery, DiscoveryError, ManualEndpoint, DISCOVERY_PATH,
+};
 pub use manual::{Manual, ManualError, Tool};
 pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
 

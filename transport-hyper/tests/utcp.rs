@@ -864,3 +864,340 @@ mod call {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Discovery at /utcp on the API's domain, client and server.
+
+mod discovery {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use super::common::{boxed, spawn, within};
+    use super::WATCH_STOCK;
+    use bytes::Bytes;
+    use futures_util::StreamExt;
+    use http_body_util::{Full, StreamBody};
+    use serde_json::json;
+    use ssekit::Event;
+    use ssekit_hyper::server::{response, SseBody};
+    use ssekit_hyper::utcp::{
+        discover, CallError, Discovery, DiscoveryError, Manual, ManualEndpoint, Tool,
+    };
+
+    /// The endpoint a server answers `/utcp` with, set once it listens (a provider in the
+    /// manual needs the server's URL).
+    type Late = Arc<Mutex<Option<ManualEndpoint>>>;
+
+    /// A server whose `/utcp` answers the manual and whose other paths stream one good and
+    /// one bad price update; it records what it was asked.
+    async fn api(manual: Late, asked: Arc<Mutex<Vec<String>>>) -> String {
+        let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+            let endpoint = manual.lock().unwrap().clone().unwrap();
+            let asked = asked.clone();
+            async move {
+                asked
+                    .lock()
+                    .unwrap()
+                    .push(format!("{} {}", req.method(), req.uri()));
+                if let Some(answer) = endpoint.answer(&req) {
+                    return boxed(answer);
+                }
+                let events = [r#"{"price":1.5}"#, r#"{"price":null}"#].map(|data| {
+                    Event::builder()
+                        .event("price_update")
+                        .unwrap()
+                        .data(data)
+                        .build()
+                });
+                boxed(response(SseBody::new(futures_util::stream::iter(events))))
+            }
+        })
+        .await;
+        format!("http://{addr}")
+    }
+
+    fn ready(manual: &Manual) -> Late {
+        Arc::new(Mutex::new(Some(ManualEndpoint::new(manual))))
+    }
+
+    /// A server whose `/utcp` answers these bytes, with a `Content-Length` or chunked.
+    async fn raw(body: Vec<u8>, chunked: bool) -> String {
+        let body = Bytes::from(body);
+        let addr = spawn(move |_req: http::Request<hyper::body::Incoming>| {
+            let body = body.clone();
+            async move {
+                if chunked {
+                    let pieces: Vec<Result<_, std::convert::Infallible>> = body
+                        .chunks(64 * 1024)
+                        .map(|c| Ok(hyper::body::Frame::data(Bytes::copy_from_slice(c))))
+                        .collect();
+                    boxed(http::Response::new(StreamBody::new(
+                        futures_util::stream::iter(pieces),
+                    )))
+                } else {
+                    boxed(http::Response::new(Full::new(body)))
+                }
+            }
+        })
+        .await;
+        format!("http://{addr}")
+    }
+
+    #[tokio::test]
+    async fn a_manual_served_at_utcp_is_found_from_the_provider_url_and_called() {
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let cell = Late::default();
+        let base = api(cell.clone(), paths.clone()).await;
+        let provider = json!({"name": "market_updates", "provider_type": "sse",
+            "url": format!("{base}/stream"), "event_type": "price_update", "reconnect": false});
+        let served = Manual::new(vec![Tool::from_json(WATCH_STOCK)
+            .unwrap()
+            .with_provider(provider)
+            .with_tags(["finance"])])
+        .with_version("1.0");
+        *cell.lock().unwrap() = Some(ManualEndpoint::new(&served));
+
+        let manual = within(5, discover(&format!("{base}/stream?symbol=AAPL")))
+            .await
+            .unwrap();
+        assert_eq!(manual, served, "the manual makes the round trip");
+        let tool = manual.tool("watch_stock").unwrap();
+        let provider = tool.sse_provider().unwrap().unwrap();
+        let inputs = json!({"symbol": "AAPL"});
+        let outputs: Vec<_> = within(
+            5,
+            provider
+                .call(tool, inputs.as_object().unwrap())
+                .await
+                .unwrap()
+                .outputs()
+                .collect(),
+        )
+        .await;
+        assert_eq!(outputs.len(), 2);
+        assert_eq!(outputs[0].as_ref().unwrap().value, json!({"price": 1.5}));
+        assert!(
+            matches!(&outputs[1], Err(CallError::Output { mismatch, .. }) if mismatch.found == "null")
+        );
+        assert_eq!(
+            *paths.lock().unwrap(),
+            ["GET /utcp", "GET /stream?symbol=AAPL"]
+        );
+    }
+
+    #[tokio::test]
+    async fn the_endpoint_answers_get_and_head_refuses_other_methods_and_leaves_other_paths() {
+        let paths = Arc::new(Mutex::new(Vec::new()));
+        let base = api(ready(&Manual::new(vec![])), paths.clone()).await;
+        let client = ssekit_hyper::client::http_client().unwrap();
+        let ask = |method: &str, path: &str| {
+            let req = http::Request::builder()
+                .method(method)
+                .uri(format!("{base}{path}"))
+                .body(Full::new(Bytes::new()))
+                .unwrap();
+            let client = client.clone();
+            async move {
+                let resp = client.request(req).await.unwrap();
+                let status = resp.status().as_u16();
+                let allow = resp
+                    .headers()
+                    .get("allow")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                let ct = resp
+                    .headers()
+                    .get("content-type")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                let body = http_body_util::BodyExt::collect(resp.into_body())
+                    .await
+                    .unwrap()
+                    .to_bytes();
+                (status, allow, ct, body)
+            }
+        };
+        let (status, _, ct, body) = within(5, ask("GET", "/utcp?x=1")).await;
+        assert_eq!((status, ct.as_deref()), (200, Some("application/json")));
+        assert_eq!(body.as_ref(), br#"{"tools":[]}"#);
+        let (status, _, _, body) = within(5, ask("HEAD", "/utcp")).await;
+        assert_eq!((status, body.len()), (200, 0));
+        let (status, allow, _, _) = within(5, ask("POST", "/utcp")).await;
+        assert_eq!((status, allow.as_deref()), (405, Some("GET, HEAD")));
+        let (status, _, ct, _) = within(5, ask("GET", "/utcp/")).await;
+        assert_eq!(
+            (status, ct.as_deref()),
+            (200, Some("text/event-stream")),
+            "not the discovery path"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_utcp_1_manual_with_unknown_fields_parses() {
+        let manual = json!({
+            "manual_version": "1.0.0", "utcp_version": "1.0.1",
+            "info": {"title": "Markets", "version": "1.0.0"}, "x-vendor": true,
+            "tools": [{
+                "name": "watch_stock", "description": "d", "x-extra": [1, 2],
+                "inputs": {"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"], "title": "t"},
+                "outputs": {"type": "object"},
+                "tool_call_template": {"name": "m", "call_template_type": "sse", "url": "http://127.0.0.1:1/stream", "event_type": "price_update"}
+            }, {
+                "name": "http_tool",
+                "tool_call_template": {"call_template_type": "http", "url": "http://127.0.0.1:1/x", "http_method": "GET"}
+            }]
+        });
+        let base = raw(manual.to_string().into_bytes(), false).await;
+        let manual = within(5, discover(&base)).await.unwrap();
+        assert_eq!(manual.version.as_deref(), Some("1.0.1"));
+        assert_eq!(manual.tools.len(), 2);
+        let sse = manual.tools[0].sse_provider().unwrap().unwrap();
+        assert_eq!(sse.event_type.as_deref(), Some("price_update"));
+        assert!(manual.tools[1].sse_provider().is_none(), "not an SSE tool");
+        assert!(manual.tools[1].provider.is_some(), "kept as written");
+    }
+
+    #[tokio::test]
+    async fn an_oversized_manual_is_refused_with_or_without_content_length() {
+        let mut big = br#"{"tools":[],"padding":""#.to_vec();
+        big.resize(2 << 20, b'x');
+        big.extend_from_slice(b"\"}");
+        for chunked in [false, true] {
+            let base = raw(big.clone(), chunked).await;
+            let err = within(5, Discovery::new().max_size(1 << 20).fetch(&base))
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, DiscoveryError::TooLarge { limit: 1_048_576 }),
+                "chunked {chunked}: {err}"
+            );
+            // The same body within a larger limit is a manual.
+            let manual = within(5, Discovery::new().max_size(4 << 20).fetch(&base))
+                .await
+                .unwrap();
+            assert!(manual.tools.is_empty());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_malformed_manual_is_a_typed_error_naming_where() {
+        for (body, path, problem) in [
+            (
+                &b"<html>not json</html>"[..],
+                "",
+                "not JSON: expected value at line 1 column 1",
+            ),
+            (b"[]", "", "a manual is a JSON object"),
+            (
+                b"{\"version\":\"1.0\"}",
+                "/tools",
+                "missing (a manual lists its tools)",
+            ),
+            (
+                br#"{"tools":[{"name":"a"},{"description":"no name"}]}"#,
+                "/tools/1/name",
+                "missing (a tool needs a name)",
+            ),
+            (
+                br#"{"tools":[{"name":"a","outputs":{"properties":{"price":{"type":"float"}}}}]}"#,
+                "/tools/0/outputs/properties/price/type",
+                "unknown type \"float\"",
+            ),
+            (
+                br#"{"tools":[{"name":"a"},{"name":"a"}]}"#,
+                "/tools/1/name",
+                "\"a\" is the name of /tools/0 too",
+            ),
+            (
+                br#"{"tools":[{"name":"a","tags":"x"}]}"#,
+                "/tools/0/tags",
+                "not an array of strings",
+            ),
+            (
+                br#"{"tools":[{"name":"a","tool_provider":"sse"}]}"#,
+                "/tools/0/tool_provider",
+                "not an object",
+            ),
+        ] {
+            let base = raw(body.to_vec(), false).await;
+            let err = within(5, discover(&base)).await.unwrap_err();
+            let DiscoveryError::Manual(e) = &err else {
+                panic!("{err}");
+            };
+            assert_eq!(
+                (e.path.as_str(), e.problem.as_str()),
+                (path, problem),
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_missing_endpoint_and_a_silent_server_end_in_time() {
+        let base = api(ready(&Manual::new(vec![])), Arc::default()).await;
+        // A path that is not the discovery one would be an event stream: the client only
+        // ever asks for /utcp, so use a server without it.
+        let none = spawn(|_req: http::Request<hyper::body::Incoming>| async {
+            let mut resp = http::Response::new(Full::new(Bytes::new()));
+            *resp.status_mut() = http::StatusCode::NOT_FOUND;
+            boxed(resp)
+        })
+        .await;
+        let err = within(5, discover(&format!("http://{none}/events")))
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DiscoveryError::Transport(ssekit_hyper::Error::Status(404))
+            ),
+            "{err}"
+        );
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = silent.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let (socket, _) = silent.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(socket);
+        });
+        let started = std::time::Instant::now();
+        let err = within(
+            5,
+            Discovery::new()
+                .timeout(Duration::from_millis(300))
+                .fetch(&format!("http://{addr}/stream")),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, DiscoveryError::TimedOut(_)), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        held.abort();
+        assert!(within(5, discover(&base)).await.unwrap().tools.is_empty());
+        let refused = within(5, discover("ftp://example.com/x"))
+            .await
+            .unwrap_err();
+        assert!(matches!(
+            refused,
+            DiscoveryError::Transport(ssekit_hyper::Error::Request(_))
+        ));
+    }
+
+    #[test]
+    fn the_discovery_url_is_on_the_apis_domain() {
+        use ssekit_hyper::utcp::discovery_url;
+        for (provider, expected) in [
+            (
+                "https://api.example.com/events",
+                "https://api.example.com/utcp",
+            ),
+            (
+                "https://markets.example.com/stream?symbol=AAPL",
+                "https://markets.example.com/utcp",
+            ),
+            ("http://127.0.0.1:8080/a/b#f", "http://127.0.0.1:8080/utcp"),
+            ("http://user:pw@[::1]:9/x", "http://[::1]:9/utcp"),
+        ] {
+            assert_eq!(discovery_url(provider).unwrap(), expected);
+        }
+        assert!(discovery_url("api.example.com/events").is_err());
+    }
+}

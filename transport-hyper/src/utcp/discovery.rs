@@ -1,0 +1,360 @@
+//! Tool discovery at `/utcp` "on the same domain as the API", as the provider page says:
+//! a client that fetches and parses a provider's [`Manual`] ([`discover`], [`Discovery`]),
+//! and a server helper that answers `GET /utcp` with one ([`ManualEndpoint`]).
+//!
+//! The client is bounded: one request with no redirects followed (a 3xx is
+//! [`Error::Status`]), done within a timeout (10 s by default) that covers the connection,
+//! the head and the whole body, and a body of at most [`Discovery::max_size`] bytes (8 MiB
+//! by default), refused from its `Content-Length` when that says more, else when the bytes
+//! read pass it.
+
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+
+use super::manual::{Manual, ManualError};
+use crate::client::{http_client, HttpClient, SCHEMES};
+use crate::Error;
+
+/// The path of the discovery endpoint.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_hyper::utcp::DISCOVERY_PATH, "/utcp");
+/// ```
+pub const DISCOVERY_PATH: &str = "/utcp";
+
+/// Why discovery failed.
+///
+/// # Example
+/// ```
+/// let err = ssekit_hyper::utcp::DiscoveryError::TooLarge { limit: 1024 };
+/// assert_eq!(err.to_string(), "the UTCP manual is larger than the 1024-byte limit");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum DiscoveryError {
+    /// No connection, an HTTP failure, or a status other than 2xx ([`Error::Status`]), or a
+    /// URL or header that does not make a request ([`Error::Request`]).
+    Transport(Error),
+    /// The manual did not come whole within the timeout.
+    TimedOut(Duration),
+    /// The body is larger than the size limit.
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// The body is not a manual in the accepted shape.
+    Manual(ManualError),
+}
+
+impl fmt::Display for DiscoveryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DiscoveryError::Transport(e) => e.fmt(f),
+            DiscoveryError::TimedOut(limit) => write!(
+                f,
+                "the UTCP manual did not come within {:.1} s",
+                limit.as_secs_f64()
+            ),
+            DiscoveryError::TooLarge { limit } => {
+                write!(f, "the UTCP manual is larger than the {limit}-byte limit")
+            }
+            DiscoveryError::Manual(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for DiscoveryError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            DiscoveryError::Transport(e) => Some(e),
+            DiscoveryError::Manual(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<Error> for DiscoveryError {
+    fn from(e: Error) -> Self {
+        DiscoveryError::Transport(e)
+    }
+}
+
+/// The discovery URL for a provider URL: `{scheme}://{host[:port]}/utcp`, on the same
+/// domain as the API (any user info, path, query and fragment dropped).
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::utcp::discovery_url;
+/// assert_eq!(discovery_url("https://markets.example.com/stream?symbol=AAPL")?, "https://markets.example.com/utcp");
+/// assert_eq!(discovery_url("http://127.0.0.1:8080/events")?, "http://127.0.0.1:8080/utcp");
+/// assert!(discovery_url("/relative").is_err());
+/// # Ok::<(), ssekit_hyper::Error>(())
+/// ```
+pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
+    let uri: http::Uri = provider_url
+        .parse()
+        .map_err(|e| Error::Request(format!("URL {provider_url:?}: {e}")))?;
+    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+        return Err(Error::Request(format!(
+            "URL {provider_url:?} has no scheme and host"
+        )));
+    };
+    if !SCHEMES.contains(&scheme) {
+        return Err(Error::Request(format!(
+            "URL {provider_url:?}: scheme {scheme:?} is not one of {SCHEMES:?}"
+        )));
+    }
+    let host_port = authority
+        .as_str()
+        .rsplit_once('@')
+        .map_or(authority.as_str(), |(_, after)| after);
+    Ok(format!("{scheme}://{host_port}{DISCOVERY_PATH}"))
+}
+
+/// Fetches and parses the manual at `/utcp` on the domain of `provider_url`, with the
+/// default [`Discovery`] bounds.
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let manual = ssekit_hyper::utcp::discover("https://markets.example.com/stream").await?;
+/// for tool in &manual.tools {
+///     println!("{}: {}", tool.name, tool.description);
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn discover(provider_url: &str) -> Result<Manual, DiscoveryError> {
+    Discovery::new().fetch(provider_url).await
+}
+
+/// Discovery with chosen bounds, headers or HTTP client.
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
+/// let manual = ssekit_hyper::utcp::Discovery::new()
+///     .timeout(Duration::from_secs(3))
+///     .max_size(1 << 20)
+///     .header("X-API-Key", "k-123")
+///     .fetch("https://notify.example.com/events")
+///     .await?;
+/// # let _ = manual; Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct Discovery {
+    timeout: Duration,
+    max_size: usize,
+    headers: Vec<(String, String)>,
+    client: Option<HttpClient>,
+}
+
+impl Default for Discovery {
+    fn default() -> Self {
+        Discovery {
+            timeout: Duration::from_secs(10),
+            max_size: 8 << 20,
+            headers: Vec::new(),
+            client: None,
+        }
+    }
+}
+
+impl Discovery {
+    /// The defaults: 10 s, 8 MiB, no extra header, a new client.
+    ///
+    /// # Example
+    /// ```
+    /// let discovery = ssekit_hyper::utcp::Discovery::new();
+    /// # let _ = discovery;
+    /// ```
+    pub fn new() -> Self {
+        Discovery::default()
+    }
+
+    /// The time the whole fetch may take: connection, head and body.
+    ///
+    /// # Example
+    /// ```
+    /// let d = ssekit_hyper::utcp::Discovery::new().timeout(std::time::Duration::from_secs(2));
+    /// # let _ = d;
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The largest body read, in bytes.
+    ///
+    /// # Example
+    /// ```
+    /// let d = ssekit_hyper::utcp::Discovery::new().max_size(64 * 1024);
+    /// # let _ = d;
+    /// ```
+    pub fn max_size(mut self, bytes: usize) -> Self {
+        self.max_size = bytes;
+        self
+    }
+
+    /// A header to send (an API key the endpoint wants). A name or value that is not a
+    /// valid header makes [`fetch`](Self::fetch) fail with [`Error::Request`].
+    ///
+    /// # Example
+    /// ```
+    /// let d = ssekit_hyper::utcp::Discovery::new().header("Authorization", "Bearer t");
+    /// # let _ = d;
+    /// ```
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Uses this HTTP client (a shared pool, a private TLS root).
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+    /// let d = ssekit_hyper::utcp::Discovery::new().client(ssekit_hyper::client::http_client()?);
+    /// # let _ = d; Ok(()) }
+    /// ```
+    pub fn client(mut self, client: HttpClient) -> Self {
+        self.client = Some(client);
+        self
+    }
+
+    /// `GET`s [`discovery_url`]`(provider_url)` and parses the manual.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let manual = ssekit_hyper::utcp::Discovery::new().fetch("http://127.0.0.1:8080/stream").await?;
+    /// # let _ = manual; Ok(()) }
+    /// ```
+    pub async fn fetch(&self, provider_url: &str) -> Result<Manual, DiscoveryError> {
+        let url = discovery_url(provider_url)?;
+        let mut req = Request::builder()
+            .method(Method::GET)
+            .uri(&url)
+            .header(http::header::ACCEPT, "application/json");
+        for (name, value) in &self.headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        let req = req
+            .body(Full::new(Bytes::new()))
+            .map_err(|e| Error::Request(format!("discovery request to {url:?}: {e}")))?;
+        let client = match &self.client {
+            Some(c) => c.clone(),
+            None => http_client()?,
+        };
+        let body = match tokio::time::timeout(self.timeout, self.read(&client, req)).await {
+            Ok(body) => body?,
+            Err(_) => return Err(DiscoveryError::TimedOut(self.timeout)),
+        };
+        Manual::from_slice(&body).map_err(DiscoveryError::Manual)
+    }
+
+    async fn read(
+        &self,
+        client: &HttpClient,
+        req: Request<Full<Bytes>>,
+    ) -> Result<Bytes, DiscoveryError> {
+        let resp = client.request(req).await.map_err(Error::from)?;
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(Error::Status(status.as_u16()).into());
+        }
+        let declared = resp
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if declared.is_some_and(|n| n > self.max_size as u64) {
+            return Err(DiscoveryError::TooLarge {
+                limit: self.max_size,
+            });
+        }
+        match Limited::new(resp.into_body(), self.max_size)
+            .collect()
+            .await
+        {
+            Ok(body) => Ok(body.to_bytes()),
+            Err(e) if e.is::<LengthLimitError>() => Err(DiscoveryError::TooLarge {
+                limit: self.max_size,
+            }),
+            Err(e) => Err(Error::Http(e).into()),
+        }
+    }
+}
+
+/// The server side: answers `GET /utcp` (and `HEAD`) with a manual serialized once, `405`
+/// to other methods on that path, and leaves every other path to the caller.
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::utcp::{Manual, ManualEndpoint, Tool};
+/// let tool = Tool::new("watch_stock", "Get real-time price updates for a stock",
+///     serde_json::json!({"type": "object"}), serde_json::json!({"type": "object"}))?;
+/// let endpoint = ManualEndpoint::new(&Manual::new(vec![tool]).with_version("1.0"));
+/// let req = http::Request::get("/utcp").body(()).unwrap();
+/// let resp = endpoint.answer(&req).expect("the discovery path");
+/// assert_eq!(resp.status(), 200);
+/// assert_eq!(resp.headers()["content-type"], "application/json");
+/// assert!(endpoint.answer(&http::Request::get("/stream").body(()).unwrap()).is_none());
+/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ManualEndpoint {
+    body: Bytes,
+}
+
+impl ManualEndpoint {
+    /// Serializes `manual` (see [`Manual::to_value`]).
+    ///
+    /// # Example
+    /// ```
+    /// let endpoint = ssekit_hyper::utcp::ManualEndpoint::new(&ssekit_hyper::utcp::Manual::new(vec![]));
+    /// # let _ = endpoint;
+    /// ```
+    pub fn new(manual: &Manual) -> Self {
+        ManualEndpoint {
+            body: Bytes::from(manual.to_value().to_string()),
+        }
+    }
+
+    /// The answer to `req` if its path is [`DISCOVERY_PATH`]: `200` with the manual as
+    /// `application/json` to `GET` and `HEAD`, `405` with `Allow: GET, HEAD` otherwise.
+    /// `None` for any other path.
+    ///
+    /// # Example
+    /// ```
+    /// let endpoint = ssekit_hyper::utcp::ManualEndpoint::new(&ssekit_hyper::utcp::Manual::new(vec![]));
+    /// let post = http::Request::post("/utcp").body(()).unwrap();
+    /// assert_eq!(endpoint.answer(&post).map(|r| r.status().as_u16()), Some(405));
+    /// ```
+    pub fn answer<B>(&self, req: &Request<B>) -> Option<Response<Full<Bytes>>> {
+        if req.uri().path() != DISCOVERY_PATH {
+            return None;
+        }
+        let mut resp = Response::new(Full::new(Bytes::new()));
+        if req.method() == Method::GET || req.method() == Method::HEAD {
+            *resp.body_mut() = Full::new(self.body.clone());
+            resp.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+        } else {
+            *resp.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+            resp.headers_mut().insert(
+                http::header::ALLOW,
+                http::HeaderValue::from_static("GET, HEAD"),
+            );
+        }
+        Some(resp)
+    }
+}
