@@ -312,11 +312,13 @@ impl SseProvider {
                 ));
             }
         }
+        // Credentials go as secret headers: a redirect to another origin drops them.
+        let mut secrets: Vec<(String, String)> = Vec::new();
         match &self.auth {
             Some(Auth::ApiKey { api_key, var_name }) => {
-                headers.push((var_name.clone(), api_key.clone()))
+                secrets.push((var_name.clone(), api_key.clone()))
             }
-            Some(Auth::Basic { username, password }) => headers.push((
+            Some(Auth::Basic { username, password }) => secrets.push((
                 "Authorization".to_owned(),
                 format!(
                     "Basic {}",
@@ -332,7 +334,7 @@ impl SseProvider {
                 let token =
                     fetch_token(&http, token_url, client_id, client_secret, scope.as_deref())
                         .await?;
-                headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
+                secrets.push(("Authorization".to_owned(), format!("Bearer {token}")));
             }
             None => {}
         }
@@ -359,6 +361,9 @@ impl SseProvider {
         }
         for (name, value) in &headers {
             source = source.header(name, value)?;
+        }
+        for (name, value) in &secrets {
+            source = source.secret_header(name, value)?;
         }
         Ok(source)
     }
@@ -402,6 +407,14 @@ struct TokenResponse {
     access_token: String,
 }
 
+/// How long an OAuth2 token request may take, connection to last byte.
+pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The largest OAuth2 token response read, in bytes.
+pub const MAX_TOKEN_RESPONSE: usize = 64 << 10;
+
+/// The client-credentials grant: a token from `token_url`, within [`TOKEN_TIMEOUT`] and
+/// [`MAX_TOKEN_RESPONSE`].
 async fn fetch_token(
     http: &HttpClient,
     token_url: &str,
@@ -422,13 +435,31 @@ async fn fetch_token(
         .header("Accept", "application/json")
         .body(Full::new(Bytes::from(form)))
         .map_err(|e| Error::Request(format!("token_url {token_url:?}: {e}")))?;
-    let resp = http.request(req).await?;
-    let status = resp.status();
-    let body = resp.into_body().collect().await?.to_bytes();
-    if !status.is_success() {
-        return Err(Error::Status(status.as_u16()));
+    let exchange = async {
+        let resp = http.request(req).await?;
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(Error::Status(status.as_u16()));
+        }
+        let body = http_body_util::Limited::new(resp.into_body(), MAX_TOKEN_RESPONSE)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    Error::http(format!(
+                        "the token response from {token_url} is larger than {MAX_TOKEN_RESPONSE} bytes"
+                    ))
+                } else {
+                    Error::Http(e)
+                }
+            })?
+            .to_bytes();
+        Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
+    };
+    match tokio::time::timeout(TOKEN_TIMEOUT, exchange).await {
+        Ok(token) => token,
+        Err(_) => Err(Error::no_response(TOKEN_TIMEOUT)),
     }
-    Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
 }
 
 #[cfg(test)]

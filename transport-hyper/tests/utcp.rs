@@ -3,7 +3,6 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use bytes::Bytes;
 use common::{boxed, spawn, within};
@@ -311,7 +310,6 @@ async fn basic_and_oauth2_auth_and_reconnect_false() {
         log.last().unwrap().headers["authorization"],
         "Bearer tok-123"
     );
-    let _ = Duration::ZERO;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1200,4 +1198,72 @@ mod discovery {
         }
         assert!(discovery_url("api.example.com/events").is_err());
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Credentials: kept on the provider's origin, and a token endpoint cannot flood the client.
+
+#[tokio::test]
+async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
+    let log = Log::default();
+    let elsewhere = server("notification", log.clone()).await;
+    let to = format!("{elsewhere}/events");
+    let redirector = spawn(move |_req: http::Request<hyper::body::Incoming>| {
+        let to = to.clone();
+        async move {
+            let mut resp = http::Response::new(http_body_util::Full::new(Bytes::new()));
+            *resp.status_mut() = http::StatusCode::TEMPORARY_REDIRECT;
+            resp.headers_mut()
+                .insert("location", http::HeaderValue::from_str(&to).unwrap());
+            boxed(resp)
+        }
+    })
+    .await;
+    for auth in [
+        json!({"auth_type": "api_key", "api_key": "k-1", "var_name": "X-API-Key"}),
+        json!({"auth_type": "basic", "username": "u", "password": "p"}),
+    ] {
+        let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
+        value["url"] = json!(format!("http://{redirector}/events"));
+        value["auth"] = auth;
+        value["reconnect"] = json!(false);
+        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+        let mut items = source.stream();
+        loop {
+            match within(5, items.next()).await {
+                Some(Ok(Item::Event(_))) => break,
+                Some(Ok(_)) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        let seen = log.lock().unwrap().pop().unwrap();
+        assert!(seen.headers.get("x-api-key").is_none(), "{seen:?}");
+        assert!(seen.headers.get("authorization").is_none(), "{seen:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_token_response_is_refused() {
+    let token = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
+        let huge = format!(r#"{{"access_token":"{}"}}"#, "t".repeat(1 << 20));
+        boxed(http::Response::new(http_body_util::Full::new(Bytes::from(
+            huge,
+        ))))
+    })
+    .await;
+    let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
+    value["url"] = json!("http://127.0.0.1:1/events");
+    value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("http://{token}/token"), "client_id": "id", "client_secret": "s"});
+    let provider = SseProvider::from_json(&value.to_string()).unwrap();
+    let Err(err) = within(5, provider.connect(&serde_json::Map::new())).await else {
+        panic!("a token of 1 MiB accepted")
+    };
+    assert!(
+        err.to_string().contains(&format!(
+            "larger than {} bytes",
+            ssekit_hyper::utcp::MAX_TOKEN_RESPONSE
+        )),
+        "{err}"
+    );
 }
