@@ -108,7 +108,8 @@ macro_rules! event_source_builder {
 
         /// Adds a request header that carries a credential (an API key, a token): sent like
         /// [`header`](Self::header), marked sensitive, and dropped by a redirect to another
-        /// origin, as `Authorization`, `Cookie` and `Proxy-Authorization` always are.
+        /// origin (for the rest of the connection attempt), as `Authorization`, `Cookie`
+        /// and `Proxy-Authorization` always are, whoever set them.
         ///
         /// # Example
         /// ```
@@ -135,8 +136,8 @@ macro_rules! event_source_builder {
             self
         }
 
-        /// How long to wait for the response head of each connection attempt (default
-        /// 30 s). A server that accepts the connection and never answers counts as a
+        /// How long to wait for the response head of each request: each connection
+        /// attempt, and each redirect it follows (default 30 s). A server that accepts the connection and never answers counts as a
         /// network failure, and the policy decides on the retry.
         ///
         /// # Example
@@ -153,9 +154,10 @@ macro_rules! event_source_builder {
         /// How many redirects one connection attempt follows (default 10; 0: none, and a
         /// redirect ends the stream with `Error::Status`). 303, and 301 or 302 after a
         /// `POST`, become a `GET` without the body; a redirect to another origin drops
-        /// `Authorization`, `Cookie` and `Proxy-Authorization`; one from `https` to `http`,
-        /// or past the limit, ends the stream with `Error::Redirect`. Every reconnect starts
-        /// from the URL given here.
+        /// `Authorization`, `Cookie`, `Proxy-Authorization`, the headers set with
+        /// [`secret_header`](Self::secret_header) and a configured `Host`; one from `https`
+        /// to `http`, or past the limit, ends the stream with `Error::Redirect`. Hops follow
+        /// each other without a wait. Every reconnect starts from the URL given here.
         ///
         /// # Example
         /// ```
@@ -168,8 +170,10 @@ macro_rules! event_source_builder {
             self
         }
 
-        /// Calls `hook` on every request just before it is sent: refresh a token, or change
-        /// the body of a resumed call (ORS puts the `task_id` there).
+        /// Calls `hook` on every request just before it is sent, redirected ones included,
+        /// with its absolute URL: refresh a token, or change the body of a resumed call.
+        /// After a redirect to another origin, the credential headers are removed from
+        /// what the hook returns too.
         ///
         /// # Example
         /// ```

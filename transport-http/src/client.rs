@@ -247,7 +247,10 @@ impl RequestSpec {
             .parse()
             .map_err(|e| Error::Request(format!("bad URL {url:?}: {e}")))?;
         let scheme_ok = uri.scheme_str().is_some_and(|s| schemes.contains(&s));
-        if !scheme_ok || uri.host().is_none() {
+        let port_ok = uri
+            .authority()
+            .is_some_and(|a| redirect::port_is_valid(a.as_str()));
+        if !scheme_ok || uri.host().is_none() || !port_ok {
             let schemes: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
             return Err(Error::Request(format!(
                 "bad URL {url:?}: expected {}host[:port]/...",
@@ -274,6 +277,7 @@ impl RequestSpec {
     /// # Example
     /// ```
     /// assert!(ssekit_http::client::RequestSpec::get("not a url", &["http"]).is_err());
+    /// assert!(ssekit_http::client::RequestSpec::get("http://h:65616/", &["http"]).is_err());
     /// ```
     pub fn get(url: &str, schemes: &[&str]) -> Result<Self, Error> {
         RequestSpec::new(Method::GET, url, Bytes::new(), schemes)
@@ -343,7 +347,8 @@ impl RequestSpec {
     /// Adds a request header that carries a credential (an API key, a token): sent on every
     /// connection like [`header`](Self::header), marked sensitive (left out of `Debug` output
     /// and of HTTP/2 header compression tables), and dropped by a redirect to another origin,
-    /// as `Authorization`, `Cookie` and `Proxy-Authorization` always are.
+    /// for the rest of the connection attempt, as `Authorization`, `Cookie` and
+    /// `Proxy-Authorization` always are, whoever set them (the hook included).
     ///
     /// # Example
     /// ```
@@ -373,8 +378,9 @@ impl RequestSpec {
         self
     }
 
-    /// How long to wait for the response head of each connection attempt (default 30 s).
-    /// Past it the attempt counts as a network failure and the policy decides on the retry.
+    /// How long to wait for the response head of each request: each connection attempt, and
+    /// each redirect it follows (default 30 s). Past it the attempt counts as a network
+    /// failure and the policy decides on the retry.
     ///
     /// # Example
     /// ```
@@ -430,9 +436,10 @@ impl RequestSpec {
         self.max_redirects
     }
 
-    /// Calls `hook` on every request just before it is sent: refresh a token, or change the
-    /// body of a resumed call (ORS puts the `task_id` there). Redirected requests included:
-    /// the hook sees where each goes in its URI.
+    /// Calls `hook` on every request just before it is sent, redirected ones included, with
+    /// its absolute URL (the origin form, when the session writes one, comes after): refresh
+    /// a token, or change the body of a resumed call. After a redirect to another origin, the
+    /// credential headers and `Host` are removed from what the hook returns too.
     ///
     /// # Example
     /// ```
@@ -485,7 +492,8 @@ impl RequestSpec {
             max_redirects: self.max_redirects,
             secrets: self.secrets,
             redirects: 0,
-            dropped: Vec::new(),
+            body_dropped: false,
+            left_origin: false,
             redirected: None,
             hook: self.hook,
             response_timeout: self.response_timeout,
@@ -573,8 +581,10 @@ pub struct Session {
     secrets: Vec<HeaderName>,
     /// Redirects followed in this attempt.
     redirects: u32,
-    /// Headers of the policy this attempt's redirects dropped.
-    dropped: Vec<HeaderName>,
+    /// Whether a redirect of this attempt dropped the body (and the headers describing it).
+    body_dropped: bool,
+    /// Whether a redirect of this attempt left the opened origin (and dropped credentials).
+    left_origin: bool,
     /// The request a redirect asks for, sent at the next `poll`.
     redirected: Option<Request<Bytes>>,
     hook: Option<Hook>,
@@ -783,15 +793,10 @@ impl Session {
         if !keep_body {
             self.body = Bytes::new();
         }
-        // Once dropped, a header stays dropped for the rest of the attempt: a later hop that
-        // stays on the new origin, or keeps the (now empty) body, does not bring it back.
-        if !keep_body {
-            self.dropped.extend_from_slice(&BODY_HEADERS);
-        }
-        if cross_origin {
-            self.dropped.extend_from_slice(&CREDENTIAL_HEADERS);
-            self.dropped.extend_from_slice(&self.secrets);
-        }
+        // Once dropped, headers stay dropped for the rest of the attempt: a later hop that
+        // stays on the new origin, or keeps the (now empty) body, does not bring them back.
+        self.body_dropped |= !keep_body;
+        self.left_origin |= cross_origin;
         let request = self.request().map_err(|e| e.to_string())?;
         self.out.push_back(Item::Redirected { status, to });
         self.redirected = Some(request);
@@ -952,19 +957,19 @@ impl Session {
         self.headers = headers;
         self.redirects = 0;
         self.redirected = None;
-        self.dropped.clear();
+        self.body_dropped = false;
+        self.left_origin = false;
         self.request()
     }
 
-    /// The request of this attempt as it stands: method, URL, body, the policy's headers
-    /// but those its redirects dropped, then the hook.
+    /// The request of this attempt as it stands: method, URL (absolute), body and the
+    /// policy's headers, then the hook; then, when a redirect of this attempt dropped the
+    /// body, the headers that describe one, and when one left the opened origin, the
+    /// credentials and `Host`, whoever set them (the hook included); then the target form.
     fn request(&mut self) -> Result<Request<Bytes>, Error> {
         let mut req = Request::new(self.body.clone());
         *req.method_mut() = self.method.clone();
         *req.uri_mut() = self.uri.clone();
-        if self.target == Target::Origin {
-            origin_form(&mut req)?;
-        }
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
@@ -973,12 +978,30 @@ impl Session {
             if self.secrets.contains(&name) || CREDENTIAL_HEADERS.contains(&name) {
                 value.set_sensitive(true);
             }
-            if !self.dropped.contains(&name) {
-                req.headers_mut().insert(name, value);
-            }
+            req.headers_mut().insert(name, value);
         }
         if let Some(hook) = self.hook.as_mut() {
             hook(&mut req);
+        }
+        let headers = req.headers_mut();
+        if self.body_dropped {
+            for name in &BODY_HEADERS {
+                headers.remove(name);
+            }
+        }
+        if self.left_origin {
+            for name in CREDENTIAL_HEADERS.iter().chain(&self.secrets) {
+                headers.remove(name);
+            }
+            headers.remove(HOST);
+        }
+        if self.target == Target::Origin {
+            // A `Host` set by the caller (or the hook) wins over the URL's, as it is sent.
+            let host = req.headers().get(HOST).cloned();
+            origin_form(&mut req)?;
+            if let Some(host) = host {
+                req.headers_mut().insert(HOST, host);
+            }
         }
         Ok(req)
     }

@@ -6,9 +6,16 @@
 //!   without the headers that describe one); 307 and 308 send the same method and body;
 //! - a redirect to another origin (scheme, host or port) drops `Authorization`, and, like
 //!   curl, `Cookie` and `Proxy-Authorization`, and the headers set with `secret_header`
-//!   (such as an API key);
+//!   (such as an API key) and a configured `Host`, for the rest of the connection attempt,
+//!   whoever set them (a request hook included);
 //! - a redirect to a scheme the transport cannot speak, or from `https` to `http`, is
 //!   refused.
+//!
+//! Where a browser differs: it follows `https` to `http` (ssekit refuses); after a refused
+//! redirect it may reconnect (ssekit ends the stream with `Error::Redirect`, as retrying
+//! would be refused again); it treats `\` in a path as `/` (ssekit percent-encodes it, so
+//! `/\host` stays on the same host); it converts non-ASCII host names with IDNA (ssekit
+//! refuses them); with two `Location` headers ssekit uses the first.
 //!
 //! The [`Session`](crate::client::Session) counts the hops of one connection attempt and
 //! starts every reconnect from the URL it was given, as a browser's `EventSource` does.
@@ -106,8 +113,9 @@ pub fn same_origin(a: &Uri, b: &Uri) -> bool {
 }
 
 /// `location` resolved against `base` (an absolute URL): the target of the redirect,
-/// without its fragment. Bytes a URL may not hold (spaces, controls, non-ASCII) are
-/// percent-encoded, as a browser does; the result must name a host.
+/// without its fragment. Bytes a path or query may not hold as they are (spaces, quotes,
+/// `<`, `>`, `\`, controls, non-ASCII) are percent-encoded; the result must name an ASCII
+/// host (no IDNA) and a port that fits in 16 bits.
 ///
 /// # Example
 /// ```
@@ -156,13 +164,21 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
         Some((path, query)) => (path, Some(query)),
         None => (path_and_query.as_str(), None),
     };
+    let authority = prefix.split_once("://").map_or("", |(_, a)| a);
+    if !authority.is_ascii() {
+        return Err(format!(
+            "Location {location:?} names a host that is not ASCII (IDNA is not supported)"
+        ));
+    }
+    if !port_is_valid(authority) {
+        return Err(format!("Location {location:?} names a port out of range"));
+    }
     let mut url = prefix;
-    url.push_str(&remove_dot_segments(path));
+    percent_encode(&remove_dot_segments(path), b"/", &mut url);
     if let Some(query) = query {
         url.push('?');
-        url.push_str(query);
+        percent_encode(query, b"/?", &mut url);
     }
-    let url = percent_encode_unsafe(&url);
     let uri: Uri = url
         .parse()
         .map_err(|e| format!("Location resolves to {url:?}: {e}"))?;
@@ -221,17 +237,40 @@ fn remove_dot_segments(path: &str) -> String {
     format!("/{}", out.join("/"))
 }
 
-/// `url` with every byte outside the visible ASCII range percent-encoded.
-fn percent_encode_unsafe(url: &str) -> String {
-    let mut out = String::with_capacity(url.len());
-    for &b in url.as_bytes() {
-        if b.is_ascii_graphic() {
+/// Whether the port of `authority` (`[userinfo@]host[:port]`), when it has one, is a
+/// number that fits in 16 bits (an empty port is the scheme's default).
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::port_is_valid;
+/// assert!(port_is_valid("h") && port_is_valid("h:8080") && port_is_valid("[::1]:1"));
+/// assert!(!port_is_valid("h:65616") && !port_is_valid("u:p@[::1]:x"));
+/// ```
+pub fn port_is_valid(authority: &str) -> bool {
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let after_host = match host_port.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or("", |(_, after)| after),
+        None => host_port.find(':').map_or("", |i| &host_port[i..]),
+    };
+    match after_host.strip_prefix(':') {
+        Some(port) => port.is_empty() || port.parse::<u16>().is_ok(),
+        None => true,
+    }
+}
+
+/// Appends `text` to `out`, percent-encoding every byte a path or query may not hold as it
+/// is (RFC 3986: all but unreserved characters, sub-delimiters, `:`, `@`, `%` and the
+/// `also` bytes): spaces, quotes, `<`, `>`, `\`, controls and non-ASCII bytes among them.
+fn percent_encode(text: &str, also: &[u8], out: &mut String) {
+    for &b in text.as_bytes() {
+        let keep =
+            b.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@%".contains(&b) || also.contains(&b);
+        if keep {
             out.push(char::from(b));
         } else {
             out.push_str(&format!("%{b:02X}"));
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -311,6 +350,40 @@ mod tests {
     #[test]
     fn unsafe_bytes_are_percent_encoded() {
         assert_eq!(resolve(&base(), "/a b/é").unwrap(), "http://a/a%20b/%C3%A9");
+        assert_eq!(
+            resolve(&base(), "/search?q=\"a b\"&x=<y>").unwrap(),
+            "http://a/search?q=%22a%20b%22&x=%3Cy%3E"
+        );
+        assert_eq!(
+            resolve(&base(), "/p`{x}|^").unwrap(),
+            "http://a/p%60%7Bx%7D%7C%5E"
+        );
+        // A backslash is not a slash here: the host stays.
+        assert_eq!(
+            resolve(&base(), "/\\evil.example/x").unwrap(),
+            "http://a/%5Cevil.example/x"
+        );
+        // Existing escapes are kept as they are.
+        assert_eq!(
+            resolve(&base(), "/a%20b?c=%2F").unwrap(),
+            "http://a/a%20b?c=%2F"
+        );
+    }
+
+    #[test]
+    fn hosts_must_be_ascii_and_ports_must_fit() {
+        let err = resolve(&base(), "http://bücher.example/").unwrap_err();
+        assert!(err.contains("not ASCII"), "{err}");
+        let err = resolve(&base(), "http://a:65616/x").unwrap_err();
+        assert!(err.contains("port out of range"), "{err}");
+        assert_eq!(
+            resolve(&base(), "http://a:65535/x").unwrap(),
+            "http://a:65535/x"
+        );
+        assert_eq!(
+            resolve(&base(), "http://[::1]:8/x").unwrap(),
+            "http://[::1]:8/x"
+        );
     }
 
     #[test]

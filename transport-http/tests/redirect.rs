@@ -174,19 +174,95 @@ fn dropped_headers_stay_dropped_for_the_rest_of_the_attempt() {
 }
 
 #[test]
-fn the_hook_sees_every_hop_and_may_add_credentials_knowingly() {
-    let mut s = post("http://127.0.0.1:1/call")
-        .on_connect(|req| {
-            let to = req.uri().to_string();
-            req.headers_mut()
-                .insert("x-hop", HeaderValue::from_str(&to).unwrap());
-        })
+fn the_hook_sees_every_hop_whole_and_its_credentials_stay_on_the_origin() {
+    for target in [Target::Absolute, Target::Origin] {
+        let mut s = post("http://127.0.0.1:1/call")
+            .on_connect(|req| {
+                let to = req.uri().to_string();
+                let headers = req.headers_mut();
+                headers.insert("x-hop", HeaderValue::from_str(&to).unwrap());
+                headers.insert("authorization", HeaderValue::from_static("Bearer hook"));
+                headers.insert("proxy-authorization", HeaderValue::from_static("Basic p"));
+            })
+            .into_session(target);
+        let (first, _, _) = next_request(&mut s);
+        assert_eq!(header(&first, "x-hop"), Some("http://127.0.0.1:1/call"));
+        assert_eq!(header(&first, "authorization"), Some("Bearer hook"));
+        assert!(!s.handle_head(NOW, 307, &location("https://other.invalid/x")));
+        let (req, _, _) = next_request(&mut s);
+        // The hook saw the absolute URL, scheme included, whatever form is sent.
+        assert_eq!(header(&req, "x-hop"), Some("https://other.invalid/x"));
+        assert_eq!(header(&req, "authorization"), None, "{target:?}");
+        assert_eq!(header(&req, "proxy-authorization"), None, "{target:?}");
+        if target == Target::Origin {
+            assert_eq!(req.uri(), "/x");
+            assert_eq!(header(&req, "host"), Some("other.invalid"));
+        }
+    }
+}
+
+#[test]
+fn an_origin_is_scheme_host_and_effective_port() {
+    let hop = |from: &str, to: &str| {
+        let mut s = post(from).into_session(Target::Absolute);
+        let _first = next_request(&mut s);
+        assert!(!s.handle_head(NOW, 307, &location(to)));
+        let (req, _, _) = next_request(&mut s);
+        header(&req, "authorization").is_some()
+    };
+    assert!(
+        hop("http://h.example/a", "http://h.example:80/b"),
+        "default port"
+    );
+    assert!(hop("http://h.example/a", "http://H.EXAMPLE/b"), "case");
+    assert!(!hop("http://h.example/a", "https://h.example/a"), "scheme");
+    assert!(
+        !hop("http://h.example/a", "http://h.example:8080/a"),
+        "port"
+    );
+    assert!(
+        !hop("http://h.example/a", "http://h.example./a"),
+        "trailing dot"
+    );
+}
+
+#[test]
+fn a_configured_host_header_stays_on_its_origin() {
+    for target in [Target::Absolute, Target::Origin] {
+        let mut s = post("http://127.0.0.1:1/call")
+            .header("host", "a.internal")
+            .unwrap()
+            .into_session(target);
+        let (first, _, _) = next_request(&mut s);
+        assert_eq!(header(&first, "host"), Some("a.internal"), "{target:?}");
+        assert!(!s.handle_head(NOW, 307, &location("/same")));
+        let (same, _, _) = next_request(&mut s);
+        assert_eq!(header(&same, "host"), Some("a.internal"), "{target:?}");
+        assert!(!s.handle_head(NOW, 307, &location("http://127.0.0.1:2/x")));
+        let (other, _, _) = next_request(&mut s);
+        let expected = (target == Target::Origin).then_some("127.0.0.1:2");
+        assert_eq!(header(&other, "host"), expected, "{target:?}");
+    }
+}
+
+#[test]
+fn methods_other_than_post_keep_their_body_and_head_stays_head() {
+    let mut s = RequestSpec::new(Method::PUT, "http://127.0.0.1:1/x", "put", &["http"])
+        .unwrap()
         .into_session(Target::Absolute);
-    let (first, _, _) = next_request(&mut s);
-    assert_eq!(header(&first, "x-hop"), Some("http://127.0.0.1:1/call"));
-    assert!(!s.handle_head(NOW, 307, &location("http://other.invalid/x")));
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 301, &location("/y")));
     let (req, _, _) = next_request(&mut s);
-    assert_eq!(header(&req, "x-hop"), Some("http://other.invalid/x"));
+    assert_eq!(
+        (req.method(), req.body().as_ref()),
+        (&Method::PUT, &b"put"[..])
+    );
+    let mut s = RequestSpec::new(Method::HEAD, "http://127.0.0.1:1/x", "", &["http"])
+        .unwrap()
+        .into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 303, &location("/y")));
+    assert_eq!(next_request(&mut s).0.method(), Method::HEAD);
 }
 
 #[test]
@@ -240,6 +316,12 @@ fn unsafe_or_unusable_locations_are_refused() {
         ("http://127.0.0.1:1/", "http:///nohost", "names no host"),
         ("http://127.0.0.1:1/", "//", "names no host"),
         ("http://127.0.0.1:1/", "http://[::1/", "resolves to"),
+        (
+            "http://127.0.0.1:1/",
+            "http://127.0.0.1:65616/",
+            "port out of range",
+        ),
+        ("http://127.0.0.1:1/", "http://bücher.example/", "not ASCII"),
         ("http://127.0.0.1:1/", "mailto:a@b", "names no host"),
     ];
     for (from, to, why) in cases {
