@@ -749,3 +749,36 @@ async fn a_json_request_to_a_server_that_never_answers_times_out() {
     assert!(started.elapsed() < Duration::from_secs(3));
     held.abort();
 }
+
+#[tokio::test]
+async fn a_refused_redirect_ends_the_call_without_retrying() {
+    let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = requests.clone();
+    let addr = common::spawn(move |_req: http::Request<hyper::body::Incoming>| {
+        count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async move {
+            let mut resp = http::Response::new(Full::new(Bytes::new()));
+            *resp.status_mut() = http::StatusCode::TEMPORARY_REDIRECT;
+            resp.headers_mut().insert(
+                "location",
+                http::HeaderValue::from_static("ftp://example.invalid/x"),
+            );
+            common::boxed(resp)
+        }
+    })
+    .await;
+    let err = within(
+        5,
+        client(&format!("http://{addr}")).call_tool("gsm8k", "s", "submit", json!({})),
+    )
+    .await;
+    assert!(
+        matches!(&err, Err(Error::Redirect(why)) if why.contains("scheme")),
+        "{err:?}"
+    );
+    assert_eq!(
+        requests.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "no retry"
+    );
+}

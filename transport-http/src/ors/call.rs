@@ -270,7 +270,10 @@ impl Call {
                 self.last_failure = Some(format!("HTTP {status}"));
                 return Flow::Close;
             }
-            Err(e @ (Error::Status(_) | Error::ContentType(_))) => return Flow::Done(Err(e)),
+            // Answers that come again on a retry: a refused status, type or redirect.
+            Err(e @ (Error::Status(_) | Error::ContentType(_) | Error::Redirect(_))) => {
+                return Flow::Done(Err(e))
+            }
             Err(e) => {
                 self.last_failure = Some(e.to_string());
                 self.how = Disconnect::Error;

@@ -164,7 +164,8 @@ impl<T: OrsIo> Client<T> {
             )
             .header("content-type", "application/json")?;
         if let Some(sid) = session {
-            spec = spec.header("x-session-id", sid)?;
+            // The session id is a bearer capability: kept on the server's origin.
+            spec = spec.secret_header("x-session-id", sid)?;
         }
         if let Some(key) = &self.api_key {
             spec = spec.secret_header("x-api-key", key)?;
