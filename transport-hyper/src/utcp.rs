@@ -312,7 +312,6 @@ impl SseProvider {
                 ));
             }
         }
-        // Credentials go as secret headers: a redirect to another origin drops them.
         let mut secrets: Vec<(String, String)> = Vec::new();
         match &self.auth {
             Some(Auth::ApiKey { api_key, var_name }) => {
@@ -359,10 +358,9 @@ impl SseProvider {
         if method == Method::POST {
             source = source.header("Content-Type", "application/json")?;
         }
-        for (name, value) in &headers {
-            source = source.header(name, value)?;
-        }
-        for (name, value) in &secrets {
+        // The provider's headers and header fields may carry tokens as well (their values
+        // are where `$VARIABLES` go): like the auth, none is sent to another origin.
+        for (name, value) in headers.iter().chain(&secrets) {
             source = source.secret_header(name, value)?;
         }
         Ok(source)

@@ -1226,6 +1226,7 @@ async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
         let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
         value["url"] = json!(format!("http://{redirector}/events"));
         value["auth"] = auth;
+        value["headers"] = json!({"X-Token": "t-1"});
         value["reconnect"] = json!(false);
         let provider = SseProvider::from_json(&value.to_string()).unwrap();
         let source = provider.connect(&serde_json::Map::new()).await.unwrap();
@@ -1240,6 +1241,7 @@ async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
         let seen = log.lock().unwrap().pop().unwrap();
         assert!(seen.headers.get("x-api-key").is_none(), "{seen:?}");
         assert!(seen.headers.get("authorization").is_none(), "{seen:?}");
+        assert!(seen.headers.get("x-token").is_none(), "{seen:?}");
     }
 }
 
