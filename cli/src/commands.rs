@@ -63,7 +63,8 @@ pub struct TailArgs {
     /// The method (default GET, or POST with -d).
     #[arg(short = 'X', long = "request")]
     method: Option<String>,
-    /// A request header, `Name: value` (repeatable).
+    /// A request header, `Name: value` (repeatable). After a redirect to another origin,
+    /// Authorization, Cookie and Proxy-Authorization are no longer sent; other headers are.
     #[arg(short = 'H', long = "header")]
     headers: Vec<String>,
     /// The request body, sent again on every reconnect (`@file` reads a file).
@@ -86,6 +87,10 @@ pub struct TailArgs {
     /// `500ms`, `30s`, `2m`; a bare number is seconds. Default: wait for ever.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     idle_timeout: Option<Duration>,
+    /// Follow at most this many redirects per connection (0: none; a redirect is then an
+    /// error).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    max_redirects: u32,
 }
 
 /// A duration on the command line: a number, fractions allowed, of `ms`, `s` (the unit of a
@@ -180,14 +185,16 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         None if args.data.is_some() => http::Method::POST,
         None => http::Method::GET,
     };
-    let mut source = EventSource::new(method, &args.url, body)?.reconnect(
-        ReconnectConfig::default()
-            .retry_timeout(Duration::from_secs(1))
-            .max_delay(Duration::from_secs(30))
-            .max_attempts(Some(args.retries))
-            .idle_timeout(args.idle_timeout)
-            .reconnect(!args.once),
-    );
+    let mut source = EventSource::new(method, &args.url, body)?
+        .reconnect(
+            ReconnectConfig::default()
+                .retry_timeout(Duration::from_secs(1))
+                .max_delay(Duration::from_secs(30))
+                .max_attempts(Some(args.retries))
+                .idle_timeout(args.idle_timeout)
+                .reconnect(!args.once),
+        )
+        .max_redirects(args.max_redirects);
     for h in &args.headers {
         let Some((name, value)) = h.split_once(':') else {
             return Err(CliError::Usage(format!(

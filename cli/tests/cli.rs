@@ -727,3 +727,17 @@ fn tail_follows_a_redirect_and_reports_it() {
     let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
     assert_eq!(events.last().unwrap()["event"], "response.completed");
 }
+
+#[test]
+fn tail_max_redirects_zero_makes_a_redirect_an_error() {
+    let out = output_within(
+        10,
+        &[
+            "tail",
+            &redirecting_once("http://127.0.0.1:1/never".to_owned()),
+            "--max-redirects",
+            "0",
+        ],
+    );
+    assert_one_line_error(&out, "HTTP 308");
+}
