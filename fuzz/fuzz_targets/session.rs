@@ -5,7 +5,10 @@
 //! - no busy loop: after `handle_timeout(t)`, a deadline the session waits for is after `t`;
 //! - every request goes to a URL with a host and a scheme the transport speaks;
 //! - a fresh attempt starts from the URL the stream was opened with; a redirected one sends
-//!   no credentials once a hop left the opened origin.
+//!   no credentials (configured, secret or set by the hook) once a hop left the opened
+//!   origin (compared here from the URL's text, not with the crate's `same_origin`);
+//! - 303, and 301 or 302 after a `POST`, turn the request into a `GET` without a body or
+//!   `Content-Type`; other redirects resend the same method and body.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -16,7 +19,6 @@ use ssekit::client::ReconnectConfig;
 use ssekit::decode::{Mode, OnLimit};
 use ssekit::{Config, Instant, Limits};
 use ssekit_http::client::{Item, RequestSpec, Session, Step, Target};
-use ssekit_http::redirect::same_origin;
 
 const OPENED: &str = "http://127.0.0.1:8/start/here?q";
 
@@ -97,20 +99,67 @@ enum Phase {
     Over,
 }
 
+/// The origin of an absolute URL, read from its text (not with the crate's own
+/// `same_origin`, so that a bug there shows): lower-case scheme and host, and the port, the
+/// scheme's default when none is written.
+fn origin(url: &str) -> (String, String, u16) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let scheme = scheme.to_ascii_lowercase();
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => {
+            let (host, after) = v6.split_once(']').unwrap_or((v6, ""));
+            (host, after.strip_prefix(':'))
+        }
+        None => match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    let default = if scheme == "https" { 443 } else { 80 };
+    let port = port
+        .filter(|p| !p.is_empty())
+        .map_or(default, |p| p.parse().unwrap_or(0));
+    (scheme, host.to_ascii_lowercase(), port)
+}
+
 /// What the checks remember across requests.
 struct Watch {
     opened: Uri,
     /// Whether a hop of this attempt left the opened origin.
     left_origin: bool,
+    /// The previous request of this attempt: method and body.
+    last: Option<(http::Method, Bytes)>,
 }
 
 impl Watch {
-    fn request(&mut self, session: &Session, request: &http::Request<Bytes>, redirected: bool) {
+    /// Checks `request` to [`Session::uri`]; `redirected`: the status of the redirect
+    /// that led to it.
+    fn request(
+        &mut self,
+        session: &Session,
+        request: &http::Request<Bytes>,
+        redirected: Option<u16>,
+    ) {
         let uri = session.uri();
         assert!(uri.host().is_some_and(|h| !h.is_empty()), "{uri}");
         assert!(matches!(uri.scheme_str(), Some("http" | "https")), "{uri}");
-        if redirected {
-            self.left_origin |= !same_origin(&self.opened, uri);
+        let (method, body) = (request.method().clone(), request.body().clone());
+        if let Some(status) = redirected {
+            self.left_origin |= origin(&uri.to_string()) != origin(&self.opened.to_string());
+            let Some((was, was_body)) = self.last.take() else {
+                panic!("a redirect without a request before it")
+            };
+            let to_get = status == 303 && was != http::Method::HEAD
+                || matches!(status, 301 | 302) && was == http::Method::POST;
+            if to_get {
+                assert_eq!(method, http::Method::GET, "after {status}");
+                assert!(body.is_empty(), "a body after {status}");
+                assert!(request.headers().get("content-type").is_none());
+            } else {
+                assert_eq!((&method, &body), (&was, &was_body), "after {status}");
+            }
         } else {
             assert_eq!(
                 uri, &self.opened,
@@ -118,8 +167,14 @@ impl Watch {
             );
             self.left_origin = false;
         }
+        self.last = Some((method, body));
         if self.left_origin {
-            for name in ["authorization", "cookie", "x-api-key"] {
+            for name in [
+                "authorization",
+                "cookie",
+                "x-api-key",
+                "proxy-authorization",
+            ] {
                 assert!(
                     request.headers().get(name).is_none(),
                     "{name} sent to {uri} after leaving the opened origin"
@@ -131,10 +186,10 @@ impl Watch {
 
 /// Polls until the session asks for something other than handing out an item.
 fn settle(session: &mut Session, now: Instant, budget: usize, watch: &mut Watch) -> Phase {
-    let mut redirected = false;
+    let mut redirected = None;
     for _ in 0..budget {
         match session.poll(now) {
-            Step::Item(Item::Redirected { .. }) => redirected = true,
+            Step::Item(Item::Redirected { status, .. }) => redirected = Some(status),
             Step::Item(_) => {}
             Step::Connect { request, .. } => {
                 watch.request(session, &request, redirected);
@@ -192,10 +247,17 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
         .and_then(|s| s.header("authorization", "Bearer t"))
         .and_then(|s| s.header("cookie", "c=1"))
         .and_then(|s| s.secret_header("x-api-key", "k"))
+        .and_then(|s| s.header("proxy-authorization", "Basic p"))
+        .and_then(|s| s.header("content-type", "application/json"))
     else {
         panic!("a valid spec")
     };
+    // A hook that sets a credential of its own on every request.
     let spec = spec
+        .on_connect(|req| {
+            req.headers_mut()
+                .insert("cookie", HeaderValue::from_static("hook=1"));
+        })
         .decoder(decoder)
         .reconnect(policy)
         .max_redirects(u32::from(setup.max_redirects % 8));
@@ -208,6 +270,7 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
     let mut watch = Watch {
         opened: OPENED.parse().unwrap_or_default(),
         left_origin: false,
+        last: None,
     };
     let mut now_ms: u64 = 1 << 32;
     let at = |ms: u64| Instant::from_millis(ms);
