@@ -479,14 +479,16 @@ impl RequestSpec {
         Session {
             rc,
             decoder,
-            opened: Opened {
+            current: Outgoing {
                 method: self.method.clone(),
                 uri: self.uri.clone(),
                 body: self.body.clone(),
             },
-            method: self.method,
-            uri: self.uri,
-            body: self.body,
+            opened: Outgoing {
+                method: self.method,
+                uri: self.uri,
+                body: self.body,
+            },
             headers: Vec::new(),
             schemes: self.schemes,
             max_redirects: self.max_redirects,
@@ -567,11 +569,9 @@ pub struct Session {
     rc: Reconnect,
     decoder: Decoder,
     /// The request the stream was opened with, where every connection attempt starts.
-    opened: Opened,
+    opened: Outgoing,
     /// The request of this attempt, after its redirects.
-    method: Method,
-    uri: Uri,
-    body: Bytes,
+    current: Outgoing,
     /// The policy's headers for this attempt (`Last-Event-ID` and the configured ones).
     headers: Vec<ssekit::client::Header>,
     /// URL schemes the transport speaks, which a redirect may go to.
@@ -600,8 +600,10 @@ pub struct Session {
     finished: bool,
 }
 
-/// The method, URL and body a [`Session`] was opened with.
-struct Opened {
+/// The method, URL and body of a request: the one a [`Session`] was opened with, or the
+/// one of its current attempt.
+#[derive(Clone)]
+struct Outgoing {
     method: Method,
     uri: Uri,
     body: Bytes,
@@ -610,7 +612,7 @@ struct Opened {
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
-            .field("uri", &self.uri)
+            .field("uri", &self.current.uri)
             .field("connected", &self.connected)
             .field("finished", &self.finished)
             .finish_non_exhaustive()
@@ -629,7 +631,7 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn uri(&self) -> &Uri {
-        &self.uri
+        &self.current.uri
     }
 
     /// How long a [`Step::Connect`] may wait for the response head.
@@ -774,7 +776,7 @@ impl Session {
         }
         let location = std::str::from_utf8(location)
             .map_err(|_| format!("HTTP {status} with a Location that is not UTF-8"))?;
-        let to = redirect::resolve(&self.uri, location)?;
+        let to = redirect::resolve(&self.current.uri, location)?;
         let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
         if !self.schemes.contains(&scheme) {
             return Err(format!(
@@ -782,21 +784,20 @@ impl Session {
                 self.schemes.join(" or ")
             ));
         }
-        if self.uri.scheme_str() == Some("https") && scheme == "http" {
+        if self.current.uri.scheme_str() == Some("https") && scheme == "http" {
             return Err(format!("HTTP {status} from https to {to}: refused"));
         }
-        let (method, keep_body) = redirect::method_after(status, &self.method);
-        let cross_origin = !redirect::same_origin(&self.uri, &to);
-        self.redirects += 1;
-        self.method = method;
-        self.uri = to.clone();
-        if !keep_body {
-            self.body = Bytes::new();
-        }
+        let (method, keep_body) = redirect::method_after(status, &self.current.method);
         // Once dropped, headers stay dropped for the rest of the attempt: a later hop that
         // stays on the new origin, or keeps the (now empty) body, does not bring them back.
-        self.body_dropped |= !keep_body;
-        self.left_origin |= cross_origin;
+        self.left_origin |= !redirect::same_origin(&self.current.uri, &to);
+        if !keep_body {
+            self.current.body = Bytes::new();
+            self.body_dropped = true;
+        }
+        self.redirects += 1;
+        self.current.method = method;
+        self.current.uri = to.clone();
         let request = self.request().map_err(|e| e.to_string())?;
         self.out.push_back(Item::Redirected { status, to });
         self.redirected = Some(request);
@@ -951,12 +952,9 @@ impl Session {
         &mut self,
         headers: Vec<ssekit::client::Header>,
     ) -> Result<Request<Bytes>, Error> {
-        self.method = self.opened.method.clone();
-        self.uri = self.opened.uri.clone();
-        self.body = self.opened.body.clone();
+        self.current = self.opened.clone();
         self.headers = headers;
         self.redirects = 0;
-        self.redirected = None;
         self.body_dropped = false;
         self.left_origin = false;
         self.request()
@@ -967,9 +965,9 @@ impl Session {
     /// body, the headers that describe one, and when one left the opened origin, the
     /// credentials and `Host`, whoever set them (the hook included); then the target form.
     fn request(&mut self) -> Result<Request<Bytes>, Error> {
-        let mut req = Request::new(self.body.clone());
-        *req.method_mut() = self.method.clone();
-        *req.uri_mut() = self.uri.clone();
+        let mut req = Request::new(self.current.body.clone());
+        *req.method_mut() = self.current.method.clone();
+        *req.uri_mut() = self.current.uri.clone();
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
