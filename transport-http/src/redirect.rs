@@ -135,18 +135,17 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     let location = location.split('#').next().unwrap_or_default();
     let base_scheme = base.scheme_str().unwrap_or("http");
     let base_authority = base.authority().map_or("", |a| a.as_str());
-    let (path_and_query, prefix) = if has_scheme(location) {
+    let (scheme, authority, path_and_query) = if has_scheme(location) {
         let (scheme, rest) = location.split_once(':').unwrap_or((location, ""));
         let Some(rest) = rest.strip_prefix("//") else {
             return Err(format!("Location {location:?} names no host"));
         };
         let (authority, rest) = split_authority(location, rest)?;
-        (rest, format!("{scheme}://{authority}"))
+        (scheme, authority, rest)
     } else if let Some(rest) = location.strip_prefix("//") {
         let (authority, rest) = split_authority(location, rest)?;
-        (rest, format!("{base_scheme}://{authority}"))
+        (base_scheme, authority, rest)
     } else {
-        let prefix = format!("{base_scheme}://{base_authority}");
         let base_path = base.path();
         let relative = if location.is_empty() {
             base.path_and_query().map_or("/", |p| p.as_str()).to_owned()
@@ -158,13 +157,12 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
             let dir = base_path.rfind('/').map_or("/", |i| &base_path[..=i]);
             format!("{dir}{location}")
         };
-        (relative, prefix)
+        (base_scheme, base_authority, relative)
     };
     let (path, query) = match path_and_query.split_once('?') {
         Some((path, query)) => (path, Some(query)),
         None => (path_and_query.as_str(), None),
     };
-    let authority = prefix.split_once("://").map_or("", |(_, a)| a);
     if !authority.is_ascii() {
         return Err(format!(
             "Location {location:?} names a host that is not ASCII (IDNA is not supported)"
@@ -173,7 +171,7 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     if !port_is_valid(authority) {
         return Err(format!("Location {location:?} names a port out of range"));
     }
-    let mut url = prefix;
+    let mut url = format!("{scheme}://{authority}");
     percent_encode(&remove_dot_segments(path), b"/", &mut url);
     if let Some(query) = query {
         url.push('?');
@@ -281,6 +279,17 @@ mod tests {
         "http://a/b/c/d;p?q".parse().unwrap()
     }
 
+    /// Each `(location, expected)` resolves against [`base`] to `expected`.
+    fn resolves_as(cases: &[(&str, &str)]) {
+        for (location, expected) in cases {
+            assert_eq!(
+                resolve(&base(), location).unwrap(),
+                *expected,
+                "{location:?}"
+            );
+        }
+    }
+
     #[test]
     fn rfc_3986_normal_examples() {
         // RFC 3986 §5.4.1, those a redirect can carry (fragments are dropped).
@@ -305,13 +314,7 @@ mod tests {
             ("../../", "http://a/"),
             ("../../g", "http://a/g"),
         ];
-        for (location, expected) in cases {
-            assert_eq!(
-                resolve(&base(), location).unwrap(),
-                expected,
-                "{location:?}"
-            );
-        }
+        resolves_as(&cases);
     }
 
     #[test]
@@ -328,13 +331,7 @@ mod tests {
             ("g/./h", "http://a/b/c/g/h"),
             ("g/../h", "http://a/b/c/h"),
         ];
-        for (location, expected) in cases {
-            assert_eq!(
-                resolve(&base(), location).unwrap(),
-                expected,
-                "{location:?}"
-            );
-        }
+        resolves_as(&cases);
     }
 
     #[test]
