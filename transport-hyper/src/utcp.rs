@@ -38,6 +38,7 @@ pub mod manual;
 pub mod schema;
 
 pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall};
+use discovery::{bounded_exchange, Bounded};
 pub use discovery::{
     discover, discovery_url, Discovery, DiscoveryError, ManualEndpoint, DISCOVERY_PATH,
 };
@@ -49,7 +50,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Method, Request};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use ssekit::client::ReconnectConfig;
@@ -433,31 +434,17 @@ async fn fetch_token(
         .header("Accept", "application/json")
         .body(Full::new(Bytes::from(form)))
         .map_err(|e| Error::Request(format!("token_url {token_url:?}: {e}")))?;
-    let exchange = async {
-        let resp = http.request(req).await?;
-        let status = resp.status();
-        if !status.is_success() {
-            return Err(Error::Status(status.as_u16()));
+    let body = match bounded_exchange(http, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
+        Ok(body) => body,
+        Err(Bounded::Failed(e)) => return Err(e),
+        Err(Bounded::TooLarge) => {
+            return Err(Error::http(format!(
+                "the token response from {token_url} is larger than {MAX_TOKEN_RESPONSE} bytes"
+            )))
         }
-        let body = http_body_util::Limited::new(resp.into_body(), MAX_TOKEN_RESPONSE)
-            .collect()
-            .await
-            .map_err(|e| {
-                if e.is::<http_body_util::LengthLimitError>() {
-                    Error::http(format!(
-                        "the token response from {token_url} is larger than {MAX_TOKEN_RESPONSE} bytes"
-                    ))
-                } else {
-                    Error::Http(e)
-                }
-            })?
-            .to_bytes();
-        Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
+        Err(Bounded::TimedOut) => return Err(Error::no_response(TOKEN_TIMEOUT)),
     };
-    match tokio::time::timeout(TOKEN_TIMEOUT, exchange).await {
-        Ok(token) => token,
-        Err(_) => Err(Error::no_response(TOKEN_TIMEOUT)),
-    }
+    Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
 }
 
 #[cfg(test)]

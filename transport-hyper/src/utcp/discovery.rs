@@ -252,44 +252,66 @@ impl Discovery {
             Some(c) => c.clone(),
             None => http_client()?,
         };
-        let body = match tokio::time::timeout(self.timeout, self.read(&client, req)).await {
-            Ok(body) => body?,
-            Err(_) => return Err(DiscoveryError::TimedOut(self.timeout)),
+        let body = match bounded_exchange(&client, req, self.timeout, self.max_size).await {
+            Ok(body) => body,
+            Err(Bounded::Failed(e)) => return Err(e.into()),
+            Err(Bounded::TooLarge) => {
+                return Err(DiscoveryError::TooLarge {
+                    limit: self.max_size,
+                })
+            }
+            Err(Bounded::TimedOut) => return Err(DiscoveryError::TimedOut(self.timeout)),
         };
         Manual::from_slice(&body).map_err(DiscoveryError::Manual)
     }
+}
 
-    async fn read(
-        &self,
-        client: &HttpClient,
-        req: Request<Full<Bytes>>,
-    ) -> Result<Bytes, DiscoveryError> {
-        let resp = client.request(req).await.map_err(Error::from)?;
+/// Why a [`bounded_exchange`] gave no body.
+pub(crate) enum Bounded {
+    /// The request failed, or the answer was not a 2xx.
+    Failed(Error),
+    /// The body is larger than the limit.
+    TooLarge,
+    /// The whole exchange did not fit in the timeout.
+    TimedOut,
+}
+
+/// One request whose answer is read whole but bounded: within `timeout` (connection, head
+/// and body), a 2xx status, and at most `limit` bytes of body, refused from its
+/// `Content-Length` when that says more, else when the bytes read pass it. Discovery and
+/// the OAuth2 token request both read JSON from a server this way.
+pub(crate) async fn bounded_exchange(
+    client: &HttpClient,
+    req: Request<Full<Bytes>>,
+    timeout: Duration,
+    limit: usize,
+) -> Result<Bytes, Bounded> {
+    let exchange = async {
+        let resp = client
+            .request(req)
+            .await
+            .map_err(|e| Bounded::Failed(e.into()))?;
         let status = resp.status();
         if !status.is_success() {
-            return Err(Error::Status(status.as_u16()).into());
+            return Err(Bounded::Failed(Error::Status(status.as_u16())));
         }
         let declared = resp
             .headers()
             .get(http::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > self.max_size as u64) {
-            return Err(DiscoveryError::TooLarge {
-                limit: self.max_size,
-            });
+        if declared.is_some_and(|n| n > limit as u64) {
+            return Err(Bounded::TooLarge);
         }
-        match Limited::new(resp.into_body(), self.max_size)
-            .collect()
-            .await
-        {
+        match Limited::new(resp.into_body(), limit).collect().await {
             Ok(body) => Ok(body.to_bytes()),
-            Err(e) if e.is::<LengthLimitError>() => Err(DiscoveryError::TooLarge {
-                limit: self.max_size,
-            }),
-            Err(e) => Err(Error::Http(e).into()),
+            Err(e) if e.is::<LengthLimitError>() => Err(Bounded::TooLarge),
+            Err(e) => Err(Bounded::Failed(Error::Http(e))),
         }
-    }
+    };
+    tokio::time::timeout(timeout, exchange)
+        .await
+        .unwrap_or(Err(Bounded::TimedOut))
 }
 
 /// The server side: answers `GET /utcp` (and `HEAD`) with a manual serialized once, `405`
