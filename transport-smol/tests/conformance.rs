@@ -117,15 +117,22 @@ fn a_busy_stream_carries_no_pings() {
     });
 }
 
+/// A `server` whose every request subscribes to a new Broadcast (a 64-event replay buffer,
+/// `per_client` events queued per client), resumed after its `Last-Event-ID`.
+fn serve_hub(server: Side, per_client: usize) -> (Hub, std::net::SocketAddr) {
+    let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), per_client);
+    let serving = hub.clone();
+    let addr = serve(server, move |req| Reply::Subscribe {
+        hub: serving.clone(),
+        last_event_id: req.last_event_id,
+    });
+    (hub, addr)
+}
+
 #[test]
 fn broadcast_clients_resume_across_a_server_side_disconnect() {
     each_pair(|server, side| {
-        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), 16);
-        let serving = hub.clone();
-        let addr = serve(server, move |req| Reply::Subscribe {
-            hub: serving.clone(),
-            last_event_id: req.last_event_id,
-        });
+        let (hub, addr) = serve_hub(server, 16);
         // The test publishes from the client's thread as it sees items, so each step
         // follows from the one before it, not from timing.
         let mut run = Run::new(addr, 10);
@@ -188,12 +195,7 @@ const ROOMY: usize = 4096;
 #[test]
 fn a_broadcast_lets_go_of_a_client_that_left() {
     each_pair(|server, side| {
-        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), ROOMY);
-        let serving = hub.clone();
-        let addr = serve(server, move |req| Reply::Subscribe {
-            hub: serving.clone(),
-            last_event_id: req.last_event_id,
-        });
+        let (hub, addr) = serve_hub(server, ROOMY);
         let publisher = hub.clone();
         let mut run = Run::new(addr, 2);
         run.reconnect = fast().reconnect(false);
@@ -216,12 +218,7 @@ fn a_broadcast_lets_go_of_a_client_that_left() {
 #[test]
 fn a_broadcast_lets_go_of_clients_that_timed_out_and_keeps_the_live_one() {
     each_pair(|server, side| {
-        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), ROOMY);
-        let serving = hub.clone();
-        let addr = serve(server, move |req| Reply::Subscribe {
-            hub: serving.clone(),
-            last_event_id: req.last_event_id,
-        });
+        let (hub, addr) = serve_hub(server, ROOMY);
         // Nothing is published and there is no keep-alive: the client's idle timeout drops
         // the first two connections, and the hub holds three subscribers, two of them gone.
         let probes = Arc::new(Mutex::new(None));
