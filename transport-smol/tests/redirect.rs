@@ -3,25 +3,36 @@
 
 mod kit;
 
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-use kit::{client, each_pair, events_of, fast, numbered, serve, Reply, Req, Run, Seen};
+use kit::{client, each_pair, events_of, fast, numbered, serve, Reply, Req, Run, Seen, Side};
 use ssekit::Event;
 
-/// A request log shared with a server closure.
-fn log() -> Arc<Mutex<Vec<Req>>> {
-    Arc::new(Mutex::new(Vec::new()))
+/// The requests a server saw, in order.
+type Log = Arc<Mutex<Vec<Req>>>;
+
+/// Serves `reply` (given each request and how many came before it, itself included) and
+/// logs every request.
+fn serve_logged(
+    server: Side,
+    reply: impl Fn(&Req, usize) -> Reply + Send + Sync + 'static,
+) -> (SocketAddr, Log) {
+    let log = Log::default();
+    let record = log.clone();
+    let addr = serve(server, move |req| {
+        let mut log = record.lock().unwrap();
+        let answer = reply(&req, log.len() + 1);
+        log.push(req);
+        answer
+    });
+    (addr, log)
 }
 
 #[test]
 fn a_307_to_another_origin_resends_the_post_without_credentials() {
     each_pair(|server, side| {
-        let seen_by_b = log();
-        let b_log = seen_by_b.clone();
-        let b = serve(server, move |req| {
-            b_log.lock().unwrap().push(req);
-            Reply::events(&numbered(3))
-        });
+        let (b, seen_by_b) = serve_logged(server, |_, _| Reply::events(&numbered(3)));
         let to = format!("http://{b}/stream");
         let location = to.clone();
         let a = serve(server, move |_| Reply::Redirect {
@@ -57,22 +68,16 @@ fn a_307_to_another_origin_resends_the_post_without_credentials() {
 #[test]
 fn a_303_turns_the_post_into_a_get_and_each_reconnect_starts_at_the_first_url() {
     each_pair(|server, side| {
-        let requests = log();
-        let record = requests.clone();
-        let addr = serve(server, move |req| {
-            let path = req.path.clone();
-            let mut log = record.lock().unwrap();
-            log.push(req);
-            match path.as_str() {
-                "/start" => Reply::Redirect {
-                    status: 303,
-                    location: "stream".into(),
-                },
-                _ => {
-                    let id = log.len().to_string();
-                    Reply::events(&[Event::builder().id(id).unwrap().data("x").build()])
-                }
-            }
+        let (addr, requests) = serve_logged(server, |req, n| match req.path.as_str() {
+            "/start" => Reply::Redirect {
+                status: 303,
+                location: "stream".into(),
+            },
+            _ => Reply::events(&[Event::builder()
+                .id(n.to_string())
+                .unwrap()
+                .data("x")
+                .build()]),
         });
         let mut run = Run::new(addr, 9);
         run.url = format!("http://{addr}/start");
@@ -107,14 +112,9 @@ fn a_303_turns_the_post_into_a_get_and_each_reconnect_starts_at_the_first_url() 
 #[test]
 fn a_redirect_loop_ends_the_stream_after_max_redirects() {
     each_pair(|server, side| {
-        let requests = log();
-        let record = requests.clone();
-        let addr = serve(server, move |req| {
-            record.lock().unwrap().push(req);
-            Reply::Redirect {
-                status: 302,
-                location: "/events".into(),
-            }
+        let (addr, requests) = serve_logged(server, |_, _| Reply::Redirect {
+            status: 302,
+            location: "/events".into(),
         });
         let seen = client(side, Run::new(addr, 100));
         let redirects = seen
