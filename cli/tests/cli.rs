@@ -530,21 +530,50 @@ struct Stalling {
 }
 
 fn stalling(connections: usize) -> Stalling {
+    let (tx, seen) = std::sync::mpsc::channel();
+    let url = raw_server("/events", connections, move |mut sock, head| {
+        let last_id = head
+            .lines()
+            .find_map(|l| l.strip_prefix("last-event-id:"))
+            .map(|v| v.trim().to_owned());
+        let n = last_id
+            .as_deref()
+            .map_or(1, |id| id.parse::<u32>().unwrap() + 1);
+        let mut out = String::from(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        for piece in [
+            "retry: 50\n\n".to_owned(),
+            format!("id: {n}\ndata: event {n}\n\n"),
+            format!("id: {}\ndata: par", n + 1),
+        ] {
+            out.push_str(&format!("{:x}\r\n{piece}\r\n", piece.len()));
+        }
+        sock.write_all(out.as_bytes()).unwrap();
+        tx.send((last_id, sock)).is_ok()
+    });
+    Stalling { url, seen }
+}
+
+/// A server on 127.0.0.1 that takes at most `connections` connections within 10 s and
+/// hands each socket, with its request head (lower-cased), to `answer`, which says whether
+/// to take the next one. Returns the URL of `path` on it.
+fn raw_server(
+    path: &str,
+    connections: usize,
+    mut answer: impl FnMut(std::net::TcpStream, String) -> bool + Send + 'static,
+) -> String {
     use std::io::Read;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/events", listener.local_addr().unwrap());
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
     listener.set_nonblocking(true).unwrap();
-    let (tx, seen) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let mut served = 0;
         while served < connections && std::time::Instant::now() < deadline {
-            let mut sock = match listener.accept() {
-                Ok((sock, _)) => sock,
-                Err(_) => {
-                    std::thread::sleep(Duration::from_millis(10));
-                    continue;
-                }
+            let Ok((mut sock, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
             };
             served += 1;
             sock.set_nonblocking(false).unwrap();
@@ -555,30 +584,12 @@ fn stalling(connections: usize) -> Stalling {
                 head.push(byte[0]);
             }
             let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-            let last_id = head
-                .lines()
-                .find_map(|l| l.strip_prefix("last-event-id:"))
-                .map(|v| v.trim().to_owned());
-            let n = last_id
-                .as_deref()
-                .map_or(1, |id| id.parse::<u32>().unwrap() + 1);
-            let mut out = String::from(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
-            );
-            for piece in [
-                "retry: 50\n\n".to_owned(),
-                format!("id: {n}\ndata: event {n}\n\n"),
-                format!("id: {}\ndata: par", n + 1),
-            ] {
-                out.push_str(&format!("{:x}\r\n{piece}\r\n", piece.len()));
-            }
-            sock.write_all(out.as_bytes()).unwrap();
-            if tx.send((last_id, sock)).is_err() {
+            if !answer(sock, head) {
                 break;
             }
         }
     });
-    Stalling { url, seen }
+    url
 }
 
 /// Runs `ssekit` with `args`, killing it (and failing) if it has not ended within `secs`.
@@ -666,32 +677,13 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
 
 /// A server on 127.0.0.1 that answers one request, within 10 s, with `308` to `location`.
 fn redirecting_once(location: String) -> String {
-    use std::io::Read;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/old", listener.local_addr().unwrap());
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while std::time::Instant::now() < deadline {
-            let Ok((mut sock, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            };
-            sock.set_nonblocking(false).unwrap();
-            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && sock.read_exact(&mut byte).is_ok() {
-                head.push(byte[0]);
-            }
-            let reply = format!(
-                "HTTP/1.1 308 Permanent Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-            );
-            sock.write_all(reply.as_bytes()).unwrap();
-            break;
-        }
-    });
-    url
+    raw_server("/old", 1, move |mut sock, _head| {
+        let reply = format!(
+            "HTTP/1.1 308 Permanent Redirect\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        );
+        sock.write_all(reply.as_bytes()).unwrap();
+        true
+    })
 }
 
 #[test]
