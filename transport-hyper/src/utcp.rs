@@ -313,12 +313,11 @@ impl SseProvider {
                 ));
             }
         }
-        let mut secrets: Vec<(String, String)> = Vec::new();
         match &self.auth {
             Some(Auth::ApiKey { api_key, var_name }) => {
-                secrets.push((var_name.clone(), api_key.clone()))
+                headers.push((var_name.clone(), api_key.clone()))
             }
-            Some(Auth::Basic { username, password }) => secrets.push((
+            Some(Auth::Basic { username, password }) => headers.push((
                 "Authorization".to_owned(),
                 format!(
                     "Basic {}",
@@ -334,7 +333,7 @@ impl SseProvider {
                 let token =
                     fetch_token(&http, token_url, client_id, client_secret, scope.as_deref())
                         .await?;
-                secrets.push(("Authorization".to_owned(), format!("Bearer {token}")));
+                headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
             }
             None => {}
         }
@@ -361,7 +360,7 @@ impl SseProvider {
         }
         // The provider's headers and header fields may carry tokens as well (their values
         // are where `$VARIABLES` go): like the auth, none is sent to another origin.
-        for (name, value) in headers.iter().chain(&secrets) {
+        for (name, value) in &headers {
             source = source.secret_header(name, value)?;
         }
         Ok(source)
