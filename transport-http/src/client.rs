@@ -973,7 +973,7 @@ impl Session {
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
             let mut value = HeaderValue::from_bytes(value.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            if self.secrets.contains(&name) || CREDENTIAL_HEADERS.contains(&name) {
+            if self.credentials().any(|c| *c == name) {
                 value.set_sensitive(true);
             }
             req.headers_mut().insert(name, value);
@@ -988,7 +988,7 @@ impl Session {
             }
         }
         if self.left_origin {
-            for name in CREDENTIAL_HEADERS.iter().chain(&self.secrets) {
+            for name in self.credentials() {
                 headers.remove(name);
             }
             headers.remove(HOST);
@@ -1002,6 +1002,12 @@ impl Session {
             }
         }
         Ok(req)
+    }
+
+    /// The headers that carry credentials: `CREDENTIAL_HEADERS` and those set with
+    /// `secret_header`.
+    fn credentials(&self) -> impl Iterator<Item = &HeaderName> {
+        CREDENTIAL_HEADERS.iter().chain(&self.secrets)
     }
 
     /// The connection is over: the decoder's last event ID (set by any block, with data or
