@@ -409,8 +409,9 @@ impl RequestSpec {
 
     /// How many redirects one connection attempt follows (default 10; 0: none, a redirect
     /// ends the stream with [`Error::Status`]). More end the stream with
-    /// [`Error::Redirect`], as does a redirect to a scheme the transport cannot speak or
-    /// from `https` to `http`. See the [`redirect`] module for the rules.
+    /// [`Error::Redirect`], as does a redirect to a scheme the transport cannot speak, from
+    /// `https` to `http`, or with `Location` fields that name no single target (several
+    /// different ones, an empty one). See the [`redirect`] module for the rules.
     ///
     /// # Example
     /// ```
@@ -735,8 +736,10 @@ impl Session {
 
     /// The response head arrived; `true` when it is accepted and its body should be read.
     /// A redirect (301, 302, 303, 307 or 308 with a `Location`) is followed: the next
-    /// [`poll`](Self::poll) asks for the redirected request, after an [`Item::Redirected`].
-    /// Any other answer goes to [`handle_response`](Self::handle_response).
+    /// [`poll`](Self::poll) asks for the redirected request, after an [`Item::Redirected`];
+    /// one whose `Location` fields name no single target ([`redirect::location`]) ends the
+    /// stream with [`Error::Redirect`]. Any other answer goes to
+    /// [`handle_response`](Self::handle_response).
     ///
     /// # Example
     /// ```
@@ -753,29 +756,31 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_head(&mut self, now: Instant, status: u16, headers: &HeaderMap) -> bool {
-        if redirect::is_redirect(status) && self.max_redirects > 0 {
-            if let Some(location) = headers.get(LOCATION) {
-                match self.follow(status, location.as_bytes()) {
-                    Ok(()) => {}
-                    Err(why) => self.failed = Some(Error::Redirect(why)),
-                }
-                return false;
+        if redirect::is_redirect(status) && self.max_redirects > 0 && headers.contains_key(LOCATION)
+        {
+            if let Err(why) = self.follow(status, headers) {
+                self.failed = Some(Error::Redirect(why));
             }
+            return false;
         }
         let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
         self.handle_response(now, status, content_type)
     }
 
-    /// Prepares the request a `status` redirect to `location` asks for.
-    fn follow(&mut self, status: u16, location: &[u8]) -> Result<(), String> {
+    /// Prepares the request a `status` redirect with these `headers` (which hold a
+    /// `Location`) asks for.
+    fn follow(&mut self, status: u16, headers: &HeaderMap) -> Result<(), String> {
         if self.redirects >= self.max_redirects {
             return Err(format!(
                 "more than {} redirects from {}",
                 self.max_redirects, self.opened.uri
             ));
         }
-        let location = std::str::from_utf8(location)
-            .map_err(|_| format!("HTTP {status} with a Location that is not UTF-8"))?;
+        let location = match redirect::location(headers) {
+            Ok(Some(location)) => location,
+            Ok(None) => return Err(format!("HTTP {status} with no Location")),
+            Err(why) => return Err(format!("HTTP {status} with {why}")),
+        };
         let to = redirect::resolve(&self.current.uri, location)?;
         let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
         if !self.schemes.contains(&scheme) {

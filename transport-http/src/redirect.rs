@@ -9,22 +9,31 @@
 //!   (such as an API key) and a configured `Host`, for the rest of the connection attempt,
 //!   whoever set them (a request hook included);
 //! - a redirect to a scheme the transport cannot speak, or from `https` to `http`, is
-//!   refused.
+//!   refused;
+//! - a redirect must name one target ([`location`]): `Location` fields that do not all
+//!   hold the same value are refused, as Chrome refuses them
+//!   (`ERR_RESPONSE_HEADERS_MULTIPLE_LOCATION`, against response splitting) and as the Fetch
+//!   standard fails to extract a `Location` from more than one; identical copies count as
+//!   one, as in Chrome. An empty `Location`, or one that is not UTF-8, is refused too.
 //!
 //! Where a browser differs: it follows `https` to `http` (ssekit refuses); after a refused
 //! redirect it may reconnect (ssekit ends the stream with `Error::Redirect`, as retrying
 //! would be refused again); it treats `\` in a path as `/` (ssekit percent-encodes it, so
 //! `/\host` stays on the same host); it converts non-ASCII host names with IDNA (ssekit
-//! refuses them); with two `Location` headers ssekit uses the first.
+//! refuses them); it percent-encodes the bytes of a `Location` that is not UTF-8 (ssekit
+//! refuses it); Chrome skips an empty `Location` and, with no other, takes the 3xx as the
+//! final answer, which an `EventSource` fails on, while Fetch resolves it to the URL that
+//! answered, a redirect to itself (ssekit refuses it at once).
 //!
 //! The [`Session`](crate::client::Session) counts the hops of one connection attempt and
 //! starts every reconnect from the URL it was given, as a browser's `EventSource` does.
 
+use http::header::LOCATION;
 use http::header::{
     HeaderName, AUTHORIZATION, CONTENT_ENCODING, CONTENT_LANGUAGE, CONTENT_LENGTH,
     CONTENT_LOCATION, CONTENT_TYPE, COOKIE, PROXY_AUTHORIZATION,
 };
-use http::{Method, Uri};
+use http::{HeaderMap, Method, Uri};
 
 /// Whether `status` is a redirect this module follows (`300` and `304` are not: they
 /// name no single new location).
@@ -111,6 +120,102 @@ pub fn same_origin(a: &Uri, b: &Uri) -> bool {
     let host = |u: &Uri| u.host().map(str::to_ascii_lowercase);
     scheme(a) == scheme(b) && host(a) == host(b) && port(a) == port(b)
 }
+
+/// The target a redirect response names: its one `Location` value, without the spaces
+/// and tabs around it; `Ok(None)` when it has no `Location`. Several `Location` fields are
+/// one target when they all hold the same value, and refused when they do not; an empty
+/// value, or one that is not UTF-8, is refused.
+///
+/// # Example
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// use ssekit_http::redirect::{location, LocationError};
+/// let mut head = HeaderMap::new();
+/// assert_eq!(location(&head), Ok(None));
+/// head.append("location", HeaderValue::from_static("/a"));
+/// head.append("location", HeaderValue::from_static("/a"));
+/// assert_eq!(location(&head), Ok(Some("/a")));
+/// head.append("location", HeaderValue::from_static("/b"));
+/// let err = location(&head).unwrap_err();
+/// assert_eq!(err, LocationError::Conflicting(vec!["/a".into(), "/b".into()]));
+/// assert_eq!(err.to_string(), r#"2 different Location values: "/a", "/b""#);
+/// ```
+pub fn location(headers: &HeaderMap) -> Result<Option<&str>, LocationError> {
+    let mut values = headers
+        .get_all(LOCATION)
+        .iter()
+        .map(|v| trim_ows(v.as_bytes()));
+    let Some(first) = values.next() else {
+        return Ok(None);
+    };
+    let mut distinct = vec![first];
+    for value in values {
+        if !distinct.contains(&value) {
+            distinct.push(value);
+        }
+    }
+    if distinct.len() > 1 {
+        let shown = distinct
+            .iter()
+            .map(|v| String::from_utf8_lossy(v).into_owned());
+        return Err(LocationError::Conflicting(shown.collect()));
+    }
+    let value = std::str::from_utf8(first).map_err(|_| LocationError::NotUtf8)?;
+    if value.is_empty() {
+        return Err(LocationError::Empty);
+    }
+    Ok(Some(value))
+}
+
+/// `value` without the spaces and tabs around it (HTTP's optional whitespace).
+fn trim_ows(value: &[u8]) -> &[u8] {
+    let is_ows = |b: &u8| matches!(b, b' ' | b'\t');
+    let start = value.iter().position(|b| !is_ows(b)).unwrap_or(value.len());
+    let end = value
+        .iter()
+        .rposition(|b| !is_ows(b))
+        .map_or(start, |i| i + 1);
+    value.get(start..end).unwrap_or_default()
+}
+
+/// Why a redirect response names no target ([`location`]).
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::LocationError;
+/// assert_eq!(LocationError::Empty.to_string(), "an empty Location");
+/// assert_eq!(LocationError::NotUtf8.to_string(), "a Location that is not UTF-8");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LocationError {
+    /// `Location` fields that do not all hold the same value: the different values, in
+    /// order (bytes that are not UTF-8 shown as U+FFFD).
+    Conflicting(Vec<String>),
+    /// A `Location` with nothing in it (but spaces or tabs).
+    Empty,
+    /// A `Location` that is not UTF-8.
+    NotUtf8,
+}
+
+impl std::fmt::Display for LocationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LocationError::Conflicting(values) => {
+                write!(f, "{} different Location values: ", values.len())?;
+                for (i, value) in values.iter().enumerate() {
+                    let comma = if i == 0 { "" } else { ", " };
+                    write!(f, "{comma}{value:?}")?;
+                }
+                Ok(())
+            }
+            LocationError::Empty => f.write_str("an empty Location"),
+            LocationError::NotUtf8 => f.write_str("a Location that is not UTF-8"),
+        }
+    }
+}
+
+impl std::error::Error for LocationError {}
 
 /// `location` resolved against `base` (an absolute URL): the target of the redirect,
 /// without its fragment. Bytes a path or query may not hold as they are (spaces, quotes,

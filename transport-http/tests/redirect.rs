@@ -376,3 +376,120 @@ fn a_reconnect_starts_again_from_the_url_the_stream_was_opened_with() {
     let (again, _, _) = next_request(&mut s);
     assert_eq!(header(&again, "last-event-id"), Some("7"));
 }
+
+/// A head with one `Location` field per value, in order.
+fn locations(values: &[&[u8]]) -> HeaderMap {
+    let mut head = HeaderMap::new();
+    for value in values {
+        head.append("location", HeaderValue::from_bytes(value).unwrap());
+    }
+    head
+}
+
+/// The items polled up to the end, and the error that ended the stream.
+fn items_and_error(s: &mut Session) -> (Vec<Item>, Error) {
+    let mut items = Vec::new();
+    loop {
+        match s.poll(NOW) {
+            Step::Item(item) => items.push(item),
+            Step::End(Some(e)) => return (items, e),
+            other => panic!("unexpected {other:?} after {items:?}"),
+        }
+    }
+}
+
+#[test]
+fn several_different_locations_end_the_stream_without_a_hop() {
+    let cases: [(&[&[u8]], &str); 5] = [
+        (
+            &[b"/a", b"/b"],
+            r#"2 different Location values: "/a", "/b""#,
+        ),
+        (
+            &[b"/a", b"/a", b"http://127.0.0.1:2/a"],
+            r#"2 different Location values: "/a", "http://127.0.0.1:2/a""#,
+        ),
+        // The same target written two ways is still two values (as in Chrome).
+        (
+            &[b"/a", b"http://127.0.0.1:1/a"],
+            "2 different Location values",
+        ),
+        (&[b"", b"/a"], r#"2 different Location values: "", "/a""#),
+        (
+            &[b"/\xff", b"/a"],
+            "2 different Location values: \"/\u{fffd}\"",
+        ),
+    ];
+    for status in [301, 302, 303, 307, 308] {
+        for (values, why) in cases {
+            let mut s = post("http://127.0.0.1:1/").into_session(Target::Absolute);
+            let _first = next_request(&mut s);
+            assert!(!s.handle_head(NOW, status, &locations(values)));
+            let (items, err) = items_and_error(&mut s);
+            assert_eq!(items, [], "no Redirected item for {values:?}");
+            assert!(
+                matches!(&err, Error::Redirect(w) if w.starts_with(&format!("HTTP {status} with")) && w.contains(why)),
+                "{values:?}: {err}"
+            );
+            assert!(matches!(s.poll(NOW), Step::End(None)), "the stream is over");
+        }
+    }
+}
+
+#[test]
+fn copies_of_one_location_are_one_target() {
+    let mut s = post("http://127.0.0.1:1/a/call").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    // Optional whitespace around a value is not part of it.
+    let head = locations(&[b"../moved", b" ../moved", b"../moved\t"]);
+    assert!(!s.handle_head(NOW, 307, &head));
+    let (req, _, items) = next_request(&mut s);
+    assert_eq!(req.uri(), "http://127.0.0.1:1/moved");
+    assert_eq!(
+        items,
+        [Item::Redirected {
+            status: 307,
+            to: "http://127.0.0.1:1/moved".parse().unwrap()
+        }]
+    );
+    // A later hop of the same attempt with two targets ends it, after the first hop.
+    assert!(!s.handle_head(NOW, 307, &locations(&[b"/x", b"/y"])));
+    let (items, err) = items_and_error(&mut s);
+    assert_eq!(items, []);
+    assert!(
+        matches!(&err, Error::Redirect(w) if w.contains("2 different")),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_empty_location_ends_the_stream_instead_of_a_hop_to_the_same_url() {
+    for values in [&[&b""[..]][..], &[b" \t"], &[b"", b""], &[b"", b" "]] {
+        let mut s = post("http://127.0.0.1:1/start").into_session(Target::Absolute);
+        let _first = next_request(&mut s);
+        assert!(!s.handle_head(NOW, 302, &locations(values)));
+        let (items, err) = items_and_error(&mut s);
+        assert_eq!(items, [], "{values:?}");
+        assert!(
+            matches!(&err, Error::Redirect(w) if w == "HTTP 302 with an empty Location"),
+            "{values:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn locations_are_only_read_on_a_redirect_that_is_followed() {
+    // Not a redirect status: the answer is taken as it is.
+    let mut s = post("http://127.0.0.1:1/").into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    let mut head = locations(&[b"/a", b"/b"]);
+    head.extend(sse());
+    assert!(s.handle_head(NOW, 200, &head), "a 200 is read");
+    // No redirects followed: a redirect is a status error, whatever its Locations.
+    let mut s = post("http://127.0.0.1:1/")
+        .max_redirects(0)
+        .into_session(Target::Absolute);
+    let _first = next_request(&mut s);
+    assert!(!s.handle_head(NOW, 302, &locations(&[b"/a", b"/b"])));
+    assert!(matches!(end_error(&mut s), Error::Status(302)));
+}
