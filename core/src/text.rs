@@ -212,7 +212,7 @@ pub(crate) fn str_of_scanned_ascii(bytes: &[u8]) -> &str {
 /// overlapping words. About twice as fast as `<[u8]>::is_ascii` on the 30-150-byte fields
 /// typical of SSE (measured with callgrind on the `tokens` workload), and 14% more `tokens`
 /// events per second than the 8-byte version it replaced (`decode_once`, best of five).
-fn is_ascii(bytes: &[u8]) -> bool {
+pub(crate) fn is_ascii(bytes: &[u8]) -> bool {
     // Long fields: the standard library's check is the faster one there.
     if bytes.len() >= 256 {
         return bytes.is_ascii();

@@ -135,3 +135,51 @@ fn a_large_joined_event_read_by_reference_then_small_ones() {
         Frame::Event(ssekit::Event::message("small\n\u{FFFD}again"))
     );
 }
+
+/// Joined data whose lines straddle pieces: such a line is checked for ASCII as it is
+/// joined (the line scan did not see it whole), and the joined data then counts as ASCII
+/// only if every line was. A two-byte character or an invalid byte in the first, a middle or
+/// the last line must come out exact or repaired, never unchecked (a debug assertion checks
+/// every ASCII claim), whichever line the cut falls in.
+#[test]
+fn joined_lines_that_straddle_pieces_keep_their_high_bytes() {
+    let lines: [&[u8]; 3] = [
+        b"first \xe2\x82\xac line",
+        b"middle \xc3\xa9 line",
+        b"last \xff line",
+    ];
+    for high in 0..=lines.len() {
+        let mut stream = Vec::new();
+        let mut expected = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            // Only line `high` keeps its high bytes (`high == 3`: all ASCII).
+            let line: Vec<u8> = if i == high {
+                line.to_vec()
+            } else {
+                line.iter()
+                    .map(|&b| if b < 0x80 { b } else { b'?' })
+                    .collect()
+            };
+            stream.extend_from_slice(b"data: ");
+            stream.extend_from_slice(&line);
+            stream.extend_from_slice(b"\r\n");
+            expected.push(String::from_utf8_lossy(&line).into_owned());
+        }
+        stream.extend_from_slice(b"\r\n");
+        let expected = expected.join("\n");
+        for size in 17..stream.len() {
+            let pieces: Vec<&[u8]> = stream.chunks(size).collect();
+            let (borrowed, owned) = both(Config::default(), &pieces);
+            assert_eq!(
+                borrowed, owned,
+                "{size}-byte pieces, high bytes in line {high}"
+            );
+            let data = ssekit::Event::builder().data(expected.clone()).build();
+            assert_eq!(
+                borrowed,
+                [Frame::Event(data)],
+                "{size}-byte pieces, high bytes in line {high}"
+            );
+        }
+    }
+}

@@ -429,8 +429,11 @@ impl FieldState {
         match name {
             FieldName::Comment if config.skip_comments => return Ok(None),
             FieldName::Data if !matches!(self.data, Data::Empty) => {
-                // A later data line is copied into the joining buffer.
-                self.join_data(config, front, held, value, false, line_offset)?;
+                // A later data line is copied into the joining buffer. The line scan did not
+                // see it, so it is checked here, while it is short and at hand: the joined
+                // data then stays known ASCII and is not read again when it is handed out.
+                let ascii = crate::text::is_ascii(value);
+                self.join_data(config, front, held, value, ascii, line_offset)?;
                 return Ok(None);
             }
             FieldName::Retry => {
@@ -447,7 +450,9 @@ impl FieldState {
             }
             FieldName::Comment | FieldName::Data | FieldName::Event => {}
         }
-        let value = match line_in {
+        // A first data line is checked for the same reason, for the lines joined to it.
+        let data_ascii = name == FieldName::Data && crate::text::is_ascii(value);
+        let mut value = match line_in {
             LineIn::Buffer { held: false } => Value::unscanned(Loc::Front(value_range)),
             LineIn::Buffer { held: true } => Value::in_held(value_range),
             LineIn::Joined(mut joined) => {
@@ -461,9 +466,11 @@ impl FieldState {
                 self.lent = Lent::Comment;
                 Ok(Some(Emit::Comment))
             }
-            FieldName::Data => self
-                .set_first_data(config, value, line_offset)
-                .map(|()| None),
+            FieldName::Data => {
+                value.ascii = data_ascii;
+                self.set_first_data(config, value, line_offset)
+                    .map(|()| None)
+            }
             FieldName::Event => {
                 self.event_type = Some(value);
                 Ok(None)
