@@ -6,14 +6,14 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request};
+use http::{Method, Request, Response};
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
 use ssekit::profile::ors::ToolResult;
 use ssekit::Instant;
 
 use super::call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply};
-use super::Trace;
+use super::{Redirects, Trace};
 use crate::client::{Item, RequestSpec};
 use crate::Error;
 
@@ -39,11 +39,13 @@ pub trait OrsIo: Clone + Send + Sync + 'static {
     fn events(&self, spec: RequestSpec) -> Self::Events;
     /// The next item of `events`.
     fn next(events: &mut Self::Events) -> impl Future<Output = Option<Result<Item, Error>>> + Send;
-    /// Sends `req` (absolute URL) and returns the status and the whole body.
+    /// Sends `req` (absolute URL) and returns the response with its whole body (at most
+    /// [`MAX_JSON_ANSWER`] bytes). It follows no redirects: the [`Client`] does, by the
+    /// response's status and headers.
     fn request(
         &self,
         req: Request<Bytes>,
-    ) -> impl Future<Output = Result<(u16, Bytes), Error>> + Send;
+    ) -> impl Future<Output = Result<Response<Bytes>, Error>> + Send;
     /// The transport's clock.
     fn now(&self) -> Instant;
     /// Waits until `at`.
@@ -70,6 +72,7 @@ pub struct Client<T> {
     base: String,
     reconnect: ReconnectConfig,
     idle_timeout: Duration,
+    max_redirects: u32,
     api_key: Option<String>,
     io: T,
 }
@@ -90,6 +93,7 @@ impl<T: OrsIo> Client<T> {
             base,
             reconnect: ReconnectConfig::ors(),
             idle_timeout: Duration::from_secs(30),
+            max_redirects: 10,
             api_key: None,
             io: T::new()?,
         })
@@ -119,6 +123,23 @@ impl<T: OrsIo> Client<T> {
     /// ```
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
+        self
+    }
+
+    /// How many redirects one request follows (default 10, as an event stream's
+    /// [`RequestSpec::max_redirects`]): each JSON request, and each connection of a call.
+    /// More, `https` to `http`, or a scheme the transport cannot speak is
+    /// [`Error::Redirect`]; with 0 a redirect is not followed ([`Error::Status`]). After a
+    /// hop to another origin the request goes on without `X-API-Key` and `X-Session-ID`.
+    /// See [`Redirects`] for the rules and why ORS needs them.
+    ///
+    /// # Example
+    /// ```
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.max_redirects(0);
+    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// ```
+    pub fn max_redirects(mut self, max: u32) -> Self {
+        self.max_redirects = max;
         self
     }
 
@@ -162,6 +183,7 @@ impl<T: OrsIo> Client<T> {
                     .reconnect(false)
                     .idle_timeout(Some(self.idle_timeout)),
             )
+            .max_redirects(self.max_redirects)
             .header("content-type", "application/json")?;
         if let Some(sid) = session {
             // The session id is a bearer capability: kept on the server's origin.
@@ -173,9 +195,12 @@ impl<T: OrsIo> Client<T> {
         Ok(self.io.events(spec))
     }
 
-    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`], and no answer within
-    /// the [`idle_timeout`](Self::idle_timeout) (30 s by default) an [`Error::Io`] of kind
-    /// `TimedOut`: a server that accepts and never answers does not hang the caller.
+    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`]. Redirects are
+    /// followed as an event stream follows them (up to
+    /// [`max_redirects`](Self::max_redirects); see [`Redirects`]). No answer within the
+    /// [`idle_timeout`](Self::idle_timeout) (30 s by default), counted over the whole chain
+    /// of redirects, is an [`Error::Io`] of kind `TimedOut`: a server that accepts and never
+    /// answers, or redirects slowly for ever, does not hang the caller.
     ///
     /// # Example
     /// ```no_run
@@ -200,14 +225,23 @@ impl<T: OrsIo> Client<T> {
             self.api_key.as_deref(),
         )?;
         let deadline = self.io.now() + self.idle_timeout;
-        let answer = first_of(self.io.request(req), self.io.sleep_until(deadline)).await;
-        let (status, bytes) = answer.unwrap_or_else(|| {
+        let exchange = async {
+            let mut hops = Redirects::new(req, T::SCHEMES, self.max_redirects);
+            loop {
+                let resp = self.io.request(hops.request()).await?;
+                if !hops.handle_response(resp.status().as_u16(), resp.headers())? {
+                    return Ok::<_, Error>(resp);
+                }
+            }
+        };
+        let answer = first_of(exchange, self.io.sleep_until(deadline)).await;
+        let resp = answer.unwrap_or_else(|| {
             Err(Error::Io(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("no answer to {path} within {:?}", self.idle_timeout),
             )))
         })?;
-        json_answer(status, &bytes)
+        json_answer(resp.status().as_u16(), resp.body())
     }
 
     /// `POST /create_session`: a new session id, read from the SSE reply.

@@ -5,13 +5,15 @@
 //!   connection follows a task from any point ([`Follow`]);
 //! - the client: a tool call resumed by task id across connections ([`Call`]), the session
 //!   id in a `/create_session` reply ([`SessionReply`]), the JSON requests of the other
-//!   routes ([`json_request`], [`json_answer`]), and [`Client`], all of it written once over
-//!   a transport's [`OrsIo`].
+//!   routes ([`json_request`], [`json_answer`]) and the redirects they follow
+//!   ([`Redirects`]), and [`Client`], all of it written once over a transport's [`OrsIo`].
 
 mod call;
 mod client;
+mod redirects;
 mod stream;
 
 pub use call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace};
 pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
+pub use redirects::Redirects;
 pub use stream::{call_frames, complete, encode, named, Follow};

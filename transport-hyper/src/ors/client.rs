@@ -4,7 +4,7 @@
 
 use bytes::Bytes;
 use futures_util::StreamExt;
-use http::Request;
+use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use ssekit::Instant;
 use ssekit_http::client::{Item, RequestSpec};
@@ -97,15 +97,14 @@ impl OrsIo for HyperOrs {
         events.next().await
     }
 
-    async fn request(&self, req: Request<Bytes>) -> Result<(u16, Bytes), Error> {
+    async fn request(&self, req: Request<Bytes>) -> Result<Response<Bytes>, Error> {
         let resp = self.http()?.request(req.map(Full::new)).await?;
-        let status = resp.status().as_u16();
+        let (head, body) = resp.into_parts();
         // A JSON answer, not a stream: bounded, so a server cannot make the client buffer
         // without end.
-        let body =
-            http_body_util::Limited::new(resp.into_body(), ssekit_http::ors::MAX_JSON_ANSWER);
+        let body = http_body_util::Limited::new(body, ssekit_http::ors::MAX_JSON_ANSWER);
         let bytes = body.collect().await.map_err(Error::Http)?.to_bytes();
-        Ok((status, bytes))
+        Ok(Response::from_parts(head, bytes))
     }
 
     fn now(&self) -> Instant {

@@ -5,7 +5,7 @@
 use async_io::Timer;
 use bytes::Bytes;
 use futures_lite::StreamExt;
-use http::Request;
+use http::{Request, Response};
 use http_body_util::BodyExt;
 use ssekit::Instant;
 use ssekit_http::client::{origin_form, Item, RequestSpec};
@@ -63,17 +63,16 @@ impl OrsIo for SmolOrs {
         events.next().await
     }
 
-    async fn request(&self, mut req: Request<Bytes>) -> Result<(u16, Bytes), Error> {
+    async fn request(&self, mut req: Request<Bytes>) -> Result<Response<Bytes>, Error> {
         let uri = req.uri().clone();
         origin_form(&mut req)?;
         let (resp, _connection) = send(uri, req, &Default::default()).await?;
-        let status = resp.status().as_u16();
+        let (head, body) = resp.into_parts();
         // A JSON answer, not a stream: bounded, so a server cannot make the client buffer
         // without end.
-        let body =
-            http_body_util::Limited::new(resp.into_body(), ssekit_http::ors::MAX_JSON_ANSWER);
+        let body = http_body_util::Limited::new(body, ssekit_http::ors::MAX_JSON_ANSWER);
         let bytes = body.collect().await.map_err(Error::Http)?.to_bytes();
-        Ok((status, bytes))
+        Ok(Response::from_parts(head, bytes))
     }
 
     fn now(&self) -> Instant {
