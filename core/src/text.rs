@@ -197,7 +197,8 @@ pub(crate) fn str_of_scanned_ascii(bytes: &[u8]) -> &str {
     // high-bit mask of every 16-byte block up to the line ending was zero (its tests plant a
     // high byte at every position of every line length below 300 and check that it is
     // seen), and the decoder gives `ascii: true` only to values that lie inside such a
-    // line, or to joined data made only of such values. A value kept as a range of the
+    // line, to a data line that `is_ascii` below checked (one the scan did not see whole),
+    // or to joined data made only of such values. A value kept as a range of the
     // piece it was found in is only read against that piece: the decoder replaces its
     // current piece only after `FieldState::detach` has turned such ranges into shared
     // slices of the same bytes (a range outside the piece reads as empty, which is ASCII).

@@ -134,8 +134,9 @@ pub(super) struct LineAt {
     pub(super) offset: u64,
 }
 
-/// A field's value: where it lies, and whether the line scan saw all its bytes below 0x80
-/// (then it is UTF-8 without another check; `false` means not known).
+/// A field's value: where it lies, and whether the line scan saw all its bytes below 0x80,
+/// or for a data line the scan did not see, `text::is_ascii` did (then it is UTF-8 without
+/// another check; `false` means not known).
 ///
 /// `held`: the range is one of `Decoder::held`, not of `front`. A flag here rather than a
 /// third [`Loc`] variant: that would need a tag word, and a larger value moved through every
@@ -281,7 +282,8 @@ pub(super) enum Data {
     #[default]
     Empty,
     One(Value),
-    /// `ascii`: every joined line was seen all ASCII by the line scan.
+    /// `ascii`: every joined line was found all ASCII, by the line scan or, for a line it
+    /// did not see, by `text::is_ascii`.
     Joined {
         ascii: bool,
     },
@@ -585,7 +587,7 @@ impl FieldState {
         Ok(())
     }
 
-    /// Appends a second or later data line (`ascii`: the line scan saw it all ASCII): copies
+    /// Appends a second or later data line (`ascii`: known to be all ASCII): copies
     /// it into the joining buffer, with the first line on the second.
     #[inline(always)]
     fn join_data(
