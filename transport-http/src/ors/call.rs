@@ -393,13 +393,14 @@ impl SessionReply {
 }
 
 /// A JSON request to `base` + `path` with the ORS headers (`Content-Type`, `X-API-Key`,
-/// `X-Session-ID`).
+/// `X-Session-ID`; the credentials marked sensitive, as an event stream's are).
 ///
 /// # Example
 /// ```
 /// let req = ssekit_http::ors::json_request("http://127.0.0.1:1", http::Method::POST, "/ping", Some("s1"), None, None)?;
 /// assert_eq!(req.uri(), "http://127.0.0.1:1/ping");
 /// assert_eq!(req.headers()["x-session-id"], "s1");
+/// assert!(req.headers()["x-session-id"].is_sensitive());
 /// # Ok::<(), ssekit_http::Error>(())
 /// ```
 pub fn json_request(
@@ -421,15 +422,17 @@ pub fn json_request(
         http::HeaderValue::from_static("application/json"),
     );
     if let Some(key) = api_key {
-        let key = key
+        let mut key: http::HeaderValue = key
             .parse()
             .map_err(|_| Error::Request("bad API key".to_owned()))?;
+        key.set_sensitive(true);
         headers.insert("x-api-key", key);
     }
     if let Some(sid) = session {
-        let sid = sid
+        let mut sid: http::HeaderValue = sid
             .parse()
             .map_err(|_| Error::Request(format!("bad session id {sid:?}")))?;
+        sid.set_sensitive(true);
         headers.insert("x-session-id", sid);
     }
     Ok(req)
