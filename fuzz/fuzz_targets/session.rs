@@ -1,6 +1,6 @@
 //! The HTTP client session (`ssekit_http::client::Session`) driven as a transport drives it,
-//! with arbitrary response heads (statuses, `Location`s, content types), body bytes, ends,
-//! connection errors and times (even decreasing): no panic, and
+//! with arbitrary response heads (statuses, `Location` fields, content types), body bytes,
+//! ends, connection errors and times (even decreasing): no panic, and
 //! - polling ends: the items ready at any moment are bounded by the input;
 //! - no busy loop: after `handle_timeout(t)`, a deadline the session waits for is after `t`;
 //! - every request goes to a URL with a host and a scheme the transport speaks;
@@ -8,7 +8,11 @@
 //!   no credentials (configured, secret or set by the hook) once a hop left the opened
 //!   origin (compared here from the URL's text, not with the crate's `same_origin`);
 //! - 303, and 301 or 302 after a `POST`, turn the request into a `GET` without a body or
-//!   `Content-Type`; other redirects resend the same method and body.
+//!   `Content-Type`; other redirects resend the same method and body;
+//! - a redirect is followed only when its `Location` fields name one target (the same
+//!   non-empty UTF-8 value, spaces and tabs around it aside); one that is to be followed
+//!   but names none (several different values, an empty one) ends the stream with
+//!   `Error::Redirect`, without a hop.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -36,11 +40,13 @@ struct Setup {
 
 #[derive(Arbitrary, Debug)]
 enum Op {
-    /// A response head: a status (folded into 100..=599), maybe a `Location`, maybe an
-    /// event-stream content type.
+    /// A response head: a status (folded into 100..=599), `Location` fields (often none or
+    /// one, sometimes copies of the first, sometimes others), maybe an event-stream content
+    /// type.
     Head {
         status: u16,
         location: Location,
+        more: Vec<More>,
         event_stream: bool,
     },
     Data(Vec<u8>),
@@ -55,12 +61,22 @@ enum Op {
     },
 }
 
-/// A `Location` header: none, any text, or one built to reach the interesting cases (a
-/// path on the same origin, another host, port or scheme).
+/// Another `Location` field after the first.
 #[derive(Arbitrary, Debug)]
+enum More {
+    /// The first one again, with spaces or tabs around it (`pad`: bit 0 before, bit 1 after).
+    Copy { pad: u8 },
+    /// Another value.
+    Other(Location),
+}
+
+/// A `Location` header: none, any text or bytes, or one built to reach the interesting
+/// cases (a path on the same origin, another host, port or scheme).
+#[derive(Arbitrary, Debug, Clone)]
 enum Location {
     None,
     Raw(String),
+    Bytes(Vec<u8>),
     Path(String),
     Url {
         https: bool,
@@ -71,11 +87,12 @@ enum Location {
 }
 
 impl Location {
-    fn text(self) -> Option<String> {
+    fn bytes(self) -> Option<Vec<u8>> {
         match self {
             Location::None => None,
-            Location::Raw(text) => Some(text),
-            Location::Path(path) => Some(format!("/{path}")),
+            Location::Raw(text) => Some(text.into_bytes()),
+            Location::Bytes(bytes) => Some(bytes),
+            Location::Path(path) => Some(format!("/{path}").into_bytes()),
             Location::Url {
                 https,
                 host,
@@ -86,9 +103,62 @@ impl Location {
                 if https { "https" } else { "http" },
                 host % 3,
                 8 + port % 2
-            )),
+            ))
+            .map(String::into_bytes),
         }
     }
+}
+
+/// The `Location` fields of a head: `first`, then `more`, those that are valid header
+/// values.
+fn location_fields(first: Location, more: Vec<More>) -> Vec<HeaderValue> {
+    let first = first.bytes();
+    let mut fields = Vec::new();
+    if let Some(value) = first.clone() {
+        fields.push(value);
+    }
+    for field in more {
+        match (field, &first) {
+            (More::Copy { pad }, Some(first)) => {
+                let mut value = Vec::new();
+                if pad & 1 != 0 {
+                    value.extend(b" \t");
+                }
+                value.extend(first);
+                if pad & 2 != 0 {
+                    value.extend(b"\t ");
+                }
+                fields.push(value);
+            }
+            (More::Copy { .. }, None) => {}
+            (More::Other(other), _) => fields.extend(other.bytes()),
+        }
+    }
+    fields
+        .into_iter()
+        .filter_map(|v| HeaderValue::from_bytes(&v).ok())
+        .collect()
+}
+
+/// Whether these `Location` fields name one target: all the same value, spaces and tabs
+/// around it aside, and that value is UTF-8 and not empty (checked here from the bytes,
+/// not with the crate's own `redirect::location`).
+fn one_target(fields: &[HeaderValue]) -> bool {
+    let trimmed = |v: &HeaderValue| {
+        let text = v.as_bytes();
+        let start = text.iter().position(|b| !b" \t".contains(b));
+        let end = text.iter().rposition(|b| !b" \t".contains(b));
+        match (start, end) {
+            (Some(start), Some(end)) => text[start..=end].to_vec(),
+            _ => Vec::new(),
+        }
+    };
+    let Some(first) = fields.first().map(trimmed) else {
+        return false;
+    };
+    !first.is_empty()
+        && std::str::from_utf8(&first).is_ok()
+        && fields.iter().all(|v| trimmed(v) == first)
 }
 
 /// What the transport is doing, from the last step.
@@ -131,6 +201,10 @@ struct Watch {
     left_origin: bool,
     /// The previous request of this attempt: method and body.
     last: Option<(http::Method, Bytes)>,
+    /// Redirects followed so far (all attempts).
+    hops: u64,
+    /// Whether the stream ended with `Error::Redirect`.
+    redirect_refused: bool,
 }
 
 impl Watch {
@@ -147,6 +221,7 @@ impl Watch {
         assert!(matches!(uri.scheme_str(), Some("http" | "https")), "{uri}");
         let (method, body) = (request.method().clone(), request.body().clone());
         if let Some(status) = redirected {
+            self.hops += 1;
             self.left_origin |= origin(&uri.to_string()) != origin(&self.opened.to_string());
             let Some((was, was_body)) = self.last.take() else {
                 panic!("a redirect without a request before it")
@@ -198,7 +273,10 @@ fn settle(session: &mut Session, now: Instant, budget: usize, watch: &mut Watch)
             Step::Close => {}
             Step::Wait { read: true, .. } => return Phase::Reading,
             Step::Wait { read: false, .. } => return Phase::Idle,
-            Step::End(_) => return Phase::Over,
+            Step::End(end) => {
+                watch.redirect_refused = matches!(end, Some(ssekit_http::Error::Redirect(_)));
+                return Phase::Over;
+            }
             other => panic!("a step this driver does not know: {other:?}"),
         }
     }
@@ -271,6 +349,8 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
         opened: OPENED.parse().unwrap_or_default(),
         left_origin: false,
         last: None,
+        hops: 0,
+        redirect_refused: false,
     };
     let mut now_ms: u64 = 1 << 32;
     let at = |ms: u64| Instant::from_millis(ms);
@@ -286,12 +366,14 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                 Op::Head {
                     status,
                     location,
+                    more,
                     event_stream,
                 },
             ) => {
                 let mut head = HeaderMap::new();
-                if let Some(value) = location.text().and_then(|l| HeaderValue::from_str(&l).ok()) {
-                    head.insert("location", value);
+                let fields = location_fields(location, more);
+                for value in &fields {
+                    head.append("location", value.clone());
                 }
                 if event_stream {
                     head.insert(
@@ -300,8 +382,26 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                     );
                 }
                 let status = 100 + status % 500;
+                let hops = watch.hops;
                 session.handle_head(now, status, &head);
-                settle(&mut session, now, budget, &mut watch)
+                let phase = settle(&mut session, now, budget, &mut watch);
+                let hopped = watch.hops > hops;
+                let followed = matches!(status, 301 | 302 | 303 | 307 | 308)
+                    && setup.max_redirects % 8 > 0
+                    && !fields.is_empty();
+                if hopped {
+                    assert!(
+                        one_target(&fields),
+                        "HTTP {status} followed with {fields:?}"
+                    );
+                }
+                if followed && !one_target(&fields) {
+                    assert!(
+                        matches!(phase, Phase::Over) && watch.redirect_refused,
+                        "HTTP {status} with {fields:?} did not end in Error::Redirect"
+                    );
+                }
+                phase
             }
             (Phase::Connecting, _) => {
                 // Refused, or no response within the response timeout.
