@@ -1,10 +1,14 @@
 //! Redirects on 127.0.0.1, over every server × client pairing: what each hop sends, where
-//! reconnects start, and how a redirect loop ends.
+//! reconnects start, and how a redirect loop ends; and, from a server writing raw bytes,
+//! how both clients take several `Location` fields.
 
 mod kit;
 
+use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use kit::{client, each_pair, events_of, fast, numbered, serve, Reply, Req, Run, Seen, Side};
 use ssekit::Event;
@@ -128,4 +132,83 @@ fn a_redirect_loop_ends_the_stream_after_max_redirects() {
         assert!(why.starts_with("redirect: more than 10 redirects"), "{why}");
         assert_eq!(requests.lock().unwrap().len(), 11, "no reconnect after");
     });
+}
+
+/// A server on 127.0.0.1 that answers each request, given its path, with the raw bytes
+/// `answer` returns (then closes the connection), and counts the requests it read.
+fn raw_server(answer: impl Fn(&str) -> Vec<u8> + Send + 'static) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requests = Arc::new(AtomicUsize::new(0));
+    let count = requests.clone();
+    std::thread::spawn(move || {
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { return };
+            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && sock.read_exact(&mut byte).is_ok() {
+                head.push(byte[0]);
+            }
+            count.fetch_add(1, Ordering::SeqCst);
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let path = head.split(' ').nth(1).unwrap_or_default();
+            let _ = sock.write_all(&answer(path));
+        }
+    });
+    (addr, requests)
+}
+
+/// A raw `302` with these `Location` fields and no body.
+fn found(locations: &[&str]) -> Vec<u8> {
+    let mut head = String::from("HTTP/1.1 302 Found\r\n");
+    for location in locations {
+        head.push_str(&format!("Location: {location}\r\n"));
+    }
+    head.push_str("Content-Length: 0\r\nConnection: close\r\n\r\n");
+    head.into_bytes()
+}
+
+#[test]
+fn two_different_locations_end_the_stream_and_neither_is_requested() {
+    for side in [Side::Smol, Side::Hyper] {
+        let (elsewhere, asked_elsewhere) = raw_server(|_| found(&["/never"]));
+        let other = format!("http://{elsewhere}/b");
+        let (addr, requests) = raw_server(move |_| found(&["/a", &other]));
+        let mut run = Run::new(addr, 10);
+        run.reconnect = fast();
+        let seen = client(side, run);
+        let [Seen::Error(why)] = &seen[..] else {
+            panic!("{side:?}: {seen:?}")
+        };
+        let expected = format!(
+            r#"redirect: HTTP 302 with 2 different Location values: "/a", "http://{elsewhere}/b""#
+        );
+        assert_eq!(why, &expected, "{side:?}");
+        assert_eq!(requests.load(Ordering::SeqCst), 1, "{side:?}: no retry");
+        assert_eq!(asked_elsewhere.load(Ordering::SeqCst), 0, "{side:?}");
+    }
+}
+
+#[test]
+fn copies_of_one_location_are_followed_once() {
+    for side in [Side::Smol, Side::Hyper] {
+        let (addr, requests) = raw_server(|path| match path {
+            "/events" => found(&["/stream", "/stream", " /stream"]),
+            _ => b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                   Content-Length: 9\r\nConnection: close\r\n\r\ndata: x\n\n"
+                .to_vec(),
+        });
+        let mut run = Run::new(addr, 10);
+        run.reconnect = fast().reconnect(false);
+        let seen = client(side, run);
+        let to = format!("http://{addr}/stream");
+        assert_eq!(
+            seen[..2],
+            [Seen::Redirected(302, to), Seen::Connected(0)],
+            "{side:?}"
+        );
+        assert_eq!(events_of(&seen), [Event::message("x")], "{side:?}");
+        assert_eq!(requests.load(Ordering::SeqCst), 2, "{side:?}");
+    }
 }
