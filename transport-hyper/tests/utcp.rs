@@ -489,6 +489,44 @@ mod schema {
         );
     }
 
+    /// Integers past 2^53 are not rounded to an `f64` when compared with a float, in
+    /// `minimum`, `maximum`, `const` and `enum` (2^53 + 1 as an `f64` is 2^53).
+    #[test]
+    fn an_integer_past_2_pow_53_and_a_float_compare_exactly() {
+        let two_53 = serde_json::Number::from_f64(9_007_199_254_740_992.0).unwrap();
+        let above = json!(9_007_199_254_740_993u64);
+        let below = json!(9_007_199_254_740_991u64);
+        let max = schema(json!({ "maximum": two_53 }));
+        assert_eq!(
+            refused(&max, above.clone()),
+            triple("", "at most 9007199254740992.0", "number 9007199254740993")
+        );
+        assert!(max.validate(&json!(9_007_199_254_740_992u64)).is_ok());
+        let min = schema(json!({"minimum": 9_007_199_254_740_993u64}));
+        assert_eq!(
+            refused(&min, json!(two_53)),
+            triple("", "at least 9007199254740993", "number 9007199254740992.0")
+        );
+        assert!(min.validate(&above).is_ok());
+        for keyword in [json!({ "const": two_53 }), json!({ "enum": [two_53] })] {
+            let s = schema(keyword.clone());
+            assert!(s.validate(&above).is_err(), "{keyword}");
+            assert!(s.validate(&below).is_err(), "{keyword}");
+            assert!(
+                s.validate(&json!(9_007_199_254_740_992u64)).is_ok(),
+                "{keyword}"
+            );
+        }
+        // Past u64: 2^64 as a float is more than every integer JSON gives.
+        let top = schema(json!({"maximum": u64::MAX}));
+        assert!(top
+            .validate(&json!(18_446_744_073_709_551_616.0f64))
+            .is_err());
+        // Two integers were already exact.
+        let c = schema(json!({"const": 9_007_199_254_740_993u64}));
+        assert!(c.validate(&json!(9_007_199_254_740_992u64)).is_err());
+    }
+
     #[test]
     fn boolean_schemas_and_ignored_keywords() {
         assert!(schema(json!(true)).validate(&json!([1])).is_ok());

@@ -13,6 +13,12 @@
 //! | `enum` | an array | the value equals one of them (numbers by value: `1` equals `1.0`) |
 //! | `const` | any value | the value equals it |
 //! | `minimum`, `maximum` | a number | a number is at least / at most it (other types pass) |
+//!
+//! Numbers compare by value and exactly: two integers as integers, an integer and a float
+//! without rounding the integer to an `f64` (`9007199254740993` is more than
+//! `9007199254740992.0`), two floats as `f64`s. A number written with a fraction or an
+//! exponent is read as an `f64`, so `9007199254740993.0` in the JSON text already is
+//! `9007199254740992.0`.
 //! | `true`, `false` as a schema | | anything / nothing matches |
 //!
 //! Every other keyword is ignored (a schema using one accepts more than its author meant):
@@ -451,16 +457,46 @@ fn type_bits(value: &Value) -> u8 {
     }
 }
 
+/// The value of a number written as an integer (every `i64` and `u64` fits an `i128`).
+fn integer(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+}
+
+/// Two numbers by value, exactly: integers as integers, an integer against a float exactly
+/// too (`9007199254740993` is more than `9007199254740992.0`, which it is not as an `f64`),
+/// floats as `f64`s.
 fn compare(a: &Number, b: &Number) -> Option<Ordering> {
-    let exact = |n: &Number| {
-        n.as_i64()
-            .map(i128::from)
-            .or_else(|| n.as_u64().map(i128::from))
-    };
-    if let (Some(x), Some(y)) = (exact(a), exact(b)) {
-        return Some(x.cmp(&y));
+    match (integer(a), integer(b)) {
+        (Some(x), Some(y)) => Some(x.cmp(&y)),
+        (Some(x), None) => integer_vs_float(x, b.as_f64()?),
+        (None, Some(y)) => integer_vs_float(y, a.as_f64()?).map(Ordering::reverse),
+        (None, None) => a.as_f64()?.partial_cmp(&b.as_f64()?),
     }
-    a.as_f64()?.partial_cmp(&b.as_f64()?)
+}
+
+/// `int` against `float`, exactly: by the float's integral part (exact as an `i128` below
+/// 2^64 in magnitude, and beyond every integer JSON gives otherwise), then its fraction.
+fn integer_vs_float(int: i128, float: f64) -> Option<Ordering> {
+    const TWO_TO_64: f64 = 18_446_744_073_709_551_616.0;
+    if float.is_nan() {
+        return None;
+    }
+    if float >= TWO_TO_64 {
+        return Some(Ordering::Less);
+    }
+    if float <= -TWO_TO_64 {
+        return Some(Ordering::Greater);
+    }
+    let whole = float.trunc();
+    // Exact: `whole` is an integer of magnitude below 2^64.
+    let whole_int = whole as i128;
+    match int.cmp(&whole_int) {
+        // Same integral part: the fraction decides (`float - whole` is exact).
+        Ordering::Equal => 0.0f64.partial_cmp(&(float - whole)),
+        unequal => Some(unequal),
+    }
 }
 
 /// JSON equality with numbers compared by value. Recurses only while both sides are
@@ -665,5 +701,40 @@ mod tests {
         assert_eq!(compare(&Number::from(-1), &big), Some(Ordering::Less));
         let one_f = Number::from_f64(1.0).unwrap();
         assert_eq!(compare(&Number::from(1), &one_f), Some(Ordering::Equal));
+    }
+
+    #[test]
+    fn an_integer_and_a_float_compare_exactly() {
+        let f = |x: f64| Number::from_f64(x).unwrap();
+        let i = |x: i64| Number::from(x);
+        let two_53 = f(9_007_199_254_740_992.0);
+        // 2^53 + 1 is 2^53 as an f64: compared as f64s they would be equal.
+        let above = Number::from(9_007_199_254_740_993u64);
+        assert_eq!(compare(&above, &two_53), Some(Ordering::Greater));
+        assert_eq!(compare(&two_53, &above), Some(Ordering::Less));
+        assert_eq!(
+            compare(&i(9_007_199_254_740_992), &two_53),
+            Some(Ordering::Equal)
+        );
+        // Fractions on both sides of zero, and -0.0.
+        assert_eq!(compare(&i(2), &f(2.5)), Some(Ordering::Less));
+        assert_eq!(compare(&i(3), &f(2.5)), Some(Ordering::Greater));
+        assert_eq!(compare(&i(-2), &f(-2.5)), Some(Ordering::Greater));
+        assert_eq!(compare(&i(-3), &f(-2.5)), Some(Ordering::Less));
+        assert_eq!(compare(&i(0), &f(-0.0)), Some(Ordering::Equal));
+        assert_eq!(compare(&i(0), &f(0.25)), Some(Ordering::Less));
+        // At and past the ends of u64 and i64.
+        let max = Number::from(u64::MAX);
+        assert_eq!(
+            compare(&max, &f(18_446_744_073_709_551_616.0)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(compare(&max, &f(1e300)), Some(Ordering::Less));
+        assert_eq!(
+            compare(&i(i64::MIN), &f(-9_223_372_036_854_775_808.0)),
+            Some(Ordering::Equal)
+        );
+        assert_eq!(compare(&i(i64::MIN), &f(-1e300)), Some(Ordering::Greater));
+        assert_eq!(compare(&f(1.5), &f(2.5)), Some(Ordering::Less));
     }
 }
