@@ -315,6 +315,27 @@ fn a_redirect_to_a_scheme_the_client_cannot_speak_is_refused_at_once() {
 }
 
 #[test]
+fn location_fields_naming_two_targets_are_refused_without_a_hop() {
+    for side in SIDES {
+        let (addr, log) = serve(Duration::ZERO, |_, _| {
+            let mut resp = redirect(302, "/a");
+            resp.headers_mut().append("location", "/b".parse().unwrap());
+            resp
+        });
+        let err = request(side, addr, DEFAULT, Method::GET, "/health", None).unwrap_err();
+        assert!(
+            matches!(&err, Error::Redirect(why) if why.contains("2 different Location values")),
+            "{side:?}: {err:?}"
+        );
+        assert_eq!(
+            log.lock().unwrap().len(),
+            1,
+            "{side:?}: neither target asked"
+        );
+    }
+}
+
+#[test]
 fn the_idle_timeout_bounds_the_whole_chain_of_redirects() {
     for side in SIDES {
         // Each hop answers within the timeout, the chain does not.

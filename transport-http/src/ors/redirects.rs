@@ -3,8 +3,9 @@
 //! 303, 307 and 308 with a `Location`, up to a limit of hops; the method and body per
 //! [`redirect::method_after`], the headers describing a dropped body dropped with it; after a
 //! hop to another origin, no `X-API-Key`, `X-Session-ID`, `Authorization`, `Cookie`,
-//! `Proxy-Authorization` or `Host` for the rest of the request; `https` to `http` and schemes
-//! the transport cannot speak refused.
+//! `Proxy-Authorization` or `Host` for the rest of the request; `https` to `http`, schemes
+//! the transport cannot speak, and `Location` fields that name no single target
+//! ([`redirect::location`]: several different ones, an empty one) refused.
 //!
 //! Why an ORS client follows them at all: the SDK's own server (`ors-sdk` 0.1.0,
 //! `ors/server.py`; `ors-http-api.md` §4) answers `308` with `Location: /{first_env}{path}`
@@ -104,8 +105,9 @@ impl Redirects {
     /// The answer to [`request`](Self::request) was `status` with `headers`: `Ok(true)` when
     /// it is a redirect to follow (send [`request`](Self::request) next), `Ok(false)` when
     /// it is the answer (a redirect without a `Location`, or with `max` 0, is one).
-    /// [`Error::Redirect`] when the redirect is refused: more than `max` hops, a `Location`
-    /// that does not resolve, a scheme the transport cannot speak, `https` to `http`.
+    /// [`Error::Redirect`] when the redirect is refused: more than `max` hops, `Location`
+    /// fields that name no single target or a target that does not resolve, a scheme the
+    /// transport cannot speak, `https` to `http`.
     ///
     /// # Example
     /// ```
@@ -120,27 +122,27 @@ impl Redirects {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_response(&mut self, status: u16, headers: &HeaderMap) -> Result<bool, Error> {
-        if !redirect::is_redirect(status) || self.max == 0 {
+        if !redirect::is_redirect(status) || self.max == 0 || !headers.contains_key(LOCATION) {
             return Ok(false);
         }
-        let Some(location) = headers.get(LOCATION) else {
-            return Ok(false);
-        };
-        self.follow(status, location.as_bytes())
-            .map_err(Error::Redirect)?;
+        self.follow(status, headers).map_err(Error::Redirect)?;
         Ok(true)
     }
 
-    /// Makes the request a `status` redirect to `location` asks for the current one.
-    fn follow(&mut self, status: u16, location: &[u8]) -> Result<(), String> {
+    /// Makes the request a `status` redirect with these `headers` (which hold a `Location`)
+    /// asks for the current one.
+    fn follow(&mut self, status: u16, headers: &HeaderMap) -> Result<(), String> {
         if self.hops >= self.max {
             return Err(format!(
                 "more than {} redirects from {}",
                 self.max, self.opened
             ));
         }
-        let location = std::str::from_utf8(location)
-            .map_err(|_| format!("HTTP {status} with a Location that is not UTF-8"))?;
+        let location = match redirect::location(headers) {
+            Ok(Some(location)) => location,
+            Ok(None) => return Err(format!("HTTP {status} with no Location")),
+            Err(why) => return Err(format!("HTTP {status} with {why}")),
+        };
         let to = redirect::resolve(&self.uri, location)?;
         let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
         if !self.schemes.contains(&scheme.as_str()) {
@@ -267,6 +269,22 @@ mod tests {
         let mut only_http = Redirects::new(post("http://h").request(), &["http"], 10);
         let err = only_http.handle_response(301, &location("https://h/"));
         assert!(matches!(err, Err(Error::Redirect(why)) if why.contains("scheme")));
+    }
+
+    #[test]
+    fn location_fields_must_name_one_target() {
+        let mut head = location("/a");
+        head.append(LOCATION, HeaderValue::from_static(" /a"));
+        let mut hops = post("http://h");
+        assert!(hops.handle_response(307, &head).unwrap()); // copies are one
+        assert_eq!(hops.request().uri(), "http://h/a");
+        head.append(LOCATION, HeaderValue::from_static("/b"));
+        let err = post("http://h").handle_response(307, &head).unwrap_err();
+        assert!(matches!(err, Error::Redirect(why) if why.contains("2 different Location")));
+        let err = post("http://h")
+            .handle_response(307, &location(""))
+            .unwrap_err();
+        assert!(matches!(err, Error::Redirect(why) if why.contains("empty Location")));
     }
 
     #[test]
