@@ -46,6 +46,7 @@ pub use manual::{Manual, ManualError, Tool};
 pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -58,16 +59,18 @@ use ssekit::client::ReconnectConfig;
 use crate::client::{http_client, EventSource, HttpClient};
 use crate::Error;
 
-/// `auth` of a UTCP provider.
+/// `auth` of a UTCP provider. Its `Debug` output leaves the key, password and client
+/// secret out.
 ///
 /// # Example
 /// ```
 /// use ssekit_hyper::utcp::Auth;
 /// let auth: Auth = serde_json::from_str(r#"{"auth_type":"basic","username":"u","password":"p"}"#)?;
 /// assert!(matches!(auth, Auth::Basic { .. }));
+/// assert_eq!(format!("{auth:?}"), r#"Basic { username: "u", password: <redacted> }"#);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(tag = "auth_type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Auth {
@@ -101,6 +104,56 @@ pub enum Auth {
     },
 }
 
+/// Stands for a secret in `Debug` output.
+pub(crate) struct Redacted;
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Header names with their values left out, for `Debug` output (a header value is where a
+/// token goes).
+pub(crate) struct HeaderNames<'a>(pub(crate) Vec<&'a str>);
+
+impl fmt::Debug for HeaderNames<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|name| (name, Redacted)))
+            .finish()
+    }
+}
+
+impl fmt::Debug for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Auth::ApiKey { var_name, .. } => f
+                .debug_struct("ApiKey")
+                .field("api_key", &Redacted)
+                .field("var_name", var_name)
+                .finish(),
+            Auth::Basic { username, .. } => f
+                .debug_struct("Basic")
+                .field("username", username)
+                .field("password", &Redacted)
+                .finish(),
+            Auth::OAuth2 {
+                token_url,
+                client_id,
+                scope,
+                ..
+            } => f
+                .debug_struct("OAuth2")
+                .field("token_url", token_url)
+                .field("client_id", client_id)
+                .field("client_secret", &Redacted)
+                .field("scope", scope)
+                .finish(),
+        }
+    }
+}
+
 fn default_key_header() -> String {
     "X-Api-Key".to_owned()
 }
@@ -113,7 +166,8 @@ fn default_retry() -> u64 {
     30_000
 }
 
-/// A UTCP SSE provider, as its JSON object is written.
+/// A UTCP SSE provider, as its JSON object is written. Its `Debug` output leaves the
+/// auth's secrets and the header values out.
 ///
 /// # Example
 /// ```
@@ -126,7 +180,7 @@ fn default_retry() -> u64 {
 /// assert_eq!(provider.retry_timeout, 30_000);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
 #[non_exhaustive]
 pub struct SseProvider {
     /// Unique provider name.
@@ -156,6 +210,26 @@ pub struct SseProvider {
     /// Inputs sent as request headers.
     #[serde(default)]
     pub header_fields: Vec<String>,
+}
+
+impl fmt::Debug for SseProvider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseProvider")
+            .field("name", &self.name)
+            .field("provider_type", &self.provider_type)
+            .field("url", &self.url)
+            .field("event_type", &self.event_type)
+            .field("reconnect", &self.reconnect)
+            .field("retry_timeout", &self.retry_timeout)
+            .field("auth", &self.auth)
+            .field(
+                "headers",
+                &HeaderNames(self.headers.keys().map(String::as_str).collect()),
+            )
+            .field("body_field", &self.body_field)
+            .field("header_fields", &self.header_fields)
+            .finish()
+    }
 }
 
 /// `application/x-www-form-urlencoded` / query component encoding (RFC 3986 unreserved

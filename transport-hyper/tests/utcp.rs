@@ -1283,6 +1283,58 @@ async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
     }
 }
 
+#[test]
+fn debug_output_leaves_the_secrets_out() {
+    let secrets = [
+        "S3-key",
+        "S3-password",
+        "S3-client-secret",
+        "S3-header",
+        "S3-disc",
+    ];
+    let provider = |auth: serde_json::Value| {
+        SseProvider::from_json(
+            &json!({"name": "n", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+                "auth": auth, "headers": {"X-Token": "S3-header"}})
+            .to_string(),
+        )
+        .unwrap()
+    };
+    let printed = [
+        json!({"auth_type": "api_key", "api_key": "S3-key", "var_name": "X-API-Key"}),
+        json!({"auth_type": "basic", "username": "user-1", "password": "S3-password"}),
+        json!({"auth_type": "oauth2", "token_url": "http://127.0.0.1:1/token",
+            "client_id": "client-1", "client_secret": "S3-client-secret", "scope": "read"}),
+    ]
+    .map(|auth| format!("{:?}", provider(auth)))
+    .into_iter()
+    .chain([format!(
+        "{:?}",
+        ssekit_hyper::utcp::Discovery::new().header("X-API-Key", "S3-disc")
+    )]);
+    for text in printed {
+        for secret in secrets {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("<redacted>"), "{text}");
+    }
+    let text = format!(
+        "{:?}",
+        provider(
+            json!({"auth_type": "oauth2", "token_url": "http://127.0.0.1:1/token",
+            "client_id": "client-1", "client_secret": "S3-client-secret"})
+        )
+    );
+    for shown in [
+        "X-Token",
+        "client-1",
+        "http://127.0.0.1:1/token",
+        "http://127.0.0.1:1/e",
+    ] {
+        assert!(text.contains(shown), "{shown} not in {text}");
+    }
+}
+
 #[tokio::test]
 async fn an_oversized_token_response_is_refused() {
     let token = spawn(|_req: http::Request<hyper::body::Incoming>| async move {

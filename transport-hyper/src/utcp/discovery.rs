@@ -16,6 +16,7 @@ use http::{Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 
 use super::manual::{Manual, ManualError};
+use super::HeaderNames;
 use crate::client::{http_client, HttpClient, SCHEMES};
 use crate::Error;
 
@@ -132,7 +133,8 @@ pub async fn discover(provider_url: &str) -> Result<Manual, DiscoveryError> {
     Discovery::new().fetch(provider_url).await
 }
 
-/// Discovery with chosen bounds, headers or HTTP client.
+/// Discovery with chosen bounds, headers or HTTP client. Its `Debug` output leaves the
+/// header values out.
 ///
 /// # Example
 /// ```no_run
@@ -146,13 +148,26 @@ pub async fn discover(provider_url: &str) -> Result<Manual, DiscoveryError> {
 ///     .await?;
 /// # let _ = manual; Ok(()) }
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use]
 pub struct Discovery {
     timeout: Duration,
     max_size: usize,
     headers: Vec<(String, String)>,
     client: Option<HttpClient>,
+}
+
+impl fmt::Debug for Discovery {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Discovery")
+            .field("timeout", &self.timeout)
+            .field("max_size", &self.max_size)
+            .field(
+                "headers",
+                &HeaderNames(self.headers.iter().map(|(name, _)| name.as_str()).collect()),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for Discovery {
