@@ -411,7 +411,12 @@ impl SseProvider {
             }
             None => {}
         }
-        let mut url = self.url.clone();
+        // A fragment is never sent, and the request URI ends at `#`: query inputs appended
+        // after one would be dropped without a word. The fragment goes, the query stays.
+        let mut url = match self.url.split_once('#') {
+            Some((before, _fragment)) => before.to_owned(),
+            None => self.url.clone(),
+        };
         if !query.is_empty() {
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&query.join("&"));

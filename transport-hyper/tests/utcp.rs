@@ -239,6 +239,27 @@ async fn the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last
     assert_eq!(log[1].headers["last-event-id"], "1");
 }
 
+/// A fragment in the provider URL is not sent, and does not take the query inputs with it
+/// (they were appended after it, where the request URI had already ended).
+#[tokio::test]
+async fn query_inputs_survive_a_fragment_in_the_provider_url() {
+    let log = Log::default();
+    let base = server("price_update", log.clone()).await;
+    for (url, expected) in [
+        (format!("{base}/stream#top"), "/stream?symbol=AAPL"),
+        (format!("{base}/stream?v=2#top"), "/stream?v=2&symbol=AAPL"),
+    ] {
+        let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+        value["url"] = json!(url);
+        value["reconnect"] = json!(false);
+        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let inputs = json!({"symbol": "AAPL"});
+        let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
+        let _: Vec<_> = within(5, source.events().collect()).await;
+        assert_eq!(log.lock().unwrap().pop().unwrap().uri, expected, "{url}");
+    }
+}
+
 #[tokio::test]
 async fn a_null_event_type_delivers_every_event() {
     let base = server("price_update", Log::default()).await;
