@@ -1,53 +1,71 @@
-//! HTTPS on loopback with a self-signed certificate made in the test.
+//! HTTPS on loopback: tokio-rustls servers with self-signed certificates made in the test
+//! (one per host name, see `tls_certs`), hyper's HTTP/1.1 on top. A private root, and
+//! redirects: within an origin, to another host name (the new name in SNI and `Host`, no
+//! credentials), and to `http` (refused before any connection).
 #![cfg(feature = "rustls")]
 
+// Shared with ssekit-smol's TLS tests.
+#[path = "../../transport-smol/tests/tls_certs/mod.rs"]
+mod tls_certs;
+
 use std::convert::Infallible;
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use futures_util::StreamExt;
+use http_body_util::{Either, Empty};
 use hyper::service::service_fn;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use ssekit::client::ReconnectConfig;
 use ssekit::Event;
-use ssekit_hyper::client::{https_client, EventSource};
+use ssekit_hyper::client::{https_client, Ended, EventSource, Item};
 use ssekit_hyper::server::{response, SseBody};
 use ssekit_hyper::Error;
+use tls_certs::{Answer, Certs, Hit, Log};
 
-fn provider() -> Arc<rustls::crypto::CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// `fut`, failing the test past 5 s.
+async fn within<T>(fut: impl Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(5), fut)
+        .await
+        .expect("test timed out")
 }
 
-#[tokio::test]
-async fn events_over_https_with_a_private_root_and_refused_without_it() {
-    let cert =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-            .unwrap();
-    let cert_der: CertificateDer<'static> = cert.cert.der().clone();
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(cert.key_pair.serialize_der()));
-    let server_tls = rustls::ServerConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert_der.clone()], key)
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(server_tls));
+/// The certificates of the tests: one for `127.0.0.1` (presented when the client sends no
+/// SNI) and one for `localhost`, two names of the loopback.
+fn certs() -> Certs {
+    Certs::new(&["127.0.0.1", "localhost"])
+}
+
+/// An HTTPS server on 127.0.0.1 presenting `certs`, answering each request with
+/// `route(path)` and logging it; returns its port and the log.
+async fn https_server(
+    certs: &Certs,
+    route: impl Fn(&str) -> Answer + Send + Sync + 'static,
+) -> (u16, Log) {
+    let acceptor = tokio_rustls::TlsAcceptor::from(certs.server());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let log = Log::default();
+    let route = Arc::new(route);
+    let record = log.clone();
     tokio::spawn(async move {
         loop {
             let (tcp, _) = listener.accept().await.unwrap();
-            let acceptor = acceptor.clone();
+            let (acceptor, route, record) = (acceptor.clone(), route.clone(), record.clone());
             tokio::spawn(async move {
                 let Ok(tls) = acceptor.accept(tcp).await else {
                     return;
                 };
-                let service = service_fn(|_req| async {
-                    let events = futures_util::stream::iter([
-                        Event::message("secret"),
-                        Event::message("sauce"),
-                    ]);
-                    Ok::<_, Infallible>(response(SseBody::new(events)))
+                let sni = tls.get_ref().1.server_name().map(str::to_owned);
+                let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let path = req.uri().path().to_owned();
+                    let answer = route(&path).on_port(port);
+                    let headers = req.headers().clone();
+                    let sni = sni.clone();
+                    record.lock().unwrap().push(Hit { sni, path, headers });
+                    async move { Ok::<_, Infallible>(respond(answer)) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
@@ -55,48 +73,223 @@ async fn events_over_https_with_a_private_root_and_refused_without_it() {
             });
         }
     });
+    (port, log)
+}
 
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(cert_der).unwrap();
-    let client_tls = rustls::ClientConfig::builder_with_provider(provider())
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    let url = format!("https://127.0.0.1:{}/", addr.port());
+fn respond(answer: Answer) -> http::Response<Either<Empty<Bytes>, SseBody>> {
+    match answer {
+        Answer::Redirect(status, to) => {
+            let mut resp = http::Response::new(Either::Left(Empty::new()));
+            *resp.status_mut() = http::StatusCode::from_u16(status).unwrap();
+            resp.headers_mut()
+                .insert(http::header::LOCATION, to.parse().unwrap());
+            resp
+        }
+        Answer::Events(data) => {
+            let events = futures_util::stream::iter(data.into_iter().map(Event::message));
+            response(SseBody::new(events)).map(Either::Right)
+        }
+    }
+}
+
+/// Everything `source` reports, trusting `certs` and never reconnecting, to its end.
+async fn items(source: EventSource, certs: &Certs) -> Vec<Result<Item, Error>> {
     let once = ReconnectConfig::default().reconnect(false);
-    let events: Vec<_> = tokio::time::timeout(
-        Duration::from_secs(10),
-        EventSource::get(&url)
-            .unwrap()
-            .client(https_client(client_tls))
-            .reconnect(once.clone())
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await
-    .unwrap();
-    let data: Vec<String> = events
-        .into_iter()
-        .map(|e| e.unwrap().data().to_owned())
-        .collect();
-    assert_eq!(data, ["secret", "sauce"]);
+    source
+        .client(https_client(certs.client()))
+        .reconnect(once)
+        .stream()
+        .collect()
+        .await
+}
 
-    // The default client trusts only the public roots: the self-signed certificate is refused.
-    let refused: Vec<_> = tokio::time::timeout(
-        Duration::from_secs(10),
-        EventSource::get(&url)
+/// The data of the events among `items`.
+fn data(items: &[Result<Item, Error>]) -> Vec<&str> {
+    items
+        .iter()
+        .filter_map(|item| match item {
+            Ok(Item::Event(ev)) => Some(ev.data()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The first two items, which must be `Ok`.
+fn opening(items: &[Result<Item, Error>]) -> Vec<Item> {
+    let first = items.iter().take(2).map(|item| item.as_ref().ok().cloned());
+    first
+        .collect::<Option<_>>()
+        .unwrap_or_else(|| panic!("{items:?}"))
+}
+
+/// Whether `items` end with a clean end of the stream.
+fn ends_clean(items: &[Result<Item, Error>]) -> bool {
+    matches!(items.last(), Some(Ok(Item::Disconnected(Ended::Clean))))
+}
+
+fn redirected(status: u16, to: &str) -> Item {
+    Item::Redirected {
+        status,
+        to: to.parse().unwrap(),
+    }
+}
+
+#[tokio::test]
+async fn events_over_https_with_a_private_root_and_refused_without_it() {
+    within(async {
+        let certs = certs();
+        let (port, _) = https_server(&certs, |_| Answer::Events(vec!["secret", "sauce"])).await;
+        let url = format!("https://127.0.0.1:{port}/");
+        let got = items(EventSource::get(&url).unwrap(), &certs).await;
+        assert_eq!(data(&got), ["secret", "sauce"]);
+
+        // The default client trusts only the public roots: the self-signed certificate is
+        // refused.
+        let refused: Vec<_> = EventSource::get(&url)
             .unwrap()
-            .reconnect(once)
+            .reconnect(ReconnectConfig::default().reconnect(false))
             .events()
-            .collect::<Vec<_>>(),
-    )
-    .await
-    .unwrap();
-    assert!(
-        matches!(refused.as_slice(), [Err(Error::Http(_))]),
-        "{refused:?}"
-    );
-    let line = refused[0].as_ref().unwrap_err().to_string();
-    assert!(line.contains("certificate"), "{line}");
+            .collect()
+            .await;
+        assert!(
+            matches!(refused.as_slice(), [Err(Error::Http(_))]),
+            "{refused:?}"
+        );
+        let line = refused[0].as_ref().unwrap_err().to_string();
+        assert!(line.contains("certificate"), "{line}");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_https_redirect_within_the_origin_is_followed_with_its_credentials() {
+    within(async {
+        let certs = certs();
+        let (port, log) = https_server(&certs, |path| match path {
+            "/old" => Answer::Redirect(308, "/new/events".into()),
+            _ => Answer::Events(vec!["a", "b"]),
+        })
+        .await;
+        let source = EventSource::get(&format!("https://127.0.0.1:{port}/old"))
+            .unwrap()
+            .header("authorization", "Bearer t")
+            .unwrap();
+        let got = items(source, &certs).await;
+        let to = format!("https://127.0.0.1:{port}/new/events");
+        assert_eq!(
+            opening(&got),
+            [redirected(308, &to), Item::Connected { attempt: 0 }]
+        );
+        assert_eq!(data(&got), ["a", "b"]);
+        assert!(ends_clean(&got), "{got:?}");
+        let log = log.lock().unwrap();
+        let paths: Vec<_> = log.iter().map(|hit| hit.path.as_str()).collect();
+        assert_eq!(paths, ["/old", "/new/events"]);
+        let host = format!("127.0.0.1:{port}");
+        for hit in log.iter() {
+            assert_eq!(hit.sni, None, "no SNI for an IP address");
+            assert_eq!(hit.header("host"), Some(host.as_str()));
+            assert_eq!(hit.header("authorization"), Some("Bearer t"), "same origin");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_https_redirect_to_another_host_name_names_it_and_sends_no_credentials() {
+    within(async {
+        let certs = certs();
+        // The same server and port under another name: only the host differs.
+        let (port, log) = https_server(&certs, |path| match path {
+            "/start" => Answer::Redirect(307, "https://localhost:{port}/stream".into()),
+            _ => Answer::Events(vec!["moved"]),
+        })
+        .await;
+        let source = EventSource::get(&format!("https://127.0.0.1:{port}/start"))
+            .unwrap()
+            .header("authorization", "Bearer t")
+            .unwrap()
+            .secret_header("x-api-key", "k")
+            .unwrap()
+            .header("x-trace", "t1")
+            .unwrap();
+        let got = items(source, &certs).await;
+        let to = format!("https://localhost:{port}/stream");
+        assert_eq!(
+            opening(&got),
+            [redirected(307, &to), Item::Connected { attempt: 0 }]
+        );
+        assert_eq!(data(&got), ["moved"]);
+        assert!(ends_clean(&got), "{got:?}");
+        let log = log.lock().unwrap();
+        let [asked, hop] = &log[..] else {
+            panic!("{log:?}")
+        };
+        assert_eq!(
+            (asked.path.as_str(), hop.path.as_str()),
+            ("/start", "/stream")
+        );
+        assert_eq!(asked.sni, None, "no SNI for an IP address");
+        assert_eq!(
+            asked.header("host"),
+            Some(format!("127.0.0.1:{port}").as_str())
+        );
+        assert_eq!(asked.header("authorization"), Some("Bearer t"));
+        assert_eq!(asked.header("x-api-key"), Some("k"));
+        assert_eq!(
+            hop.sni.as_deref(),
+            Some("localhost"),
+            "SNI names the new host"
+        );
+        assert_eq!(
+            hop.header("host"),
+            Some(format!("localhost:{port}").as_str())
+        );
+        assert_eq!(hop.header("authorization"), None, "{hop:?}");
+        assert_eq!(hop.header("x-api-key"), None, "a secret header: {hop:?}");
+        assert_eq!(hop.header("x-trace"), Some("t1"), "other headers go on");
+    })
+    .await;
+}
+
+/// A plain TCP listener on 127.0.0.1 that counts the connections it accepts and drops
+/// them; returns its port and the count.
+async fn counting_listener() -> (u16, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    tokio::spawn(async move {
+        while listener.accept().await.is_ok() {
+            count.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    (port, accepted)
+}
+
+#[tokio::test]
+async fn an_https_redirect_to_http_is_refused_before_connecting() {
+    within(async {
+        let certs = certs();
+        let (plain, accepted) = counting_listener().await;
+        let to = format!("http://127.0.0.1:{plain}/events");
+        let location = to.clone();
+        let (port, log) =
+            https_server(&certs, move |_| Answer::Redirect(302, location.clone())).await;
+        let source = EventSource::get(&format!("https://127.0.0.1:{port}/events"))
+            .unwrap()
+            .response_timeout(Duration::from_secs(1));
+        let got = items(source, &certs).await;
+        let [Err(Error::Redirect(why))] = &got[..] else {
+            panic!("{got:?}")
+        };
+        assert_eq!(why, &format!("HTTP 302 from https to {to}: refused"));
+        assert_eq!(log.lock().unwrap().len(), 1, "asked once, not retried");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            0,
+            "the http listener was not reached"
+        );
+    })
+    .await;
 }
