@@ -29,7 +29,7 @@
 //! | this one | the provider object, its variables, auth and input split: [`SseProvider::connect`] |
 //! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
 //! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
-//! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`] |
+//! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`], [`DEFAULT_MAX_OUTPUT`] |
 //! | [`discovery`](mod@discovery) | [`discover`], [`Discovery`], [`ManualEndpoint`] |
 
 pub mod call;
@@ -37,7 +37,7 @@ pub mod discovery;
 pub mod manual;
 pub mod schema;
 
-pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall};
+pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall, DEFAULT_MAX_OUTPUT};
 use discovery::{bounded_exchange, Bounded};
 pub use discovery::{
     discover, discovery_url, Discovery, DiscoveryError, ManualEndpoint, DISCOVERY_PATH,

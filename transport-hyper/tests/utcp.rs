@@ -873,6 +873,72 @@ mod call {
         );
     }
 
+    /// Data past the parse limit is not parsed (as a `Value` it could take ~90 times its
+    /// size): it is reported as too large, then skipped like a mismatch, or ends the stream.
+    #[tokio::test]
+    async fn event_data_past_the_parse_limit_is_refused_unparsed() {
+        use ssekit_hyper::utcp::DEFAULT_MAX_OUTPUT;
+        // JSON strings of exactly the limit and of one byte more, then a small object.
+        let string = |len: usize| format!("\"{}\"", "x".repeat(len - 2));
+        let datas = [
+            string(DEFAULT_MAX_OUTPUT),
+            string(DEFAULT_MAX_OUTPUT + 1),
+            r#"{"price":1}"#.to_owned(),
+        ];
+        let addr = spawn(move |_req: http::Request<hyper::body::Incoming>| {
+            let events: Vec<_> = datas
+                .iter()
+                .enumerate()
+                .map(|(i, data)| {
+                    Event::builder()
+                        .event("price_update")
+                        .unwrap()
+                        .id(format!("{}", i + 1))
+                        .unwrap()
+                        .data(data.clone())
+                        .build()
+                })
+                .collect();
+            async move { boxed(response(SseBody::new(futures_util::stream::iter(events)))) }
+        })
+        .await;
+        let tool =
+            Tool::from_json(r#"{"name":"t","outputs":{"type":["object","string"]}}"#).unwrap();
+        let provider = provider(&format!("http://{addr}"));
+        let call = provider.call(&tool, &serde_json::Map::new()).await.unwrap();
+        let outputs: Vec<_> = within(10, call.outputs().collect()).await;
+        assert_eq!(outputs.len(), 3);
+        assert!(outputs[0].is_ok(), "at the limit: parsed");
+        let Err(err @ CallError::TooLarge { event, limit }) = &outputs[1] else {
+            panic!("{:?}", outputs[1]);
+        };
+        assert_eq!((event.id(), *limit), (Some("2"), DEFAULT_MAX_OUTPUT));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "event id \"2\" of type \"price_update\": the data is {} bytes, more than \
+                 the {DEFAULT_MAX_OUTPUT}-byte limit for parsing it",
+                DEFAULT_MAX_OUTPUT + 1
+            )
+        );
+        assert_eq!(outputs[2].as_ref().unwrap().value, json!({"price": 1}));
+        // A smaller limit, and End: the first event ends the stream.
+        let call = provider.call(&tool, &serde_json::Map::new()).await.unwrap();
+        let outputs: Vec<_> = within(
+            10,
+            call.max_output(16)
+                .on_mismatch(OnMismatch::End)
+                .outputs()
+                .collect(),
+        )
+        .await;
+        assert_eq!(outputs.len(), 1);
+        assert!(matches!(
+            outputs[0],
+            Err(CallError::TooLarge { limit: 16, .. })
+        ));
+    }
+
     #[tokio::test]
     async fn inputs_that_do_not_match_are_refused_before_any_request() {
         let log = Log::default();

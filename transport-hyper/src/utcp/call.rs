@@ -19,6 +19,13 @@
 //!
 //! Transport errors pass through as [`CallError::Transport`], and end the stream when the
 //! reconnect policy gives up, as with [`EventSource::events`].
+//!
+//! Parsed JSON takes far more memory than its text: as a `serde_json::Value`, an array of
+//! small objects takes about 90 times its bytes (one 15 MiB event of `{"b":1}` objects,
+//! within the decoder's 16 MiB limit, made a client peak at 1.39 GB). So an event's data is
+//! parsed only up to [`ToolCall::max_output`] bytes ([`DEFAULT_MAX_OUTPUT`], 1 MiB, by
+//! default); a larger one is [`CallError::TooLarge`], reported and then skipped or ending
+//! the stream as [`OnMismatch`] says, like data that does not match.
 
 use std::fmt;
 use std::pin::Pin;
@@ -34,8 +41,18 @@ use super::SseProvider;
 use crate::client::EventSource;
 use crate::Error;
 
-/// What a tool-call stream does after an event whose data is not JSON or does not match
-/// the tool's `outputs` (see [the module](self) for why `Skip` is the default).
+/// The largest event data a tool call parses by default, in bytes: 1 MiB (see
+/// [`ToolCall::max_output`]).
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_hyper::utcp::DEFAULT_MAX_OUTPUT, 1 << 20);
+/// ```
+pub const DEFAULT_MAX_OUTPUT: usize = 1 << 20;
+
+/// What a tool-call stream does after an event whose data is not JSON, does not match the
+/// tool's `outputs` or is too large to parse (see [the module](self) for why `Skip` is the
+/// default).
 ///
 /// # Example
 /// ```
@@ -85,13 +102,20 @@ pub enum CallError {
         /// Where and how it does not match.
         mismatch: Mismatch,
     },
+    /// An event's data is larger than [`ToolCall::max_output`]; it was not parsed.
+    TooLarge {
+        /// The event, as received (boxed: the error stays small).
+        event: Box<Event>,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The connection or the event stream failed (see [`Error`]).
     Transport(Error),
 }
 
 impl CallError {
-    /// The event whose data was refused, for [`NotJson`](Self::NotJson) and
-    /// [`Output`](Self::Output).
+    /// The event whose data was refused, for [`NotJson`](Self::NotJson),
+    /// [`Output`](Self::Output) and [`TooLarge`](Self::TooLarge).
     ///
     /// # Example
     /// ```
@@ -100,7 +124,9 @@ impl CallError {
     /// ```
     pub fn event(&self) -> Option<&Event> {
         match self {
-            CallError::NotJson { event, .. } | CallError::Output { event, .. } => Some(event),
+            CallError::NotJson { event, .. }
+            | CallError::Output { event, .. }
+            | CallError::TooLarge { event, .. } => Some(event),
             _ => None,
         }
     }
@@ -133,6 +159,12 @@ impl fmt::Display for CallError {
                 "{}: the data does not match the tool's outputs schema: {mismatch}",
                 Named(event)
             ),
+            CallError::TooLarge { event, limit } => write!(
+                f,
+                "{}: the data is {} bytes, more than the {limit}-byte limit for parsing it",
+                Named(event),
+                event.data().len()
+            ),
             CallError::Transport(e) => e.fmt(f),
         }
     }
@@ -144,6 +176,7 @@ impl std::error::Error for CallError {
             CallError::Inputs(m) => Some(m),
             CallError::NotJson { error, .. } => Some(error),
             CallError::Output { mismatch, .. } => Some(mismatch),
+            CallError::TooLarge { .. } => None,
             CallError::Transport(e) => Some(e),
         }
     }
@@ -204,6 +237,7 @@ pub struct ToolCall {
     source: EventSource,
     outputs: Schema,
     on_mismatch: OnMismatch,
+    max_output: usize,
 }
 
 impl ToolCall {
@@ -222,6 +256,25 @@ impl ToolCall {
     /// ```
     pub fn on_mismatch(mut self, policy: OnMismatch) -> Self {
         self.on_mismatch = policy;
+        self
+    }
+
+    /// The largest event data parsed, in bytes (default [`DEFAULT_MAX_OUTPUT`], 1 MiB); a
+    /// larger event is [`CallError::TooLarge`]. Parsed JSON can take about 90 times its
+    /// bytes (see [the module](self)).
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+    /// # let tool = ssekit_hyper::utcp::Tool::from_json(r#"{"name":"t"}"#)?;
+    /// let outputs = provider.call(&tool, &serde_json::Map::new()).await?
+    ///     .max_output(64 * 1024)
+    ///     .outputs();
+    /// # drop(outputs); Ok(()) }
+    /// ```
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.max_output = bytes;
         self
     }
 
@@ -249,6 +302,7 @@ impl ToolCall {
             source,
             outputs,
             on_mismatch,
+            max_output,
         } = self;
         let state = Some((source.events(), outputs));
         Box::pin(futures_util::stream::unfold(
@@ -257,7 +311,7 @@ impl ToolCall {
                 let (mut events, schema) = state?;
                 let result = match events.next().await? {
                     Err(e) => Err(CallError::Transport(e)),
-                    Ok(event) => parse(&schema, event),
+                    Ok(event) => parse(&schema, event, max_output),
                 };
                 let stop = on_mismatch == OnMismatch::End
                     && result.as_ref().is_err_and(|e| e.event().is_some());
@@ -268,8 +322,14 @@ impl ToolCall {
 }
 
 /// The data of `event` as JSON (serde_json refuses nesting past 128) checked against
-/// `schema`.
-fn parse(schema: &Schema, event: Event) -> Result<Output, CallError> {
+/// `schema`, if it is at most `limit` bytes.
+fn parse(schema: &Schema, event: Event, limit: usize) -> Result<Output, CallError> {
+    if event.data().len() > limit {
+        return Err(CallError::TooLarge {
+            event: Box::new(event),
+            limit,
+        });
+    }
     let value: Value = match serde_json::from_str(event.data()) {
         Ok(value) => value,
         Err(error) => {
@@ -317,6 +377,7 @@ impl SseProvider {
             source,
             outputs: tool.outputs.clone(),
             on_mismatch: OnMismatch::default(),
+            max_output: DEFAULT_MAX_OUTPUT,
         })
     }
 }
