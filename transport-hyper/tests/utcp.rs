@@ -469,6 +469,32 @@ mod schema {
         );
     }
 
+    /// `enum` and `const` are read where they are in the schema (not copied): under property
+    /// names that need escaping in a JSON Pointer, the empty name, and `items`.
+    #[test]
+    fn enum_and_const_are_read_under_any_property_name() {
+        let s = schema(json!({"properties": {
+            "a/b~c": {"enum": [1, "x"]},
+            "": {"const": {"k": [2]}},
+            "list": {"items": {"properties": {"~1": {"const": true}}}}
+        }}));
+        assert!(s
+            .validate(&json!({"a/b~c": 1.0, "": {"k": [2.0]}, "list": [{"~1": true}]}))
+            .is_ok());
+        assert_eq!(
+            refused(&s, json!({"a/b~c": 2})),
+            triple("/a~1b~0c", "one of [1, \"x\"]", "number 2")
+        );
+        assert_eq!(
+            refused(&s, json!({"": {"k": [3]}})),
+            triple("/", "exactly {\"k\":[2]}", "object with 1 properties")
+        );
+        assert_eq!(
+            refused(&s, json!({"list": [{"~1": true}, {"~1": false}]})),
+            triple("/list/1/~01", "exactly true", "boolean false")
+        );
+    }
+
     #[test]
     fn additional_properties_false_or_a_schema() {
         let closed = schema(json!({"properties": {"a": {}}, "additionalProperties": false}));
@@ -1198,6 +1224,30 @@ mod discovery {
                 .unwrap();
             assert!(manual.tools.is_empty());
         }
+    }
+
+    /// A parsed manual can take ~90 times its bytes (0.73 GB for 8 MiB, the old default):
+    /// by default discovery reads at most 1 MiB.
+    #[tokio::test]
+    async fn discovery_reads_at_most_1_mib_by_default() {
+        let body = |len: usize| {
+            let mut body = br#"{"tools":[],"padding":""#.to_vec();
+            body.resize(len - 2, b'x');
+            body.extend_from_slice(b"\"}");
+            body
+        };
+        let at_limit = raw(body(1 << 20), false).await;
+        assert!(within(5, discover(&at_limit))
+            .await
+            .unwrap()
+            .tools
+            .is_empty());
+        let over = raw(body((1 << 20) + 1), true).await;
+        let err = within(5, discover(&over)).await.unwrap_err();
+        assert!(
+            matches!(err, DiscoveryError::TooLarge { limit: 1_048_576 }),
+            "{err}"
+        );
     }
 
     #[tokio::test]

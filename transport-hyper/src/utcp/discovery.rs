@@ -4,9 +4,11 @@
 //!
 //! The client is bounded: one request with no redirects followed (a 3xx is
 //! [`Error::Status`]), done within a timeout (10 s by default) that covers the connection,
-//! the head and the whole body, and a body of at most [`Discovery::max_size`] bytes (8 MiB
+//! the head and the whole body, and a body of at most [`Discovery::max_size`] bytes (1 MiB
 //! by default), refused from its `Content-Length` when that says more, else when the bytes
-//! read pass it.
+//! read pass it. Parsed, a manual can take about 90 times its size in memory (see
+//! [`Manual::from_slice`]): the default keeps that under 100 MB; raise it for a manual you
+//! know to be larger.
 
 use std::fmt;
 use std::time::Duration;
@@ -174,7 +176,7 @@ impl Default for Discovery {
     fn default() -> Self {
         Discovery {
             timeout: Duration::from_secs(10),
-            max_size: 8 << 20,
+            max_size: 1 << 20,
             headers: Vec::new(),
             client: None,
         }
@@ -182,7 +184,7 @@ impl Default for Discovery {
 }
 
 impl Discovery {
-    /// The defaults: 10 s, 8 MiB, no extra header, a new client.
+    /// The defaults: 10 s, 1 MiB, no extra header, a new client.
     ///
     /// # Example
     /// ```
@@ -205,7 +207,8 @@ impl Discovery {
         self
     }
 
-    /// The largest body read, in bytes.
+    /// The largest body read, in bytes (default 1 MiB; parsed, a manual takes up to about
+    /// 90 times that in memory).
     ///
     /// # Example
     /// ```

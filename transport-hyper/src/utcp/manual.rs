@@ -176,7 +176,7 @@ impl Tool {
     pub fn from_json(json: &str) -> Result<Tool, ManualError> {
         let value: Value =
             serde_json::from_str(json).map_err(|e| wrong("", format!("not JSON: {e}")))?;
-        Tool::from_value(&value)
+        parse_tool(value, "")
     }
 
     /// Parses one tool definition from JSON already read.
@@ -188,7 +188,7 @@ impl Tool {
     /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
     /// ```
     pub fn from_value(value: &Value) -> Result<Tool, ManualError> {
-        parse_tool(value, "")
+        parse_tool(value.clone(), "")
     }
 
     /// The definition as JSON, with the provider under `tool_provider` (omitted when there
@@ -249,8 +249,10 @@ fn field_path(base: &str, field: &str) -> String {
     format!("{base}/{field}")
 }
 
-fn parse_tool(value: &Value, base: &str) -> Result<Tool, ManualError> {
-    let Value::Object(tool) = value else {
+/// Reads a tool from its JSON, moving the schemas and the provider out of it rather than
+/// copying them (parsed JSON is large: see [`Manual::from_slice`]).
+fn parse_tool(value: Value, base: &str) -> Result<Tool, ManualError> {
+    let Value::Object(mut tool) = value else {
         return Err(wrong(base, "a tool is a JSON object"));
     };
     let name = match tool.get("name") {
@@ -269,10 +271,10 @@ fn parse_tool(value: &Value, base: &str) -> Result<Tool, ManualError> {
         Some(Value::String(d)) => d.clone(),
         Some(_) => return Err(wrong(field_path(base, "description"), "not a string")),
     };
-    let schema = |field: &str| -> Result<Schema, ManualError> {
-        match tool.get(field) {
+    let mut schema = |field: &str| -> Result<Schema, ManualError> {
+        match tool.remove(field) {
             None | Some(Value::Null) => Ok(Schema::any()),
-            Some(s) => Schema::new(s.clone())
+            Some(s) => Schema::new(s)
                 .map_err(|e| wrong(format!("{}{}", field_path(base, field), e.path), e.problem)),
         }
     };
@@ -298,10 +300,10 @@ fn parse_tool(value: &Value, base: &str) -> Result<Tool, ManualError> {
     };
     let mut provider = None;
     for field in ["tool_provider", "provider", "tool_call_template"] {
-        match tool.get(field) {
+        match tool.remove(field) {
             None | Some(Value::Null) => continue,
             Some(p @ Value::Object(_)) => {
-                provider = Some(p.clone());
+                provider = Some(p);
                 break;
             }
             Some(_) => return Err(wrong(field_path(base, field), "not an object")),
@@ -378,6 +380,12 @@ impl Manual {
 
     /// Parses a manual from bytes (a response body).
     ///
+    /// Parsed, JSON takes far more memory than its text, and a manual's schemas are kept as
+    /// written: measured, a manual of small objects (in `properties` or an `enum`) takes up
+    /// to about 90 times its bytes (an 8 MiB one 0.73 GB, and 1.45 GB while the schemas and
+    /// `enum`s were copied out of the parsed document). Bound what you read with that in
+    /// mind: [`Discovery::max_size`](super::Discovery::max_size) is 1 MiB by default.
+    ///
     /// # Example
     /// ```
     /// let err = ssekit_hyper::utcp::Manual::from_slice(b"<html>").unwrap_err();
@@ -386,7 +394,7 @@ impl Manual {
     pub fn from_slice(json: &[u8]) -> Result<Manual, ManualError> {
         let value: Value =
             serde_json::from_slice(json).map_err(|e| wrong("", format!("not JSON: {e}")))?;
-        Manual::from_value(&value)
+        Manual::from_owned(value)
     }
 
     /// Parses a manual from JSON already read.
@@ -398,7 +406,12 @@ impl Manual {
     /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
     /// ```
     pub fn from_value(value: &Value) -> Result<Manual, ManualError> {
-        let Value::Object(manual) = value else {
+        Manual::from_owned(value.clone())
+    }
+
+    /// Reads a manual from its JSON, each tool moved out of it in turn.
+    fn from_owned(value: Value) -> Result<Manual, ManualError> {
+        let Value::Object(mut manual) = value else {
             return Err(wrong("", "a manual is a JSON object"));
         };
         let mut version = None;
@@ -412,14 +425,14 @@ impl Manual {
                 Some(_) => return Err(wrong(format!("/{field}"), "not a string")),
             }
         }
-        let tools = match manual.get("tools") {
+        let tools = match manual.remove("tools") {
             Some(Value::Array(tools)) => tools,
             Some(_) => return Err(wrong("/tools", "not an array")),
             None => return Err(wrong("/tools", "missing (a manual lists its tools)")),
         };
         let mut parsed: Vec<Tool> = Vec::with_capacity(tools.len());
         let mut seen: HashMap<String, usize> = HashMap::with_capacity(tools.len());
-        for (i, tool) in tools.iter().enumerate() {
+        for (i, tool) in tools.into_iter().enumerate() {
             let base = format!("/tools/{i}");
             let tool = parse_tool(tool, &base)?;
             if let Some(first) = seen.insert(tool.name.clone(), i) {

@@ -222,7 +222,7 @@ impl Schema {
     /// ```
     pub fn validate(&self, value: &Value) -> Result<(), Mismatch> {
         let mut path = Vec::new();
-        check(&self.root, value, &mut path)
+        check(&self.source, &self.root, value, &mut path)
     }
 }
 
@@ -240,8 +240,11 @@ enum Node {
 struct Rule {
     /// A set of [`TYPES`] bits.
     types: Option<u8>,
-    one_of: Option<Vec<Value>>,
-    constant: Option<Value>,
+    /// Where the `enum` array is in the schema's JSON, as a JSON Pointer: read from there,
+    /// not copied (parsed JSON is large, and an `enum` can be most of a schema).
+    one_of: Option<String>,
+    /// Where the `const` value is, likewise.
+    constant: Option<String>,
     minimum: Option<Number>,
     maximum: Option<Number>,
     required: Vec<String>,
@@ -357,16 +360,16 @@ fn compile<'a>(
             // The old tuple form (an array of schemas) is ignored, as documented.
             "items" if !value.is_array() => rule.items = Some(compile(value, path, depth + 1)?),
             "enum" => {
-                let Value::Array(values) = value else {
+                if !value.is_array() {
                     return Err(invalid(path, "enum is not an array"));
-                };
+                }
                 if !depth_within(value, MAX_DEPTH + 1) {
                     return Err(invalid(
                         path,
                         format!("a value nests deeper than {MAX_DEPTH} levels"),
                     ));
                 }
-                rule.one_of = Some(values.clone());
+                rule.one_of = Some(pointer(path));
             }
             "const" => {
                 if !depth_within(value, MAX_DEPTH) {
@@ -375,7 +378,7 @@ fn compile<'a>(
                         format!("the value nests deeper than {MAX_DEPTH} levels"),
                     ));
                 }
-                rule.constant = Some(value.clone());
+                rule.constant = Some(pointer(path));
             }
             "minimum" | "maximum" => {
                 let Value::Number(n) = value else {
@@ -574,7 +577,12 @@ fn never(path: &[Step<'_>], found: String) -> Mismatch {
 
 /// Recurses once per schema level (each call descends into a subschema), so at most
 /// [`MAX_DEPTH`] deep.
-fn check<'v>(node: &Node, value: &'v Value, path: &mut Vec<Step<'v>>) -> Result<(), Mismatch> {
+fn check<'v>(
+    source: &Value,
+    node: &Node,
+    value: &'v Value,
+    path: &mut Vec<Step<'v>>,
+) -> Result<(), Mismatch> {
     let rule = match node {
         Node::Any => return Ok(()),
         Node::Never => return Err(never(path, describe(value))),
@@ -585,7 +593,12 @@ fn check<'v>(node: &Node, value: &'v Value, path: &mut Vec<Step<'v>>) -> Result<
             return Err(mismatch(path, types_text(types), describe(value)));
         }
     }
-    if let Some(values) = &rule.one_of {
+    if let Some(at) = &rule.one_of {
+        // Compiled from `source`, so `at` is there (an empty list if it were not).
+        let values = source
+            .pointer(at)
+            .and_then(Value::as_array)
+            .map_or(&[][..], Vec::as_slice);
         if !values.iter().any(|v| same(v, value)) {
             return Err(mismatch(
                 path,
@@ -594,11 +607,13 @@ fn check<'v>(node: &Node, value: &'v Value, path: &mut Vec<Step<'v>>) -> Result<
             ));
         }
     }
-    if let Some(constant) = &rule.constant {
-        if !same(constant, value) {
+    if let Some(at) = &rule.constant {
+        // Compiled from `source`, so the value is there (nothing matches if it were not).
+        let constant = source.pointer(at);
+        if !constant.is_some_and(|c| same(c, value)) {
             return Err(mismatch(
                 path,
-                format!("exactly {}", short_json(constant)),
+                format!("exactly {}", short_json(constant.unwrap_or(&Value::Null))),
                 describe(value),
             ));
         }
@@ -616,12 +631,12 @@ fn check<'v>(node: &Node, value: &'v Value, path: &mut Vec<Step<'v>>) -> Result<
         }
     }
     match value {
-        Value::Object(map) => check_object(rule, map, path),
+        Value::Object(map) => check_object(source, rule, map, path),
         Value::Array(items) => {
             if let Some(item) = &rule.items {
                 for (i, v) in items.iter().enumerate() {
                     path.push(Step::Index(i));
-                    check(item, v, path)?;
+                    check(source, item, v, path)?;
                     path.pop();
                 }
             }
@@ -632,6 +647,7 @@ fn check<'v>(node: &Node, value: &'v Value, path: &mut Vec<Step<'v>>) -> Result<
 }
 
 fn check_object<'v>(
+    source: &Value,
     rule: &Rule,
     map: &'v Map<String, Value>,
     path: &mut Vec<Step<'v>>,
@@ -665,7 +681,7 @@ fn check_object<'v>(
             },
         };
         path.push(Step::Key(key));
-        check(sub, v, path)?;
+        check(source, sub, v, path)?;
         path.pop();
     }
     Ok(())
