@@ -776,35 +776,25 @@ impl Session {
                 self.max_redirects, self.opened.uri
             ));
         }
-        let location = match redirect::location(headers) {
-            Ok(Some(location)) => location,
-            Ok(None) => return Err(format!("HTTP {status} with no Location")),
-            Err(why) => return Err(format!("HTTP {status} with {why}")),
-        };
-        let to = redirect::resolve(&self.current.uri, location)?;
-        let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
-        if !self.schemes.contains(&scheme) {
-            return Err(format!(
-                "HTTP {status} to {to}: the scheme is not {}",
-                self.schemes.join(" or ")
-            ));
-        }
-        if self.current.uri.scheme_str() == Some("https") && scheme == "http" {
-            return Err(format!("HTTP {status} from https to {to}: refused"));
-        }
-        let (method, keep_body) = redirect::method_after(status, &self.current.method);
+        let hop = redirect::next_hop(
+            &self.current.uri,
+            &self.current.method,
+            status,
+            headers,
+            &self.schemes,
+        )?;
         // Once dropped, headers stay dropped for the rest of the attempt: a later hop that
         // stays on the new origin, or keeps the (now empty) body, does not bring them back.
-        self.left_origin |= !redirect::same_origin(&self.current.uri, &to);
-        if !keep_body {
+        self.left_origin |= !hop.same_origin;
+        if !hop.keep_body {
             self.current.body = Bytes::new();
             self.body_dropped = true;
         }
         self.redirects += 1;
-        self.current.method = method;
-        self.current.uri = to.clone();
+        self.current.method = hop.method;
+        self.current.uri = hop.to.clone();
         let request = self.request().map_err(|e| e.to_string())?;
-        self.out.push_back(Item::Redirected { status, to });
+        self.out.push_back(Item::Redirected { status, to: hop.to });
         self.redirected = Some(request);
         Ok(())
     }

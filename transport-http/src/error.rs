@@ -41,8 +41,10 @@ pub enum Error {
     Http(BoxError),
     /// The server answered with a status that ends the stream (not 200, not retried).
     Status(u16),
-    /// A redirect that is not followed: too many, a `Location` that does not resolve to a
-    /// URL with a host, a scheme the transport does not speak, or `https` to `http`.
+    /// A redirect that is not followed: too many, `Location` fields with different values,
+    /// an empty one or one that is not UTF-8, a `Location` that does not resolve to a URL
+    /// with a host, a scheme the transport does not speak, or `https` to `http`
+    /// ([`redirect::next_hop`](crate::redirect::next_hop) names each).
     Redirect(String),
     /// The server answered 200 with a `Content-Type` other than `text/event-stream`.
     ContentType(Option<String>),

@@ -217,6 +217,86 @@ impl std::fmt::Display for LocationError {
 
 impl std::error::Error for LocationError {}
 
+/// The request a redirect asks for, as [`next_hop`] works it out.
+///
+/// # Example
+/// ```
+/// use http::{HeaderMap, HeaderValue, Method};
+/// use ssekit_http::redirect::next_hop;
+/// let mut head = HeaderMap::new();
+/// head.insert("location", HeaderValue::from_static("http://other/b"));
+/// let hop = next_hop(&"http://h/a".parse()?, &Method::POST, 303, &head, &["http"])?;
+/// assert_eq!((hop.method, hop.keep_body, hop.same_origin), (Method::GET, false, false));
+/// assert_eq!(hop.to, "http://other/b");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    /// The target, resolved and checked.
+    pub to: Uri,
+    /// The method to send there ([`method_after`]).
+    pub method: Method,
+    /// Whether the body, and the headers that describe it ([`BODY_HEADERS`]), go too.
+    pub keep_body: bool,
+    /// Whether `to` is on the origin of the URL that answered; when it is not, the
+    /// credentials ([`CREDENTIAL_HEADERS`], secret headers, a configured `Host`) stay behind.
+    pub same_origin: bool,
+}
+
+/// Where a `status` redirect with these response `headers`, the answer to a `method`
+/// request to `from`, leads: its one [`location`], [`resolve`]d against `from`, on one of the
+/// `schemes` the transport speaks and not from `https` down to `http`. The checks every
+/// client here makes before a hop (the event stream's `Session` and the ORS client's JSON
+/// requests), so the two cannot drift; counting hops is the caller's. The error is a
+/// message for `Error::Redirect`.
+///
+/// # Example
+/// ```
+/// use http::{HeaderMap, HeaderValue, Method};
+/// use ssekit_http::redirect::next_hop;
+/// let from: http::Uri = "https://h/a".parse()?;
+/// let mut head = HeaderMap::new();
+/// head.insert("location", HeaderValue::from_static("/b"));
+/// let hop = next_hop(&from, &Method::GET, 308, &head, &["http", "https"])?;
+/// assert_eq!(hop.to, "https://h/b");
+/// head.insert("location", HeaderValue::from_static("http://h/b"));
+/// let refused = next_hop(&from, &Method::GET, 308, &head, &["http", "https"]);
+/// assert_eq!(refused.unwrap_err(), "HTTP 308 from https to http://h/b: refused");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn next_hop<S: AsRef<str>>(
+    from: &Uri,
+    method: &Method,
+    status: u16,
+    headers: &HeaderMap,
+    schemes: &[S],
+) -> Result<Hop, String> {
+    let location = match location(headers) {
+        Ok(Some(location)) => location,
+        Ok(None) => return Err(format!("HTTP {status} with no Location")),
+        Err(why) => return Err(format!("HTTP {status} with {why}")),
+    };
+    let to = resolve(from, location)?;
+    let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
+    if !schemes.iter().any(|s| s.as_ref() == scheme) {
+        let names: Vec<&str> = schemes.iter().map(AsRef::as_ref).collect();
+        return Err(format!(
+            "HTTP {status} to {to}: the scheme is not {}",
+            names.join(" or ")
+        ));
+    }
+    if from.scheme_str() == Some("https") && scheme == "http" {
+        return Err(format!("HTTP {status} from https to {to}: refused"));
+    }
+    let (method, keep_body) = method_after(status, method);
+    Ok(Hop {
+        same_origin: same_origin(from, &to),
+        to,
+        method,
+        keep_body,
+    })
+}
+
 /// `location` resolved against `base` (an absolute URL): the target of the redirect,
 /// without its fragment. Bytes a path or query may not hold as they are (spaces, quotes,
 /// `<`, `>`, `\`, controls, non-ASCII) are percent-encoded; the result must name an ASCII

@@ -138,24 +138,8 @@ impl Redirects {
                 self.max, self.opened
             ));
         }
-        let location = match redirect::location(headers) {
-            Ok(Some(location)) => location,
-            Ok(None) => return Err(format!("HTTP {status} with no Location")),
-            Err(why) => return Err(format!("HTTP {status} with {why}")),
-        };
-        let to = redirect::resolve(&self.uri, location)?;
-        let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
-        if !self.schemes.contains(&scheme.as_str()) {
-            return Err(format!(
-                "HTTP {status} to {to}: the scheme is not {}",
-                self.schemes.join(" or ")
-            ));
-        }
-        if self.uri.scheme_str() == Some("https") && scheme == "http" {
-            return Err(format!("HTTP {status} from https to {to}: refused"));
-        }
-        let (method, keep_body) = redirect::method_after(status, &self.method);
-        if !keep_body {
+        let hop = redirect::next_hop(&self.uri, &self.method, status, headers, self.schemes)?;
+        if !hop.keep_body {
             self.body = Bytes::new();
             for name in &BODY_HEADERS {
                 self.headers.remove(name);
@@ -163,15 +147,15 @@ impl Redirects {
         }
         // Removed from the request itself, so they stay dropped for the rest of it, even
         // after a later hop back to the first origin.
-        if !redirect::same_origin(&self.uri, &to) {
+        if !hop.same_origin {
             for name in CREDENTIAL_HEADERS.iter().chain(&ORS_CREDENTIALS) {
                 self.headers.remove(name);
             }
             self.headers.remove(HOST);
         }
         self.hops += 1;
-        self.method = method;
-        self.uri = to;
+        self.method = hop.method;
+        self.uri = hop.to;
         Ok(())
     }
 }
