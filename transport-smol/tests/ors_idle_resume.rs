@@ -7,16 +7,13 @@
 
 mod kit;
 
-use std::convert::Infallible;
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http_body_util::BodyExt;
-use kit::{big_result, each_pair, serve_ors, within, Side};
-use ssekit::client::ReconnectConfig;
+use kit::{big_result, each_pair, fast_ors, serve_ors, tokio_rt, within, Side};
 use ssekit_http::client::Ended;
 use ssekit_http::ors::{CallOptions, Client, OrsIo, Trace};
 
@@ -101,93 +98,20 @@ fn stalling_proxy(upstream: SocketAddr) -> (SocketAddr, Arc<AtomicUsize>) {
     (addr, accepted)
 }
 
-fn tokio_rt() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
-
-/// How long the servers wait between pings: far longer than [`IDLE`].
-const KEEP_ALIVE: Duration = Duration::from_secs(5);
-
-/// An ORS server of the given transport whose tool `big` answers [`big_result`] at once (the
-/// smol crate's `ors::Calls`, or the hyper crate's `ors::Server`, a session opened on it).
-/// Returns its address and the session id.
-fn serve_fast_ors(side: Side) -> (SocketAddr, String) {
-    use ssekit_hyper::ors::{Server, ServerConfig};
-    match side {
-        Side::Smol => {
-            let calls = ssekit_smol::ors::Calls::with_options(Default::default(), KEEP_ALIVE, 4096);
-            let service =
-                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let calls = calls.clone();
-                    async move {
-                        assert_eq!(req.uri().path(), "/fast/call");
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let call: serde_json::Value = serde_json::from_slice(&body).unwrap();
-                        let body = calls.call(call["task_id"].as_str(), async { Ok(big_result()) });
-                        Ok::<_, Infallible>(ssekit_smol::server::response(body))
-                    }
-                });
-            let listener = smol::block_on(smol::net::TcpListener::bind("127.0.0.1:0")).unwrap();
-            let addr = listener.local_addr().unwrap();
-            smol::spawn(ssekit_smol::server::serve(listener, service)).detach();
-            (addr, "no-session".to_owned())
-        }
-        Side::Hyper => {
-            let rt = tokio_rt();
-            let listener = rt
-                .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-                .unwrap();
-            let addr = listener.local_addr().unwrap();
-            let config = ServerConfig::default().keep_alive(KEEP_ALIVE);
-            let server = Server::with_config(vec![Arc::new(Fast)], config);
-            rt.spawn(ssekit_hyper::server::serve(listener, server));
-            let ors = ssekit_hyper::ors::Client::new(&format!("http://{addr}")).unwrap();
-            let sid = rt
-                .block_on(ors.open_session("fast", &serde_json::json!({})))
-                .unwrap();
-            (addr, sid)
-        }
-    }
-}
-
-/// The hyper ORS server's environment: one tool, `big`, that answers at once.
-struct Fast;
-
-impl ssekit_hyper::ors::Environment for Fast {
-    fn name(&self) -> &str {
-        "fast"
-    }
-    fn splits(&self) -> Vec<ssekit_hyper::ors::Split> {
-        vec![ssekit_hyper::ors::Split::new("test", "test")]
-    }
-    fn tasks(&self, _split: &str) -> Option<Vec<serde_json::Value>> {
-        Some(vec![serde_json::json!({})])
-    }
-    fn tools(&self) -> Vec<ssekit_hyper::ors::ToolSpec> {
-        vec![ssekit_hyper::ors::ToolSpec::new(
-            "big",
-            "a chunked result at once",
-            None,
-        )]
-    }
-    fn prompt(&self, _task: &serde_json::Value) -> String {
-        "fast".into()
-    }
-    fn call(
-        &self,
-        _task: &serde_json::Value,
-        _tool: &str,
-        _input: serde_json::Value,
-    ) -> ssekit_hyper::ors::ToolFuture {
-        Box::pin(async { Ok(big_result()) })
-    }
+/// The kit's ORS server of the given transport ([`serve_ors`]): its address, and the
+/// session its calls go in (`no-session` for the smol one, which keeps none).
+fn ors_server(side: Side) -> (SocketAddr, String) {
+    let (url, headers) = serve_ors(side);
+    let addr: SocketAddr = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/kit/call")
+        .parse()
+        .unwrap();
+    let sid = headers
+        .into_iter()
+        .find(|(name, _)| name == "x-session-id")
+        .map_or("no-session".to_owned(), |(_, sid)| sid);
+    (addr, sid)
 }
 
 /// A call's result and trace.
@@ -196,43 +120,32 @@ type Outcome = (
     Vec<Trace>,
 );
 
-/// `call_tool_traced` of `env`'s `tool` in session `sid` by `ors`, with idle timeout `idle`
-/// and a fast retry.
-async fn traced_call<T: OrsIo>(
-    ors: Client<T>,
-    idle: Duration,
-    env: &str,
-    sid: &str,
-    tool: &str,
-) -> Outcome {
-    let ors = ors.idle_timeout(idle).reconnect(
-        ReconnectConfig::ors()
-            .retry_timeout(Duration::from_millis(20))
-            .min_delay(Duration::from_millis(10))
-            .jitter(0),
-    );
+/// `call_tool_traced` of the kit's `tool` in session `sid` by `ors`, with idle timeout
+/// `idle` and a fast retry.
+async fn traced_call<T: OrsIo>(ors: Client<T>, idle: Duration, sid: &str, tool: &str) -> Outcome {
+    let ors = ors.idle_timeout(idle).reconnect(fast_ors());
     let mut trace = Vec::new();
     let input = serde_json::json!({});
     let options = CallOptions::default();
     let result = ors
-        .call_tool_traced(env, sid, tool, input, options, |t| trace.push(t))
+        .call_tool_traced("kit", sid, tool, input, options, |t| trace.push(t))
         .await;
     (result, trace)
 }
 
 /// [`traced_call`] with the `side` transport's ORS client for the server at `addr`, within
 /// 10 s.
-fn call(side: Side, addr: SocketAddr, idle: Duration, env: &str, sid: &str, tool: &str) -> Outcome {
+fn call(side: Side, addr: SocketAddr, idle: Duration, sid: &str, tool: &str) -> Outcome {
     let base = format!("http://{addr}");
     let limit = Duration::from_secs(10);
     match side {
         Side::Smol => {
             let ors = ssekit_smol::ors::Client::new(&base).unwrap();
-            smol::block_on(within(limit, traced_call(ors, idle, env, sid, tool)))
+            smol::block_on(within(limit, traced_call(ors, idle, sid, tool)))
         }
         Side::Hyper => {
             let ors = ssekit_hyper::ors::Client::new(&base).unwrap();
-            tokio_rt().block_on(within(limit, traced_call(ors, idle, env, sid, tool)))
+            tokio_rt().block_on(within(limit, traced_call(ors, idle, sid, tool)))
         }
     }
 }
@@ -285,10 +198,11 @@ fn assert_whole_task(conn: &[(String, String)], task_id: &str) {
 #[test]
 fn a_call_silent_mid_result_past_the_idle_timeout_is_resumed_by_task_id_and_is_whole() {
     each_pair(|server, side| {
-        let (upstream, sid) = serve_fast_ors(server);
+        // The kit's `fast` tool answers at once: the stall cuts the result itself.
+        let (upstream, sid) = ors_server(server);
         let (proxy, accepted) = stalling_proxy(upstream);
         let started = Instant::now();
-        let (result, trace) = call(side, proxy, IDLE, "fast", &sid, "big");
+        let (result, trace) = call(side, proxy, IDLE, &sid, "fast");
         let result = result.unwrap_or_else(|e| panic!("{e:?} after {trace:?}"));
         // Exact: the same value as the tool's.
         assert_eq!(result, big_result());
@@ -322,17 +236,8 @@ fn a_call_silent_while_its_tool_runs_is_resumed_by_task_id_and_is_whole() {
     // pings every 5 s: the first connection hears only the task id.
     let idle = Duration::from_millis(150);
     each_pair(|server, side| {
-        let (url, headers) = serve_ors(server);
-        let addr: SocketAddr = url
-            .trim_start_matches("http://")
-            .trim_end_matches("/kit/call")
-            .parse()
-            .unwrap();
-        let sid = headers
-            .iter()
-            .find(|(name, _)| name == "x-session-id")
-            .map_or("no-session", |(_, sid)| sid.as_str());
-        let (result, trace) = call(side, addr, idle, "kit", sid, "slow");
+        let (addr, sid) = ors_server(server);
+        let (result, trace) = call(side, addr, idle, &sid, "slow");
         let result = result.unwrap_or_else(|e| panic!("{e:?} after {trace:?}"));
         assert_eq!(result, big_result());
         let conns = connections(&trace);

@@ -201,7 +201,8 @@ pub enum Seen {
     Error(String),
 }
 
-fn tokio_rt() -> &'static tokio::runtime::Runtime {
+/// The tokio runtime the hyper transport's servers and clients run on (two workers).
+pub fn tokio_rt() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
     RT.get_or_init(|| {
         tokio::runtime::Builder::new_multi_thread()
@@ -406,6 +407,15 @@ impl Run {
             on_item: None,
         }
     }
+}
+
+/// The ORS clients' reconnect policy ([`ReconnectConfig::ors`]) with [`fast`]'s quick
+/// retries.
+pub fn fast_ors() -> ReconnectConfig {
+    ReconnectConfig::ors()
+        .retry_timeout(Duration::from_millis(20))
+        .min_delay(Duration::from_millis(10))
+        .jitter(0)
 }
 
 pub fn fast() -> ReconnectConfig {
@@ -633,8 +643,8 @@ pub const SLOW_TOOL: Duration = Duration::from_millis(300);
 
 /// An ORS `/kit/call` server of the given transport: the smol crate's `ors::Calls`, or the
 /// hyper crate's `ors::Server` (a session is opened for it with its `ors::Client`). Tools:
-/// `slow` answers [`big_result`] after [`SLOW_TOOL`], `broken` cannot run. Returns the call
-/// URL and the headers a call needs.
+/// `slow` answers [`big_result`] after [`SLOW_TOOL`], `fast` answers it at once, `broken`
+/// cannot run. Returns the call URL and the headers a call needs.
 pub fn serve_ors(side: Side) -> (String, Vec<(String, String)>) {
     match side {
         Side::Smol => {
@@ -659,6 +669,7 @@ pub fn serve_ors(side: Side) -> (String, Vec<(String, String)>) {
                                     async_io::Timer::after(SLOW_TOOL).await;
                                     Ok(big_result())
                                 }
+                                "fast" => Ok(big_result()),
                                 _ => Err(format!("'{name}' cannot run")),
                             }
                         });
@@ -711,6 +722,7 @@ impl ssekit_hyper::ors::Environment for KitEnv {
         use ssekit_hyper::ors::ToolSpec;
         vec![
             ToolSpec::new("slow", "answers a large result after a while", None),
+            ToolSpec::new("fast", "answers the same result at once", None),
             ToolSpec::new("broken", "cannot run", None),
         ]
     }
@@ -730,6 +742,7 @@ impl ssekit_hyper::ors::Environment for KitEnv {
                     tokio::time::sleep(SLOW_TOOL).await;
                     Ok(big_result())
                 }
+                "fast" => Ok(big_result()),
                 _ => Err(format!("'{tool}' cannot run")),
             }
         })
@@ -757,10 +770,7 @@ fn ors_error(e: ssekit_http::Error) -> String {
 /// Runs [`OrsRun`]'s steps with the given transport's `ors::Client`.
 pub fn ors_client(side: Side, base: &str) -> OrsRun {
     use ssekit_http::ors::CallOptions;
-    let policy = ReconnectConfig::ors()
-        .retry_timeout(Duration::from_millis(20))
-        .min_delay(Duration::from_millis(10))
-        .jitter(0);
+    let policy = fast_ors();
     let cut = CallOptions::default().cut_after(Some(2));
     let task = serde_json::json!({});
     let input = serde_json::json!({});
