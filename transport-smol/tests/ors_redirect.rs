@@ -3,26 +3,20 @@
 //! 127.0.0.1: what each hop sends, the credentials a hop to another origin drops, and how
 //! a loop, a refused scheme and a slow chain end.
 
+mod kit;
+
 use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
+use kit::{read_request, tokio_rt, within, Side, SIDES};
 use serde_json::{json, Value};
 use ssekit_http::ors::{Client, OrsIo};
 use ssekit_http::Error;
-
-#[derive(Clone, Copy, Debug)]
-enum Side {
-    Smol,
-    Hyper,
-}
-
-const SIDES: [Side; 2] = [Side::Smol, Side::Hyper];
 
 /// A request as a server saw it.
 #[derive(Clone, Debug)]
@@ -48,12 +42,7 @@ fn serve(
     let service = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
         let (record, reply) = (record.clone(), reply.clone());
         async move {
-            let (parts, body) = req.into_parts();
-            let body = body
-                .collect()
-                .await
-                .map(|b| b.to_bytes())
-                .unwrap_or_default();
+            let (parts, body) = read_request(req).await;
             let seen = Seen {
                 method: parts.method,
                 path: parts.uri.to_string(),
@@ -88,26 +77,6 @@ fn json_reply(value: &Value) -> Response<Full<Bytes>> {
     resp.headers_mut()
         .insert("content-type", "application/json".parse().unwrap());
     resp
-}
-
-fn tokio_rt() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
-        tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap()
-    })
-}
-
-/// Fails a run that hangs instead of hanging the suite.
-async fn within<T>(fut: impl Future<Output = T>) -> T {
-    futures_lite::future::or(fut, async {
-        async_io::Timer::after(Duration::from_secs(5)).await;
-        panic!("the request did not end within 5 s")
-    })
-    .await
 }
 
 /// How a test sets up its client.
@@ -151,16 +120,34 @@ fn request(
     body: Option<Value>,
 ) -> Result<Value, Error> {
     let base = format!("http://{addr}");
+    let limit = Duration::from_secs(5);
     match side {
         Side::Smol => {
             let ors = ssekit_smol::ors::Client::new(&base).unwrap();
-            smol::block_on(within(request_with(ors, setup, method, path, body)))
+            smol::block_on(within(limit, request_with(ors, setup, method, path, body)))
         }
         Side::Hyper => {
             let ors = ssekit_hyper::ors::Client::new(&base).unwrap();
-            tokio_rt().block_on(within(request_with(ors, setup, method, path, body)))
+            tokio_rt().block_on(within(limit, request_with(ors, setup, method, path, body)))
         }
     }
+}
+
+/// `method path` by the `side` client against a server that answers `reply` at once, which
+/// must end in `Error::Redirect`: its reason, and how many requests the server saw.
+fn redirect_error(
+    side: Side,
+    method: Method,
+    path: &str,
+    reply: impl Fn(&Seen, usize) -> Response<Full<Bytes>> + Send + Sync + 'static,
+) -> (String, usize) {
+    let (addr, log) = serve(Duration::ZERO, reply);
+    let err = request(side, addr, DEFAULT, method, path, None).unwrap_err();
+    let Error::Redirect(why) = err else {
+        panic!("{side:?}: {err:?}")
+    };
+    let asked = log.lock().unwrap().len();
+    (why, asked)
 }
 
 fn header<'a>(seen: &'a Seen, name: &str) -> Option<&'a str> {
@@ -270,20 +257,13 @@ fn a_hop_to_another_origin_sends_no_api_key_or_session_id_for_the_rest_of_the_re
 #[test]
 fn a_redirect_loop_ends_in_a_redirect_error_after_the_limit() {
     for side in SIDES {
-        let (addr, log) = serve(Duration::ZERO, |_, n| redirect(307, &format!("/hop/{n}")));
-        let err = request(side, addr, DEFAULT, Method::GET, "/health", None).unwrap_err();
-        assert!(
-            matches!(&err, Error::Redirect(why) if why.starts_with("more than 10 redirects")),
-            "{side:?}: {err:?}"
-        );
-        assert_eq!(
-            log.lock().unwrap().len(),
-            11,
-            "{side:?}: the first request and 10 hops"
-        );
+        let hops = |_: &Seen, n: usize| redirect(307, &format!("/hop/{n}"));
+        let (why, asked) = redirect_error(side, Method::GET, "/health", hops);
+        assert!(why.starts_with("more than 10 redirects"), "{side:?}: {why}");
+        assert_eq!(asked, 11, "{side:?}: the first request and 10 hops");
 
         // The limit is the client's to set; 0 follows none (the redirect is the answer).
-        let (addr, log) = serve(Duration::ZERO, |_, n| redirect(307, &format!("/hop/{n}")));
+        let (addr, log) = serve(Duration::ZERO, hops);
         let two = Setup {
             max_redirects: Some(2),
             ..DEFAULT
@@ -304,34 +284,26 @@ fn a_redirect_loop_ends_in_a_redirect_error_after_the_limit() {
 #[test]
 fn a_redirect_to_a_scheme_the_client_cannot_speak_is_refused_at_once() {
     for side in SIDES {
-        let (addr, log) = serve(Duration::ZERO, |_, _| redirect(308, "ftp://127.0.0.1/x"));
-        let err = request(side, addr, DEFAULT, Method::POST, "/ping", None).unwrap_err();
-        assert!(
-            matches!(&err, Error::Redirect(why) if why.contains("scheme")),
-            "{side:?}: {err:?}"
-        );
-        assert_eq!(log.lock().unwrap().len(), 1, "{side:?}: not retried");
+        let to_ftp = |_: &Seen, _| redirect(308, "ftp://127.0.0.1/x");
+        let (why, asked) = redirect_error(side, Method::POST, "/ping", to_ftp);
+        assert!(why.contains("scheme"), "{side:?}: {why}");
+        assert_eq!(asked, 1, "{side:?}: not retried");
     }
 }
 
 #[test]
 fn location_fields_naming_two_targets_are_refused_without_a_hop() {
     for side in SIDES {
-        let (addr, log) = serve(Duration::ZERO, |_, _| {
+        let (why, asked) = redirect_error(side, Method::GET, "/health", |_, _| {
             let mut resp = redirect(302, "/a");
             resp.headers_mut().append("location", "/b".parse().unwrap());
             resp
         });
-        let err = request(side, addr, DEFAULT, Method::GET, "/health", None).unwrap_err();
         assert!(
-            matches!(&err, Error::Redirect(why) if why.contains("2 different Location values")),
-            "{side:?}: {err:?}"
+            why.contains("2 different Location values"),
+            "{side:?}: {why}"
         );
-        assert_eq!(
-            log.lock().unwrap().len(),
-            1,
-            "{side:?}: neither target asked"
-        );
+        assert_eq!(asked, 1, "{side:?}: neither target asked");
     }
 }
 

@@ -24,6 +24,9 @@ pub enum Side {
     Hyper,
 }
 
+/// Both transports, for a scenario that needs no server of its own transport.
+pub const SIDES: [Side; 2] = [Side::Smol, Side::Hyper];
+
 pub const PAIRS: [(Side, Side); 4] = [
     (Side::Smol, Side::Smol),
     (Side::Smol, Side::Hyper),
@@ -223,6 +226,15 @@ fn req_of(parts: http::request::Parts, body: Bytes) -> Req {
     }
 }
 
+/// A request's head and its whole body (empty when it cannot be read).
+pub async fn read_request(
+    req: http::Request<hyper::body::Incoming>,
+) -> (http::request::Parts, Bytes) {
+    let (parts, body) = req.into_parts();
+    let body = body.collect().await.map(|b| b.to_bytes());
+    (parts, body.unwrap_or_default())
+}
+
 type Boxed =
     http_body_util::combinators::UnsyncBoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -335,12 +347,7 @@ pub fn serve(side: Side, handler: impl Fn(Req) -> Reply + Send + Sync + 'static)
         hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
             let handler = handler.clone();
             async move {
-                let (parts, body) = req.into_parts();
-                let body = body
-                    .collect()
-                    .await
-                    .map(|b| b.to_bytes())
-                    .unwrap_or_default();
+                let (parts, body) = read_request(req).await;
                 let reply = handler(req_of(parts, body));
                 if let Reply::Silent = reply {
                     std::future::pending::<()>().await;
