@@ -21,8 +21,9 @@
 //! schemas), [`SseProvider::call`] checks the inputs before connecting and yields each
 //! event's data parsed as JSON and checked against `outputs` ([`call`](mod@call) module:
 //! which schema keywords are supported is in [`schema`](mod@schema)). Definitions are
-//! found at `/utcp` on the API's domain with [`discover`], and served there with
-//! [`ManualEndpoint`].
+//! found at `/utcp` on the API's domain with [`discover`] (or [`SseProvider::discover`],
+//! which sends the provider's headers and credentials there as its tool calls do), and
+//! served there with [`ManualEndpoint`].
 //!
 //! | module | what |
 //! |---|---|
@@ -30,7 +31,7 @@
 //! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
 //! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
 //! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`], [`DEFAULT_MAX_OUTPUT`] |
-//! | [`discovery`](mod@discovery) | [`discover`], [`Discovery`], [`ManualEndpoint`] |
+//! | [`discovery`](mod@discovery) | [`discover`], [`SseProvider::discover`] (with the provider's credentials), [`Discovery`], [`ManualEndpoint`] |
 
 pub mod call;
 pub mod discovery;
@@ -387,30 +388,7 @@ impl SseProvider {
                 ));
             }
         }
-        match &self.auth {
-            Some(Auth::ApiKey { api_key, var_name }) => {
-                headers.push((var_name.clone(), api_key.clone()))
-            }
-            Some(Auth::Basic { username, password }) => headers.push((
-                "Authorization".to_owned(),
-                format!(
-                    "Basic {}",
-                    base64(format!("{username}:{password}").as_bytes())
-                ),
-            )),
-            Some(Auth::OAuth2 {
-                token_url,
-                client_id,
-                client_secret,
-                scope,
-            }) => {
-                let token =
-                    fetch_token(&http, token_url, client_id, client_secret, scope.as_deref())
-                        .await?;
-                headers.push(("Authorization".to_owned(), format!("Bearer {token}")));
-            }
-            None => {}
-        }
+        headers.extend(self.auth_header(&http).await?);
         // A fragment is never sent, and the request URI ends at `#`: query inputs appended
         // after one would be dropped without a word. The fragment goes, the query stays.
         let mut url = match self.url.split_once('#') {
@@ -443,6 +421,38 @@ impl SseProvider {
             source = source.secret_header(name, value)?;
         }
         Ok(source)
+    }
+}
+
+impl SseProvider {
+    /// The header `auth` asks for: the API key under its `var_name`, HTTP Basic, or an
+    /// OAuth2 bearer token, fetched first with the client-credentials grant.
+    pub(crate) async fn auth_header(
+        &self,
+        http: &HttpClient,
+    ) -> Result<Option<(String, String)>, Error> {
+        Ok(match &self.auth {
+            Some(Auth::ApiKey { api_key, var_name }) => Some((var_name.clone(), api_key.clone())),
+            Some(Auth::Basic { username, password }) => Some((
+                "Authorization".to_owned(),
+                format!(
+                    "Basic {}",
+                    base64(format!("{username}:{password}").as_bytes())
+                ),
+            )),
+            Some(Auth::OAuth2 {
+                token_url,
+                client_id,
+                client_secret,
+                scope,
+            }) => {
+                let token =
+                    fetch_token(http, token_url, client_id, client_secret, scope.as_deref())
+                        .await?;
+                Some(("Authorization".to_owned(), format!("Bearer {token}")))
+            }
+            None => None,
+        })
     }
 }
 

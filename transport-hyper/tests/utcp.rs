@@ -1354,6 +1354,150 @@ mod discovery {
         ));
     }
 
+    /// A `/utcp` that wants the provider's credentials: the API key, Basic or a bearer token
+    /// from its `/token` (and the provider's own header), else 401. It logs what it is asked.
+    async fn guarded(asked: Arc<Mutex<Vec<String>>>) -> String {
+        let manual = Manual::new(vec![Tool::from_json(WATCH_STOCK).unwrap()]);
+        let endpoint = ManualEndpoint::new(&manual);
+        let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+            let endpoint = endpoint.clone();
+            let asked = asked.clone();
+            async move {
+                let header = |name: &str| {
+                    req.headers()
+                        .get(name)
+                        .map_or("", |v| v.to_str().unwrap())
+                        .to_owned()
+                };
+                asked.lock().unwrap().push(format!(
+                    "{} {} key={} auth={} tenant={}",
+                    req.method(),
+                    req.uri().path(),
+                    header("x-api-key"),
+                    header("authorization"),
+                    header("x-tenant")
+                ));
+                if req.uri().path() == "/token" {
+                    return boxed(http::Response::new(Full::new(Bytes::from_static(
+                        br#"{"access_token":"tok-9","token_type":"bearer"}"#,
+                    ))));
+                }
+                let allowed = header("x-tenant") == "t-1"
+                    && (header("x-api-key") == "k-1"
+                        || header("authorization") == "Basic dTpw"
+                        || header("authorization") == "Bearer tok-9");
+                match endpoint.answer(&req) {
+                    Some(answer) if allowed => boxed(answer),
+                    _ => {
+                        let mut resp = http::Response::new(Full::new(Bytes::new()));
+                        *resp.status_mut() = http::StatusCode::UNAUTHORIZED;
+                        boxed(resp)
+                    }
+                }
+            }
+        })
+        .await;
+        format!("http://{addr}")
+    }
+
+    /// Discovery of a provider's manual sends the provider's headers and credentials, as
+    /// UTCP's own client does ("Use the provider's configuration (headers, auth, etc.)"):
+    /// an API key, Basic, an OAuth2 bearer token fetched first.
+    #[tokio::test]
+    async fn discovery_of_a_provider_sends_its_headers_and_credentials() {
+        use ssekit_hyper::utcp::SseProvider;
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let base = guarded(asked.clone()).await;
+        let provider = |auth: serde_json::Value| {
+            SseProvider::from_json(
+                &json!({"name": "m", "provider_type": "sse", "url": format!("{base}/stream?x=1"),
+                    "headers": {"X-Tenant": "$TENANT"}, "auth": auth})
+                .to_string(),
+            )
+            .unwrap()
+            .with_variables(|name| match name {
+                "TENANT" => Some("t-1".to_owned()),
+                "KEY" => Some("k-1".to_owned()),
+                _ => None,
+            })
+            .unwrap()
+        };
+        let err = within(5, discover(&base)).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                DiscoveryError::Transport(ssekit_hyper::Error::Status(401))
+            ),
+            "a bare URL sends no credentials: {err}"
+        );
+        for auth in [
+            json!({"auth_type": "api_key", "api_key": "$KEY", "var_name": "X-API-Key"}),
+            json!({"auth_type": "basic", "username": "u", "password": "p"}),
+            json!({"auth_type": "oauth2", "token_url": format!("{base}/token"),
+                "client_id": "c", "client_secret": "s"}),
+        ] {
+            let manual = within(5, provider(auth.clone()).discover()).await;
+            assert_eq!(
+                manual.unwrap().tools[0].name,
+                "watch_stock",
+                "{auth}: {:?}",
+                asked.lock().unwrap()
+            );
+        }
+        assert_eq!(
+            *asked.lock().unwrap(),
+            [
+                "GET /utcp key= auth= tenant=",
+                "GET /utcp key=k-1 auth= tenant=t-1",
+                "GET /utcp key= auth=Basic dTpw tenant=t-1",
+                "POST /token key= auth= tenant=",
+                "GET /utcp key= auth=Bearer tok-9 tenant=t-1",
+            ]
+        );
+        // Without its auth the provider's headers alone do not open it.
+        let no_auth = SseProvider::from_json(
+            &json!({"name": "m", "provider_type": "sse", "url": base, "headers": {"X-Tenant": "t-1"}})
+                .to_string(),
+        )
+        .unwrap();
+        assert!(matches!(
+            within(5, no_auth.discover()).await.unwrap_err(),
+            DiscoveryError::Transport(ssekit_hyper::Error::Status(401))
+        ));
+    }
+
+    /// The OAuth2 token request counts within the discovery's timeout.
+    #[tokio::test]
+    async fn a_silent_token_endpoint_ends_discovery_in_time() {
+        use ssekit_hyper::utcp::SseProvider;
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = silent.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let (socket, _) = silent.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(socket);
+        });
+        let provider = SseProvider::from_json(
+            &json!({"name": "m", "provider_type": "sse", "url": "http://127.0.0.1:1/stream",
+                "auth": {"auth_type": "oauth2", "token_url": format!("http://{addr}/token"),
+                    "client_id": "c", "client_secret": "s"}})
+            .to_string(),
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let err = within(
+            5,
+            Discovery::new()
+                .timeout(Duration::from_millis(300))
+                .fetch_provider(&provider),
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(err, DiscoveryError::TimedOut(_)), "{err}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+        held.abort();
+    }
+
     #[test]
     fn the_discovery_url_is_on_the_apis_domain() {
         use ssekit_hyper::utcp::discovery_url;

@@ -2,6 +2,16 @@
 //! a client that fetches and parses a provider's [`Manual`] ([`discover`], [`Discovery`]),
 //! and a server helper that answers `GET /utcp` with one ([`ManualEndpoint`]).
 //!
+//! The page says no more of how the manual is asked for than where; its "SSE providers
+//! support the same authentication methods as HTTP providers" and UTCP's own client (1.x,
+//! `register_manual`: "Use the provider's configuration (headers, auth, etc.)") send the
+//! provider's headers and credentials with the discovery request too. So does
+//! [`SseProvider::discover`] ([`Discovery::fetch_provider`]): the provider's `headers`,
+//! then its `auth` (the API key header, HTTP Basic, or an OAuth2 bearer token fetched
+//! first, within the discovery's timeout), each marked sensitive as in a tool call. They go
+//! only to `/utcp` on the provider's own origin: no redirect is followed. [`discover`]
+//! with a bare URL sends none of them.
+//!
 //! The client is bounded: one request with no redirects followed (a 3xx is
 //! [`Error::Status`]), done within a timeout (10 s by default) that covers the connection,
 //! the head and the whole body, and a body of at most [`Discovery::max_size`] bytes (1 MiB
@@ -14,11 +24,11 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, Response, StatusCode};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 
 use super::manual::{Manual, ManualError};
-use super::HeaderNames;
+use super::{HeaderNames, SseProvider};
 use crate::client::{http_client, HttpClient, SCHEMES};
 use crate::Error;
 
@@ -220,8 +230,9 @@ impl Discovery {
         self
     }
 
-    /// A header to send (an API key the endpoint wants). A name or value that is not a
-    /// valid header makes [`fetch`](Self::fetch) fail with [`Error::Request`].
+    /// A header to send (an API key the endpoint wants), marked sensitive; of two of one
+    /// name, the last is sent, over a provider's own. A name or value that is not a valid
+    /// header makes [`fetch`](Self::fetch) fail with [`Error::Request`].
     ///
     /// # Example
     /// ```
@@ -255,22 +266,71 @@ impl Discovery {
     /// # let _ = manual; Ok(()) }
     /// ```
     pub async fn fetch(&self, provider_url: &str) -> Result<Manual, DiscoveryError> {
-        let url = discovery_url(provider_url)?;
-        let mut req = Request::builder()
-            .method(Method::GET)
-            .uri(&url)
-            .header(http::header::ACCEPT, "application/json");
-        for (name, value) in &self.headers {
-            req = req.header(name.as_str(), value.as_str());
+        let client = self.http_client()?;
+        self.get(&client, provider_url, Vec::new(), self.timeout)
+            .await
+    }
+
+    /// `GET`s the manual at `/utcp` on `provider`'s domain with the provider's `headers` and
+    /// `auth`, as its tool calls send them (see [the module](self)); an OAuth2 token request
+    /// counts within the timeout.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"notify","provider_type":"sse",
+    ///     "url":"https://notify.example.com/events",
+    ///     "auth":{"auth_type":"api_key","api_key":"$NOTIFY_KEY","var_name":"X-API-Key"}}"#)?
+    ///     .with_variables(|name| std::env::var(name).ok())?;
+    /// let manual = ssekit_hyper::utcp::Discovery::new().max_size(64 * 1024).fetch_provider(&provider).await?;
+    /// # let _ = manual; Ok(()) }
+    /// ```
+    pub async fn fetch_provider(&self, provider: &SseProvider) -> Result<Manual, DiscoveryError> {
+        let client = self.http_client()?;
+        let started = tokio::time::Instant::now();
+        let mut credentials: Vec<(String, String)> = provider
+            .headers
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect();
+        match tokio::time::timeout(self.timeout, provider.auth_header(&client)).await {
+            Ok(auth) => credentials.extend(auth?),
+            Err(_) => return Err(DiscoveryError::TimedOut(self.timeout)),
         }
-        let req = req
+        let left = self.timeout.saturating_sub(started.elapsed());
+        self.get(&client, &provider.url, credentials, left).await
+    }
+
+    fn http_client(&self) -> Result<HttpClient, Error> {
+        match &self.client {
+            Some(c) => Ok(c.clone()),
+            None => http_client(),
+        }
+    }
+
+    /// The request and its bounded answer: `credentials`, then this discovery's headers,
+    /// each marked sensitive (the last of one name wins); within `left` of the timeout.
+    async fn get(
+        &self,
+        client: &HttpClient,
+        provider_url: &str,
+        mut credentials: Vec<(String, String)>,
+        left: Duration,
+    ) -> Result<Manual, DiscoveryError> {
+        let url = discovery_url(provider_url)?;
+        let mut req = Request::get(&url)
+            .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::new()))
             .map_err(|e| Error::Request(format!("discovery request to {url:?}: {e}")))?;
-        let client = match &self.client {
-            Some(c) => c.clone(),
-            None => http_client()?,
-        };
-        let body = match bounded_exchange(&client, req, self.timeout, self.max_size).await {
+        credentials.extend(self.headers.iter().cloned());
+        for (name, value) in credentials {
+            let bad = |what: &str| Error::Request(format!("header {name:?}: not a valid {what}"));
+            let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("name"))?;
+            let mut value = HeaderValue::from_str(&value).map_err(|_| bad("value"))?;
+            value.set_sensitive(true);
+            req.headers_mut().insert(header, value);
+        }
+        let body = match bounded_exchange(client, req, left, self.max_size).await {
             Ok(body) => body,
             Err(Bounded::Failed(e)) => return Err(e.into()),
             Err(Bounded::TooLarge) => {
@@ -281,6 +341,27 @@ impl Discovery {
             Err(Bounded::TimedOut) => return Err(DiscoveryError::TimedOut(self.timeout)),
         };
         Manual::from_slice(&body).map_err(DiscoveryError::Manual)
+    }
+}
+
+impl SseProvider {
+    /// Fetches and parses the manual at `/utcp` on this provider's domain, sending its
+    /// `headers` and `auth` as a tool call does, with the default [`Discovery`] bounds.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"market_updates",
+    ///     "provider_type":"sse","url":"https://markets.example.com/stream",
+    ///     "auth":{"auth_type":"basic","username":"u","password":"$MARKETS_PASSWORD"}}"#)?
+    ///     .with_variables(|name| std::env::var(name).ok())?;
+    /// for tool in provider.discover().await?.tools {
+    ///     println!("{}", tool.name);
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn discover(&self) -> Result<Manual, DiscoveryError> {
+        Discovery::new().fetch_provider(self).await
     }
 }
 
