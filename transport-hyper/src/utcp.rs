@@ -300,6 +300,9 @@ impl SseProvider {
     /// Replaces UTCP variables (`$NAME` and `${NAME}`) in the URL, header values and auth
     /// fields with `lookup(NAME)`, as a UTCP client does with its configuration or the
     /// environment (`|name| std::env::var(name).ok()`). An unknown variable is an error.
+    /// The values go to the provider's `url` (and an OAuth2 `token_url`): for a provider
+    /// read from a discovered manual, see [`Tool::sse_provider`] before handing it your
+    /// whole environment.
     ///
     /// # Example
     /// ```

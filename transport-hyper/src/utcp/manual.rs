@@ -220,6 +220,13 @@ impl Tool {
     /// SSE one (`provider_type`, or 1.x's `call_template_type`, other than `"sse"`). Its
     /// `$VARIABLES` are as written: resolve them with [`SseProvider::with_variables`].
     ///
+    /// A discovered manual is the server's word: its providers may name any `url` and
+    /// `token_url`, and `$VARIABLES` resolved from your environment go there. Check that
+    /// they are where you mean to send those credentials (for instance that
+    /// [`discovery_url`](super::discovery_url) of the provider's `url` is the one you
+    /// discovered from) before resolving them, or resolve only the names meant for that
+    /// provider.
+    ///
     /// # Example
     /// ```
     /// let tool = ssekit_hyper::utcp::Tool::from_value(&serde_json::json!({"name": "t",
