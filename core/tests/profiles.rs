@@ -627,6 +627,39 @@ fn responses_status() {
     );
 }
 
+/// A `response` snapshot is an object: an array was read by position as one (serde's
+/// derived structs take arrays), so `[null, "resp_1", "in_progress", []]` passed for a
+/// `created` snapshot.
+#[test]
+fn responses_a_snapshot_is_an_object() {
+    for (kind, snapshot) in [
+        ("created", r#"[null,"resp_1","in_progress",[]]"#),
+        ("in_progress", r#"[null,"resp_1","in_progress"]"#),
+        ("completed", r#"[null,"resp_1","completed"]"#),
+        ("completed", "[]"),
+        ("completed", "\"resp_1\""),
+    ] {
+        let event = with_snapshot(kind, snapshot);
+        let events: Vec<&str> = match kind {
+            "created" => vec![&event],
+            "in_progress" => vec![CREATED, &event],
+            _ => vec![CREATED, IN_PROGRESS, &event],
+        };
+        let index = events.len() as u64 - 1;
+        assert_eq!(
+            broken(responses::Stream::new(), &stream(&events)),
+            (responses::FIELDS, Some(index)),
+            "{event}"
+        );
+    }
+    // A null snapshot is no snapshot: fine where none is needed.
+    let null = r#"{"type":"response.in_progress","response":null}"#;
+    valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, null, COMPLETED]),
+    );
+}
+
 #[test]
 fn responses_created_empty() {
     let created = |output: &str| {

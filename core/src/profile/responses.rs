@@ -203,7 +203,8 @@ pub const IN_PROGRESS_BEFORE_OUTPUT: Rule = Rule::new(
 /// `output_index`, `arguments` (a string) in `.done`, where OpenAI's API sends `item_id`
 /// for `id` (either is accepted); `item_id`, `output_index` and a `tool_call` object in
 /// `response.tool_calls.created`. A field the profile reads that has the wrong JSON type
-/// breaks the rule on any event.
+/// breaks the rule on any event; so does a `response` snapshot that is not an object (or
+/// `null`).
 ///
 /// # Example
 /// ```
@@ -365,7 +366,7 @@ struct Wire<'a> {
     delta: Option<Text<'a>>,
     #[serde(borrow, default)]
     arguments: Option<Text<'a>>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "object_or_null")]
     response: Option<Snapshot<'a>>,
     #[serde(borrow, default)]
     item_id: Option<Text<'a>>,
@@ -373,6 +374,30 @@ struct Wire<'a> {
     id: Option<Text<'a>>,
     #[serde(default)]
     tool_call: Option<IsObject>,
+}
+
+/// `T` read from a JSON object, or `None` from `null`. serde's derived structs read a JSON
+/// array too, by position, which would take `[null, "resp_1", "in_progress", []]` for a
+/// snapshot; a `response` that is not an object (or null) breaks [`FIELDS`] instead.
+fn object_or_null<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct ObjectVisitor<T>(core::marker::PhantomData<T>);
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<T> {
+        type Value = Option<T>;
+        fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str("an object or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Option<T>, E> {
+            Ok(None)
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Option<T>, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(Some)
+        }
+    }
+    d.deserialize_any(ObjectVisitor(core::marker::PhantomData))
 }
 
 /// Any JSON value, of which only whether it is an object is kept.
@@ -847,8 +872,7 @@ impl Stream {
                     },
                 })
             }
-            // serde reads a struct from an array too; leave that to it.
-            Some(v) if v.kind == Kind::Array => return slow_wire(event),
+            // Not an object: an array is not a snapshot read by position (`object_or_null`).
             Some(_) => return Err(FIELDS),
         };
         Ok(Wire {
