@@ -1054,6 +1054,29 @@ fn responses_item_id() {
         ),
         (responses::ITEM_ID, Some(3))
     );
+    // One item id names one tool call: not a second one at another output_index (this
+    // passed with two announcements).
+    let same_id_at_1 = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_0","output_index":1,"delta":"{}"}"#;
+    let same_id_done_at_1 = r#"{"type":"response.function_call_arguments.done","id":"fc_0","output_index":1,"arguments":""}"#;
+    let same_id_created_at_1 = r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":1,"tool_call":{"name":"f"}}"#;
+    for bad in [same_id_at_1, same_id_done_at_1, same_id_created_at_1] {
+        assert_eq!(
+            broken(
+                responses::Stream::new(),
+                &stream(&[
+                    CREATED,
+                    IN_PROGRESS,
+                    TOOL,
+                    TOOL,
+                    &args_delta(0, "{}"),
+                    bad,
+                    COMPLETED
+                ])
+            ),
+            (responses::ITEM_ID, Some(5)),
+            "{bad}"
+        );
+    }
     // The same id written with an escape is the same id.
     let escaped = r#"{"type":"response.function_call_arguments.done","id":"fc\u005f0","output_index":0,"arguments":"{}"}"#;
     valid(

@@ -16,7 +16,7 @@
 //! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
 //! | [`FIELDS`] | deltas carry `item_id`, `output_index` and a string `delta`; `.done` carries `id` (OpenAI's: `item_id`), `output_index` and a string `arguments`; `response.tool_calls.created` carries `item_id`, `output_index` and a `tool_call` object |
 //! | [`TOOL_CALL_ANNOUNCED`] | a tool call's argument events follow its announcement: a `response.in_progress` after the first, or a `response.tool_calls.created` for its `output_index` (sent once) |
-//! | [`ITEM_ID`] | the events of one tool call (one `output_index`) carry one item id |
+//! | [`ITEM_ID`] | the events of one tool call (one `output_index`) carry one item id, and one item id names one tool call |
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
 //! | [`ARGUMENTS_JSON`] | those arguments are valid JSON |
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
@@ -249,7 +249,8 @@ pub const TOOL_CALL_ANNOUNCED: Rule = Rule::new(
 
 /// The events of one tool call carry one item id: the `item_id` of its
 /// `response.tool_calls.created` and argument deltas and the `id` of its `.done` are the
-/// first one seen at that `output_index`.
+/// first one seen at that `output_index`; and one item id names one tool call, not calls
+/// at two `output_index` values.
 ///
 /// # Example
 /// ```
@@ -269,7 +270,7 @@ pub const TOOL_CALL_ANNOUNCED: Rule = Rule::new(
 /// ```
 pub const ITEM_ID: Rule = Rule::new(
     "responses.item-id",
-    "the events of one tool call (one `output_index`) carry one item id (`item_id`; `id` in `.done`)",
+    "the events of one tool call (one `output_index`) carry one item id (`item_id`; `id` in `.done`), and one item id names one tool call",
 );
 
 /// `.done` arguments equal the concatenated deltas.
@@ -713,34 +714,41 @@ impl Stream {
     /// The record of the tool call at `index` that a function-call event names `id`:
     /// [`TOOL_CALL_ANNOUNCED`] for a new one without an announcement left (or, when
     /// `announcement` — the event is `response.tool_calls.created` — for one that is not
-    /// new), [`ITEM_ID`] for another id than the call's.
+    /// new), [`ITEM_ID`] for another id than the call's, or for a new call with the id of a
+    /// call at another index.
     fn tool_call(&mut self, index: u64, id: &str, announcement: bool) -> Result<&mut Item, Rule> {
-        // One lookup: the fields beside `items` are reached directly, not through methods.
-        let count = self.items.len();
-        let item = match self.items.entry(index) {
-            Entry::Occupied(item) => item.into_mut(),
-            Entry::Vacant(_) if count >= self.max_items => return Err(TOO_MANY_ITEMS),
-            Entry::Vacant(slot) => slot.insert(Item::default()),
-        };
-        match &item.tool_call {
-            Some(_) if announcement => Err(TOOL_CALL_ANNOUNCED),
-            Some(known) if known != id => Err(ITEM_ID),
-            Some(_) => Ok(item),
-            None => {
-                if !announcement {
-                    if self.calls >= self.announced {
-                        return Err(TOOL_CALL_ANNOUNCED);
-                    }
-                    self.calls += 1;
-                }
-                self.accumulated = self.accumulated.saturating_add(id.len());
-                if self.accumulated > self.max_accumulated {
-                    return Err(TOO_LARGE);
-                }
-                item.tool_call = Some(String::from(id));
-                Ok(item)
-            }
+        let present = self.items.get(&index);
+        if present.is_none() && self.items.len() >= self.max_items {
+            return Err(TOO_MANY_ITEMS);
         }
+        let new = match present.and_then(|item| item.tool_call.as_deref()) {
+            Some(_) if announcement => return Err(TOOL_CALL_ANNOUNCED),
+            Some(known) if known != id => return Err(ITEM_ID),
+            Some(_) => false,
+            None => true,
+        };
+        if new {
+            // One item, one output_index: its id cannot open a second tool call.
+            if self
+                .items
+                .values()
+                .any(|item| item.tool_call.as_deref() == Some(id))
+            {
+                return Err(ITEM_ID);
+            }
+            if !announcement {
+                if self.calls >= self.announced {
+                    return Err(TOOL_CALL_ANNOUNCED);
+                }
+                self.calls += 1;
+            }
+            self.grow(id.len())?;
+        }
+        let item = self.items.entry(index).or_default();
+        if new {
+            item.tool_call = Some(String::from(id));
+        }
+        Ok(item)
     }
 
     fn output(&mut self, kind: EventKind, wire: &Wire<'_>) -> Result<(), Rule> {
