@@ -2,6 +2,11 @@
 //! sticky (every later call and `finish` report it), and `finish` is `Ok` only for a stream
 //! that broke nothing and reached its terminal event. The Responses profile runs with its
 //! defaults and with small caps (`max_items`, `max_accumulated`) that streams reach.
+//!
+//! And the other way: a stream Open Responses Server would send for an arbitrary LLM answer
+//! (the spec's scenarios 1, 2, 3 and 5: text, modern tool calls with MCP results, the legacy
+//! function call, an error at any point; arguments cut anywhere, heartbeats between events)
+//! is accepted whole by the Responses profile.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -153,8 +158,164 @@ fn check<P: Profile>(profile: impl Fn() -> P, items: &[Item]) {
     }
 }
 
-fuzz_target!(|input: (u8, Vec<Item>)| {
-    let (which, items) = input;
+/// What the LLM behind Open Responses Server answered, from which the server's stream is
+/// built as its `process_chat_completions_stream` builds it.
+#[derive(Arbitrary, Debug)]
+struct Answer {
+    /// Text chunks (sent before any tool call).
+    text: Vec<String>,
+    /// Tool calls; the legacy `function_call` path takes the first only.
+    calls: Vec<Call>,
+    legacy: bool,
+    /// An exception after this many events of the stream: `response.completed` with an error.
+    error_after: Option<u8>,
+    /// A `: heartbeat` comment after the events whose bit is set (cycling).
+    heartbeats: u64,
+}
+
+#[derive(Arbitrary, Debug)]
+struct Call {
+    /// Its arguments are `{"q": argument}`, cut into deltas at `cuts`.
+    argument: String,
+    cuts: Vec<u8>,
+    /// An MCP tool: its result goes out as a text delta at output_index 0 under the call id.
+    mcp: Option<String>,
+}
+
+/// `s` as a JSON string.
+fn json_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if u32::from(c) < 0x20 => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// `text` cut at the char boundaries nearest `cuts`, in order (empty pieces included).
+fn pieces<'a>(text: &'a str, cuts: &[u8]) -> Vec<&'a str> {
+    let mut at: Vec<usize> = cuts
+        .iter()
+        .map(|c| {
+            let mut i = usize::from(*c) % (text.len() + 1);
+            while !text.is_char_boundary(i) {
+                i -= 1;
+            }
+            i
+        })
+        .collect();
+    at.sort_unstable();
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in at {
+        out.push(&text[start..i]);
+        start = i;
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// The stream Open Responses Server sends for `answer`: event data, or `None` for a
+/// heartbeat comment.
+fn ors_stream(answer: &Answer) -> Vec<Option<String>> {
+    let id = r#""id":"resp_1""#;
+    let mut events = vec![
+        format!(
+            r#"{{"type":"response.created","response":{{{id},"status":"in_progress","output":[],"error":null}}}}"#
+        ),
+        format!(
+            r#"{{"type":"response.in_progress","response":{{{id},"status":"in_progress","output":[]}}}}"#
+        ),
+    ];
+    for text in &answer.text {
+        events.push(format!(
+            r#"{{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":{}}}"#,
+            json_string(text)
+        ));
+    }
+    let calls = if answer.legacy {
+        &answer.calls[..answer.calls.len().min(1)]
+    } else {
+        &answer.calls[..answer.calls.len().min(16)]
+    };
+    let arguments: Vec<String> = calls
+        .iter()
+        .map(|c| format!(r#"{{"q":{}}}"#, json_string(&c.argument)))
+        .collect();
+    for (i, (call, arguments)) in calls.iter().zip(&arguments).enumerate() {
+        let item = if answer.legacy {
+            events.push(r#"{"type":"response.tool_calls.created","item_id":"call_0","output_index":0,"tool_call":{"id":"call_0","name":"f","arguments":""}}"#.to_string());
+            "call_0".to_string()
+        } else {
+            events.push(format!(
+                r#"{{"type":"response.in_progress","response":{{{id},"status":"in_progress","output":[{{"type":"function_call","id":"call_{i}","status":"ready"}}]}}}}"#
+            ));
+            format!("tool_call_{i}")
+        };
+        for piece in pieces(arguments, &call.cuts) {
+            events.push(format!(
+                r#"{{"type":"response.function_call_arguments.delta","item_id":"{item}","output_index":{i},"delta":{}}}"#,
+                json_string(piece)
+            ));
+        }
+    }
+    for (i, (call, arguments)) in calls.iter().zip(&arguments).enumerate() {
+        if !answer.legacy {
+            events.push(format!(
+                r#"{{"type":"response.function_call_arguments.done","id":"tool_call_{i}","output_index":{i},"arguments":{}}}"#,
+                json_string(arguments)
+            ));
+        }
+        if let Some(result) = &call.mcp {
+            events.push(format!(
+                r#"{{"type":"response.output_text.delta","item_id":"call_{i}","output_index":0,"content_index":0,"delta":{}}}"#,
+                json_string(result)
+            ));
+        }
+    }
+    let completed = |error: &str| {
+        format!(
+            r#"{{"type":"response.completed","response":{{{id},"status":"completed","error":{error},"output":[]}}}}"#
+        )
+    };
+    match answer.error_after {
+        Some(n) if usize::from(n) < events.len() => {
+            events.truncate(usize::from(n));
+            events.push(completed(r#"{"message":"upstream failed"}"#));
+        }
+        _ => events.push(completed("null")),
+    }
+    let mut out = Vec::new();
+    for (i, event) in events.into_iter().enumerate() {
+        out.push(Some(event));
+        if answer.heartbeats & (1 << (i % 64)) != 0 {
+            out.push(None);
+        }
+    }
+    out
+}
+
+/// The Responses profile accepts what Open Responses Server sends.
+fn accepts_ors(answer: &Answer) {
+    let mut validator = Validator::new(responses::Stream::new());
+    for item in ors_stream(answer) {
+        let result = match &item {
+            Some(data) => validator.event(&Event::message(data.clone())),
+            None => validator.comment("heartbeat"),
+        };
+        assert_eq!(result, Ok(()), "{item:?} of {answer:?}");
+    }
+    assert_eq!(validator.finish(), Ok(()), "{answer:?}");
+}
+
+fuzz_target!(|input: (u8, Vec<Item>, Answer)| {
+    let (which, items, answer) = input;
+    accepts_ors(&answer);
     let items = &items[..items.len().min(64)];
     match which % 6 {
         0 => check(ors::ToolCall::new, items),
