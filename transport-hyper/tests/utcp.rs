@@ -1325,13 +1325,7 @@ mod discovery {
             ),
             "{err}"
         );
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = silent.local_addr().unwrap();
-        let held = tokio::spawn(async move {
-            let (socket, _) = silent.accept().await.unwrap();
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            drop(socket);
-        });
+        let (addr, held) = silent_server().await;
         let started = std::time::Instant::now();
         let err = within(
             5,
@@ -1352,6 +1346,19 @@ mod discovery {
             refused,
             DiscoveryError::Transport(ssekit_hyper::Error::Request(_))
         ));
+    }
+
+    /// A listener on 127.0.0.1 that accepts one connection and never answers (for 30 s),
+    /// and the task holding it, to abort when done.
+    async fn silent_server() -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = silent.local_addr().unwrap();
+        let held = tokio::spawn(async move {
+            let (socket, _) = silent.accept().await.unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(socket);
+        });
+        (addr, held)
     }
 
     /// A `/utcp` that wants the provider's credentials: the API key, Basic or a bearer token
@@ -1470,13 +1477,7 @@ mod discovery {
     #[tokio::test]
     async fn a_silent_token_endpoint_ends_discovery_in_time() {
         use ssekit_hyper::utcp::SseProvider;
-        let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = silent.local_addr().unwrap();
-        let held = tokio::spawn(async move {
-            let (socket, _) = silent.accept().await.unwrap();
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            drop(socket);
-        });
+        let (addr, held) = silent_server().await;
         let provider = SseProvider::from_json(
             &json!({"name": "m", "provider_type": "sse", "url": "http://127.0.0.1:1/stream",
                 "auth": {"auth_type": "oauth2", "token_url": format!("http://{addr}/token"),
