@@ -352,6 +352,12 @@ fn stream(events: &[&str]) -> String {
     data(events)
 }
 
+/// The rule and event index at which the Responses profile refuses `events`.
+#[track_caller]
+fn broken_responses(events: &[&str]) -> (Rule, Option<u64>) {
+    broken(responses::Stream::new(), &stream(events))
+}
+
 #[test]
 fn responses_valid_scenarios() {
     // 1: plain text.
@@ -439,16 +445,13 @@ fn responses_openai_terminal_events() {
     assert!(valid(responses::Stream::new(), &stream(&[failed])).is_error());
     // `response.incomplete` is no error, so it cannot come first.
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&[incomplete])),
+        broken_responses(&[incomplete]),
         (responses::CREATED_FIRST, Some(0))
     );
     // Nothing follows any terminal event.
     for terminal in [failed, incomplete, error, COMPLETED] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[CREATED, IN_PROGRESS, terminal, COMPLETED])
-            ),
+            broken_responses(&[CREATED, IN_PROGRESS, terminal, COMPLETED]),
             (responses::AFTER_TERMINAL, Some(3)),
             "{terminal}"
         );
@@ -465,21 +468,15 @@ fn responses_json() {
         &stream(&[CREATED, IN_PROGRESS, COMPLETED]),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, "[DONE]"])
-        ),
+        broken_responses(&[CREATED, IN_PROGRESS, "[DONE]"]),
         (responses::JSON, Some(2))
     );
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&["{\"type\":"])),
+        broken_responses(&["{\"type\":"]),
         (responses::JSON, Some(0))
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[r#"["response.created"]"#])
-        ),
+        broken_responses(&[r#"["response.created"]"#]),
         (responses::JSON, Some(0))
     );
 }
@@ -494,10 +491,7 @@ fn responses_type() {
         ),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, "{\"delta\":\"x\"}"])
-        ),
+        broken_responses(&[CREATED, "{\"delta\":\"x\"}"]),
         (responses::TYPE, Some(1))
     );
 }
@@ -526,12 +520,12 @@ fn responses_created_first() {
     );
     valid(responses::Stream::new(), &stream(&[FAILED]));
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&[IN_PROGRESS, COMPLETED])),
+        broken_responses(&[IN_PROGRESS, COMPLETED]),
         (responses::CREATED_FIRST, Some(0))
     );
     // A completion *without* error cannot come first.
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&[COMPLETED])),
+        broken_responses(&[COMPLETED]),
         (responses::CREATED_FIRST, Some(0))
     );
 }
@@ -543,10 +537,7 @@ fn responses_created_once() {
         &stream(&[CREATED, IN_PROGRESS, IN_PROGRESS, COMPLETED]),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, CREATED, COMPLETED])
-        ),
+        broken_responses(&[CREATED, IN_PROGRESS, CREATED, COMPLETED]),
         (responses::CREATED_ONCE, Some(2))
     );
 }
@@ -587,10 +578,7 @@ fn responses_status() {
         r#"{"type":"response.created"}"#.to_owned(),
     ] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[&bad, IN_PROGRESS, COMPLETED])
-            ),
+            broken_responses(&[&bad, IN_PROGRESS, COMPLETED]),
             (responses::STATUS, Some(0)),
             "{bad}"
         );
@@ -603,10 +591,7 @@ fn responses_status() {
         r#"{"type":"response.completed"}"#.to_owned(),
     ] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[CREATED, IN_PROGRESS, &bad])
-            ),
+            broken_responses(&[CREATED, IN_PROGRESS, &bad]),
             (responses::STATUS, Some(2)),
             "{bad}"
         );
@@ -614,15 +599,12 @@ fn responses_status() {
     // The error path's completed may come first; its status is still `completed`.
     let failed_first = completed(r#"{"id":"resp_1","status":"failed","error":{"message":"x"}}"#);
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&[&failed_first])),
+        broken_responses(&[&failed_first]),
         (responses::STATUS, Some(0))
     );
     // A status that is not a string is a field of the wrong type.
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[&created(r#"{"status":1,"output":[]}"#)])
-        ),
+        broken_responses(&[&created(r#"{"status":1,"output":[]}"#)]),
         (responses::FIELDS, Some(0))
     );
 }
@@ -647,7 +629,7 @@ fn responses_a_snapshot_is_an_object() {
         };
         let index = events.len() as u64 - 1;
         assert_eq!(
-            broken(responses::Stream::new(), &stream(&events)),
+            broken_responses(&events),
             (responses::FIELDS, Some(index)),
             "{event}"
         );
@@ -679,10 +661,7 @@ fn responses_created_empty() {
         with_snapshot("created", r#"{"id":"resp_1","status":"in_progress"}"#),
     ] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[&bad, IN_PROGRESS, COMPLETED])
-            ),
+            broken_responses(&[&bad, IN_PROGRESS, COMPLETED]),
             (responses::CREATED_EMPTY, Some(0)),
             "{bad}"
         );
@@ -695,7 +674,7 @@ fn responses_created_empty() {
     );
     // An output that is not an array is a field of the wrong type.
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&[&created("\"[]\"")])),
+        broken_responses(&[&created("\"[]\"")]),
         (responses::FIELDS, Some(0))
     );
 }
@@ -718,27 +697,18 @@ fn responses_response_id() {
         ]),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, &in_progress("resp_2"), COMPLETED])
-        ),
+        broken_responses(&[CREATED, &in_progress("resp_2"), COMPLETED]),
         (responses::RESPONSE_ID, Some(1))
     );
     let other = COMPLETED.replace("resp_1", "resp_2");
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, &other])
-        ),
+        broken_responses(&[CREATED, IN_PROGRESS, &other]),
         (responses::RESPONSE_ID, Some(2))
     );
     // OpenAI's terminal events carry the snapshot too.
     let failed = r#"{"type":"response.failed","response":{"id":"resp_9","status":"failed","error":{"code":"server_error"}}}"#;
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, failed])
-        ),
+        broken_responses(&[CREATED, IN_PROGRESS, failed]),
         (responses::RESPONSE_ID, Some(2))
     );
     // When `created` has no id, the first snapshot that has one sets it.
@@ -752,10 +722,7 @@ fn responses_response_id() {
         ]),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[&anonymous, &in_progress("resp_7"), COMPLETED])
-        ),
+        broken_responses(&[&anonymous, &in_progress("resp_7"), COMPLETED]),
         (responses::RESPONSE_ID, Some(2))
     );
 }
@@ -767,10 +734,7 @@ fn responses_in_progress_before_output() {
         &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "x"), COMPLETED]),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, &text_delta(0, "x"), COMPLETED])
-        ),
+        broken_responses(&[CREATED, &text_delta(0, "x"), COMPLETED]),
         (responses::IN_PROGRESS_BEFORE_OUTPUT, Some(1))
     );
 }
@@ -795,10 +759,7 @@ fn responses_fields() {
     let no_arguments = r#"{"type":"response.function_call_arguments.done","output_index":0}"#;
     for bad in [no_index, no_arguments] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[CREATED, IN_PROGRESS, bad, COMPLETED])
-            ),
+            broken_responses(&[CREATED, IN_PROGRESS, bad, COMPLETED]),
             (responses::FIELDS, Some(2))
         );
     }
@@ -806,10 +767,7 @@ fn responses_fields() {
     let string_index = r#"{"type":"response.output_text.delta","output_index":"0","delta":"x"}"#;
     for bad in [numeric_delta, string_index] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[CREATED, IN_PROGRESS, bad])
-            ),
+            broken_responses(&[CREATED, IN_PROGRESS, bad]),
             (responses::FIELDS, Some(2))
         );
     }
@@ -870,10 +828,7 @@ fn responses_fields_of_tool_calls() {
         created_no_index,
     ] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[CREATED, IN_PROGRESS, TOOL, bad, COMPLETED])
-            ),
+            broken_responses(&[CREATED, IN_PROGRESS, TOOL, bad, COMPLETED]),
             (responses::FIELDS, Some(3)),
             "{bad}"
         );
@@ -934,58 +889,46 @@ fn responses_tool_call_announced() {
     // The first `in_progress` announces nothing.
     for first in [args_delta(0, "{}"), args_done(0, "{}")] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[CREATED, IN_PROGRESS, &first, COMPLETED])
-            ),
+            broken_responses(&[CREATED, IN_PROGRESS, &first, COMPLETED]),
             (responses::TOOL_CALL_ANNOUNCED, Some(2)),
             "{first}"
         );
     }
     // One announcement, two tool calls: the second is not announced.
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[
-                CREATED,
-                IN_PROGRESS,
-                TOOL,
-                &args_delta(0, "{}"),
-                &args_delta(1, "{}"),
-                COMPLETED
-            ])
-        ),
+        broken_responses(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            &args_delta(0, "{}"),
+            &args_delta(1, "{}"),
+            COMPLETED
+        ]),
         (responses::TOOL_CALL_ANNOUNCED, Some(4))
     );
     // An announcement is used by the tool call after it, not one before it.
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[
-                CREATED,
-                IN_PROGRESS,
-                TOOL,
-                &args_delta(0, "{}"),
-                &args_done(0, "{}"),
-                &args_delta(1, "{}"),
-                TOOL,
-                COMPLETED
-            ])
-        ),
+        broken_responses(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            &args_delta(0, "{}"),
+            &args_done(0, "{}"),
+            &args_delta(1, "{}"),
+            TOOL,
+            COMPLETED
+        ]),
         (responses::TOOL_CALL_ANNOUNCED, Some(5))
     );
     // `tool_calls.created` announces its own output_index only, and only a new call.
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[
-                CREATED,
-                IN_PROGRESS,
-                &legacy(0),
-                &args_delta(1, "{}"),
-                COMPLETED
-            ])
-        ),
+        broken_responses(&[
+            CREATED,
+            IN_PROGRESS,
+            &legacy(0),
+            &args_delta(1, "{}"),
+            COMPLETED
+        ]),
         (responses::TOOL_CALL_ANNOUNCED, Some(3))
     );
     for again in [
@@ -994,7 +937,7 @@ fn responses_tool_call_announced() {
     ] {
         let index = again.len() as u64 - 1;
         assert_eq!(
-            broken(responses::Stream::new(), &stream(&again)),
+            broken_responses(&again),
             (responses::TOOL_CALL_ANNOUNCED, Some(index))
         );
     }
@@ -1024,17 +967,14 @@ fn responses_item_id() {
     let disagreeing_done = r#"{"type":"response.function_call_arguments.done","id":"fc_0","item_id":"fc_9","output_index":0,"arguments":"{}"}"#;
     for bad in [other_delta, other_done, other_openai_done, disagreeing_done] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[
-                    CREATED,
-                    IN_PROGRESS,
-                    TOOL,
-                    &args_delta(0, "{"),
-                    bad,
-                    COMPLETED
-                ])
-            ),
+            broken_responses(&[
+                CREATED,
+                IN_PROGRESS,
+                TOOL,
+                &args_delta(0, "{"),
+                bad,
+                COMPLETED
+            ]),
             (responses::ITEM_ID, Some(4)),
             "{bad}"
         );
@@ -1042,16 +982,13 @@ fn responses_item_id() {
     // Legacy path: the deltas carry the id `tool_calls.created` gave the call.
     let created = r#"{"type":"response.tool_calls.created","item_id":"call_1","output_index":0,"tool_call":{"name":"f"}}"#;
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[
-                CREATED,
-                IN_PROGRESS,
-                created,
-                &args_delta(0, "{}"),
-                COMPLETED
-            ])
-        ),
+        broken_responses(&[
+            CREATED,
+            IN_PROGRESS,
+            created,
+            &args_delta(0, "{}"),
+            COMPLETED
+        ]),
         (responses::ITEM_ID, Some(3))
     );
     // One item id names one tool call: not a second one at another output_index (this
@@ -1061,18 +998,15 @@ fn responses_item_id() {
     let same_id_created_at_1 = r#"{"type":"response.tool_calls.created","item_id":"fc_0","output_index":1,"tool_call":{"name":"f"}}"#;
     for bad in [same_id_at_1, same_id_done_at_1, same_id_created_at_1] {
         assert_eq!(
-            broken(
-                responses::Stream::new(),
-                &stream(&[
-                    CREATED,
-                    IN_PROGRESS,
-                    TOOL,
-                    TOOL,
-                    &args_delta(0, "{}"),
-                    bad,
-                    COMPLETED
-                ])
-            ),
+            broken_responses(&[
+                CREATED,
+                IN_PROGRESS,
+                TOOL,
+                TOOL,
+                &args_delta(0, "{}"),
+                bad,
+                COMPLETED
+            ]),
             (responses::ITEM_ID, Some(5)),
             "{bad}"
         );
@@ -1121,10 +1055,7 @@ fn responses_arguments_match() {
     );
     // `.done` for an item that had no deltas: the concatenation is empty.
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, TOOL, &args_done(3, "{}"), COMPLETED])
-        ),
+        broken_responses(&[CREATED, IN_PROGRESS, TOOL, &args_done(3, "{}"), COMPLETED]),
         (responses::ARGUMENTS_MATCH, Some(3))
     );
 }
@@ -1208,17 +1139,11 @@ fn responses_after_terminal() {
         &stream(&[CREATED, IN_PROGRESS, &text_delta(0, "in time"), COMPLETED]),
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, IN_PROGRESS, COMPLETED, &text_delta(0, "late")])
-        ),
+        broken_responses(&[CREATED, IN_PROGRESS, COMPLETED, &text_delta(0, "late")]),
         (responses::AFTER_TERMINAL, Some(3))
     );
     assert_eq!(
-        broken(
-            responses::Stream::new(),
-            &stream(&[CREATED, COMPLETED, COMPLETED])
-        ),
+        broken_responses(&[CREATED, COMPLETED, COMPLETED]),
         (responses::AFTER_TERMINAL, Some(2))
     );
 }
@@ -1286,7 +1211,7 @@ fn responses_too_many_items() {
     events.insert(1026, text_delta(u64::MAX, ""));
     let refs: Vec<&str> = events.iter().map(String::as_str).collect();
     assert_eq!(
-        broken(responses::Stream::new(), &stream(&refs)),
+        broken_responses(&refs),
         (responses::TOO_MANY_ITEMS, Some(1026))
     );
 }
