@@ -1641,3 +1641,72 @@ async fn an_oversized_token_response_is_refused() {
         "{err}"
     );
 }
+
+/// A tool's provider object is kept as written, and can hold the same secrets as an
+/// `SseProvider`: its `Debug` output leaves them out as the provider's does (auth secrets,
+/// header values, and fields named like a secret anywhere in it), keeping what identifies it.
+#[test]
+fn a_tools_debug_output_leaves_the_providers_secrets_out() {
+    use ssekit_hyper::utcp::Tool;
+    let tool = |provider: serde_json::Value| {
+        Tool::from_value(&json!({"name": "watch_stock", "tool_provider": provider})).unwrap()
+    };
+    let printed = [
+        json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+            "headers": {"X-Token": "S3-header"},
+            "auth": {"auth_type": "api_key", "api_key": "S3-key", "var_name": "X-API-Key"}}),
+        json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+            "auth": {"auth_type": "basic", "username": "user-1", "password": "S3-password"}}),
+        json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+            "auth": {"auth_type": "oauth2", "token_url": "http://127.0.0.1:1/token",
+                "client_id": "client-1", "client_secret": "S3-client-secret", "scope": "read"}}),
+        // 1.x's call template, with fields this crate does not know.
+        json!({"name": "p", "call_template_type": "sse", "url": "http://127.0.0.1:1/e",
+            "auth": {"auth_type": "api_key", "api_key": "S3-key", "var_name": "X-API-Key",
+                "location": "header", "extra": {"nested": "S3-nested"}},
+            "access_token": "S3-access", "options": [{"Client-Secret": "S3-deep"}]}),
+        // An auth and headers of a shape no version has are kept, not shown.
+        json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+            "auth": "Bearer S3-string", "headers": [["X-Token", "S3-pair"]]}),
+    ]
+    .map(|provider| format!("{:?}", tool(provider)));
+    for text in &printed {
+        for secret in [
+            "S3-header",
+            "S3-key",
+            "S3-password",
+            "S3-client-secret",
+            "S3-nested",
+            "S3-access",
+            "S3-deep",
+            "S3-string",
+            "S3-pair",
+        ] {
+            assert!(!text.contains(secret), "{secret} in {text}");
+        }
+        assert!(text.contains("<redacted>"), "{text}");
+        for shown in ["watch_stock", "http://127.0.0.1:1/e"] {
+            assert!(text.contains(shown), "{shown} not in {text}");
+        }
+    }
+    for (text, shown) in [
+        (&printed[0], "X-Token"),
+        (&printed[0], "X-API-Key"),
+        (&printed[1], "user-1"),
+        (&printed[2], "client-1"),
+        (&printed[2], "http://127.0.0.1:1/token"),
+        (&printed[2], "read"),
+        (&printed[3], "header"),
+    ] {
+        assert!(text.contains(shown), "{shown} not in {text}");
+    }
+    // The tool itself is untouched: the secrets are still there to use.
+    let provider = tool(
+        json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+        "auth": {"auth_type": "api_key", "api_key": "S3-key"}}),
+    )
+    .sse_provider()
+    .unwrap()
+    .unwrap();
+    assert!(matches!(provider.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "S3-key"));
+}

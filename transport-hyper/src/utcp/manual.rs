@@ -71,7 +71,8 @@ fn wrong(path: impl Into<String>, problem: impl Into<String>) -> ManualError {
 }
 
 /// A tool: what it is called, what it takes, what each of its events carries, and how to
-/// reach it.
+/// reach it. Its `Debug` output leaves the provider's secrets out (see
+/// [`provider`](Self::provider)).
 ///
 /// # Example
 /// ```
@@ -83,9 +84,12 @@ fn wrong(path: impl Into<String>, problem: impl Into<String>) -> ManualError {
 ///     json!({"type": "object", "properties": {"price": {"type": "number"}}}),
 /// )?;
 /// assert!(tool.outputs.validate(&json!({"price": 189.5})).is_ok());
+/// let tool = tool.with_provider(json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
+///     "auth": {"auth_type": "api_key", "api_key": "k-123", "var_name": "X-API-Key"}}));
+/// assert!(!format!("{tool:?}").contains("k-123"));
 /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Tool {
     /// The tool's name, unique in its manual.
@@ -100,8 +104,113 @@ pub struct Tool {
     pub tags: Vec<String>,
     /// The typical size of a response in bytes, if the manual says.
     pub average_response_size: Option<u64>,
-    /// The provider (0.1) or call template (1.x) object, as written.
+    /// The provider (0.1) or call template (1.x) object, as written. It can hold
+    /// credentials (an API key, a password, a client secret, header values), so the tool's
+    /// `Debug` output shows it with them replaced by `"<redacted>"`: the values of
+    /// `headers` (their names are kept), every field of `auth` but `auth_type`,
+    /// `var_name`, `location`, `username`, `client_id`, `scope` and `token_url` (as
+    /// [`SseProvider`]'s `Debug` does), and anywhere in the object a field whose name
+    /// speaks of a secret (`secret`, `password`, `token`, `api_key`, `authorization`,
+    /// `cookie`, `credential`, `private_key`; not a URL such as `token_url`).
     pub provider: Option<Value>,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("inputs", &self.inputs)
+            .field("outputs", &self.outputs)
+            .field("tags", &self.tags)
+            .field("average_response_size", &self.average_response_size)
+            .field("provider", &self.provider.as_ref().map(redacted))
+            .finish()
+    }
+}
+
+/// What stands for a secret in a redacted provider object.
+const REDACTED: &str = "<redacted>";
+
+/// The fields of `auth` shown in `Debug` output, as [`SseProvider`]'s `Debug` shows them
+/// (1.x's `location` too); the others are secrets, or may be.
+const AUTH_SHOWN: [&str; 7] = [
+    "auth_type",
+    "var_name",
+    "location",
+    "username",
+    "client_id",
+    "scope",
+    "token_url",
+];
+
+/// Whether a field of this name holds a secret: its name, lowercased without `_` and `-`,
+/// speaks of one, and it is not a URL (`token_url`) or a type (`token_type`).
+fn is_secret_field(name: &str) -> bool {
+    let name: String = name
+        .chars()
+        .filter(|c| !matches!(c, '_' | '-'))
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    if name.ends_with("url") || name.ends_with("uri") || name.ends_with("type") {
+        return false;
+    }
+    [
+        "secret",
+        "password",
+        "passwd",
+        "token",
+        "apikey",
+        "authorization",
+        "cookie",
+        "credential",
+        "privatekey",
+    ]
+    .iter()
+    .any(|word| name.contains(word))
+}
+
+/// A copy of a provider object for `Debug` output, its secrets replaced (see
+/// [`Tool::provider`]).
+fn redacted(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(name, field)| {
+                    let shown = match (name.as_str(), field) {
+                        ("headers", Value::Object(headers)) => Value::Object(
+                            headers
+                                .keys()
+                                .map(|header| (header.clone(), json!(REDACTED)))
+                                .collect(),
+                        ),
+                        ("auth", Value::Object(auth)) => Value::Object(
+                            auth.iter()
+                                .map(|(key, v)| {
+                                    let v = if AUTH_SHOWN.contains(&key.as_str()) {
+                                        redacted(v)
+                                    } else {
+                                        json!(REDACTED)
+                                    };
+                                    (key.clone(), v)
+                                })
+                                .collect(),
+                        ),
+                        // An `auth` or `headers` of another shape is not read, only kept: it
+                        // may be a credential all the same.
+                        ("headers" | "auth", Value::Null) => Value::Null,
+                        ("headers" | "auth", _) => json!(REDACTED),
+                        _ if is_secret_field(name) => json!(REDACTED),
+                        _ => redacted(field),
+                    };
+                    (name.clone(), shown)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redacted).collect()),
+        other => other.clone(),
+    }
 }
 
 impl Tool {
