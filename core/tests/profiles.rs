@@ -1088,6 +1088,80 @@ fn responses_arguments_json() {
     );
 }
 
+/// A tool call without arguments: Open Responses Server sends no delta (or an empty one,
+/// when the LLM sends `"arguments": ""` with the function name) and a `.done` whose
+/// `arguments` is the empty concatenation, `""`. ARGUMENTS_JSON refused it.
+#[test]
+fn responses_a_call_without_arguments() {
+    let openai_done = r#"{"type":"response.function_call_arguments.done","item_id":"fc_0","output_index":0,"arguments":""}"#;
+    let (no_delta, empty_delta) = (args_done(0, ""), args_delta(0, ""));
+    for call in [
+        vec![no_delta.as_str()],
+        vec![&empty_delta, &no_delta],
+        vec![openai_done],
+    ] {
+        let events = [&[CREATED, IN_PROGRESS, TOOL][..], &call, &[COMPLETED]].concat();
+        let p = valid(responses::Stream::new(), &stream(&events));
+        assert_eq!(p.arguments(0), None, "{call:?}");
+    }
+    // Beside a call with arguments, and with an MCP result.
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            TOOL,
+            &args_delta(1, "{\"a\":1}"),
+            &args_done(0, ""),
+            &args_done(1, "{\"a\":1}"),
+            &text_delta(0, "[\"ok\"]"),
+            COMPLETED,
+        ]),
+    );
+    assert_eq!((p.arguments(0), p.arguments(1)), (None, Some("{\"a\":1}")));
+    // ARGUMENTS_MATCH still holds: "" is the concatenation of no deltas, not of some.
+    assert_eq!(
+        broken_responses(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            &args_delta(0, "{}"),
+            &args_done(0, ""),
+            COMPLETED
+        ]),
+        (responses::ARGUMENTS_MATCH, Some(4))
+    );
+    // Only the empty string means "no arguments": deltas that make something else that is
+    // not JSON are refused.
+    for arguments in [" ", "\n", "{", "{}{}", "null,"] {
+        assert_eq!(
+            broken_responses(&[
+                CREATED,
+                IN_PROGRESS,
+                TOOL,
+                &args_delta(0, arguments),
+                &args_done(0, arguments),
+                COMPLETED
+            ]),
+            (responses::ARGUMENTS_JSON, Some(4)),
+            "{arguments:?}"
+        );
+    }
+    // And one `.done` per call, empty or not.
+    assert_eq!(
+        broken_responses(&[
+            CREATED,
+            IN_PROGRESS,
+            TOOL,
+            &args_done(0, ""),
+            &args_done(0, ""),
+            COMPLETED
+        ]),
+        (responses::DONE_ONCE, Some(4))
+    );
+}
+
 #[test]
 fn responses_done_once() {
     valid(

@@ -18,7 +18,7 @@
 //! | [`TOOL_CALL_ANNOUNCED`] | a tool call's argument events follow its announcement: a `response.in_progress` after the first, or a `response.tool_calls.created` for its `output_index` (sent once) |
 //! | [`ITEM_ID`] | the events of one tool call (one `output_index`) carry one item id, and one item id names one tool call |
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
-//! | [`ARGUMENTS_JSON`] | those arguments are valid JSON |
+//! | [`ARGUMENTS_JSON`] | those arguments are valid JSON, or empty: a call without arguments (no deltas, `""`) |
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
 //! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one) |
 //! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response and tool-call ids) stays under the cap ([`Stream::max_accumulated`]) |
@@ -284,15 +284,46 @@ pub const ARGUMENTS_MATCH: Rule = Rule::new(
     "`function_call_arguments.done` carries the concatenation of the item's deltas",
 );
 
-/// `.done` arguments are valid JSON.
+/// `.done` arguments are valid JSON, or empty.
+///
+/// Empty arguments are a call without arguments: Open Responses Server sends a `.done` with
+/// the concatenation of the call's deltas, which for a function called without arguments is
+/// `""` (no deltas, or empty ones). [`ARGUMENTS_MATCH`] still holds them to the deltas, so
+/// `""` passes only where the deltas made nothing; anything else that is not JSON (`" "`,
+/// arguments cut short) breaks this rule.
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit::profile::responses::ARGUMENTS_JSON.id(), "responses.arguments-json");
+/// use ssekit::profile::responses::{Stream, ARGUMENTS_JSON};
+/// use ssekit::sequence::Profile;
+/// use ssekit::Event;
+///
+/// let start = [
+///     r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#,
+///     r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#,
+///     r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#, // the call
+/// ];
+/// let done = |arguments: &str| format!(
+///     r#"{{"type":"response.function_call_arguments.done","id":"fc_1","output_index":0,"arguments":{arguments}}}"#
+/// );
+/// let mut p = Stream::new();
+/// for data in start {
+///     p.event(&Event::message(data))?;
+/// }
+/// p.event(&Event::message(done(r#""""#)))?; // no arguments
+///
+/// let mut p = Stream::new();
+/// for data in start {
+///     p.event(&Event::message(data))?;
+/// }
+/// let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{"}"#;
+/// p.event(&Event::message(delta))?;
+/// assert_eq!(p.event(&Event::message(done(r#""{""#))), Err(ARGUMENTS_JSON));
+/// # Ok::<(), ssekit::sequence::Rule>(())
 /// ```
 pub const ARGUMENTS_JSON: Rule = Rule::new(
     "responses.arguments-json",
-    "`function_call_arguments.done` arguments are valid JSON",
+    "`function_call_arguments.done` arguments are valid JSON, or empty (a call without arguments)",
 );
 
 /// One `.done` per item and no delta after it.
@@ -797,13 +828,15 @@ impl Stream {
                 if item.arguments != arguments.as_ref() {
                     return Err(ARGUMENTS_MATCH);
                 }
-                let valid = match scan::validate(arguments) {
-                    Ok(()) => true,
-                    Err(ScanError::Invalid) => false,
-                    Err(ScanError::TooDeep) => {
-                        serde_json::from_str::<IgnoredAny>(arguments).is_ok()
-                    }
-                };
+                // `""`: no arguments (and no deltas, or only empty ones: ARGUMENTS_MATCH).
+                let valid = arguments.is_empty()
+                    || match scan::validate(arguments) {
+                        Ok(()) => true,
+                        Err(ScanError::Invalid) => false,
+                        Err(ScanError::TooDeep) => {
+                            serde_json::from_str::<IgnoredAny>(arguments).is_ok()
+                        }
+                    };
                 if !valid {
                     return Err(ARGUMENTS_JSON);
                 }
