@@ -36,14 +36,16 @@
 pub mod call;
 pub mod discovery;
 pub mod manual;
+mod oauth2;
 pub mod schema;
 
 pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall, DEFAULT_MAX_OUTPUT};
-use discovery::{bounded_exchange, Bounded};
 pub use discovery::{
     discover, discovery_url, Discovery, DiscoveryError, ManualEndpoint, DISCOVERY_PATH,
 };
 pub use manual::{Manual, ManualError, Tool};
+use oauth2::fetch_token;
+pub use oauth2::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
 pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
 
 use std::collections::BTreeMap;
@@ -51,8 +53,7 @@ use std::fmt;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request};
-use http_body_util::Full;
+use http::Method;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use ssekit::client::ReconnectConfig;
@@ -490,52 +491,6 @@ fn substitute(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<St
     }
     out.push_str(rest);
     Ok(out)
-}
-
-#[derive(Deserialize)]
-struct TokenResponse {
-    access_token: String,
-}
-
-/// How long an OAuth2 token request may take, connection to last byte.
-pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The largest OAuth2 token response read, in bytes.
-pub const MAX_TOKEN_RESPONSE: usize = 64 << 10;
-
-/// The client-credentials grant: a token from `token_url`, within [`TOKEN_TIMEOUT`] and
-/// [`MAX_TOKEN_RESPONSE`].
-async fn fetch_token(
-    http: &HttpClient,
-    token_url: &str,
-    client_id: &str,
-    client_secret: &str,
-    scope: Option<&str>,
-) -> Result<String, Error> {
-    let mut form = format!(
-        "grant_type=client_credentials&client_id={}&client_secret={}",
-        encode_component(client_id),
-        encode_component(client_secret)
-    );
-    if let Some(scope) = scope {
-        form.push_str(&format!("&scope={}", encode_component(scope)));
-    }
-    let req = Request::post(token_url)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Accept", "application/json")
-        .body(Full::new(Bytes::from(form)))
-        .map_err(|e| Error::Request(format!("token_url {token_url:?}: {e}")))?;
-    let body = match bounded_exchange(http, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
-        Ok(body) => body,
-        Err(Bounded::Failed(e)) => return Err(e),
-        Err(Bounded::TooLarge) => {
-            return Err(Error::http(format!(
-                "the token response from {token_url} is larger than {MAX_TOKEN_RESPONSE} bytes"
-            )))
-        }
-        Err(Bounded::TimedOut) => return Err(Error::no_response(TOKEN_TIMEOUT)),
-    };
-    Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
 }
 
 #[cfg(test)]

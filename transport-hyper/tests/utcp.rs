@@ -1710,3 +1710,40 @@ fn a_tools_debug_output_leaves_the_providers_secrets_out() {
     .unwrap();
     assert!(matches!(provider.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "S3-key"));
 }
+
+/// A token_url may carry credentials in its user info or query: an error about it names
+/// its host and path only.
+#[tokio::test]
+async fn token_url_errors_do_not_echo_its_user_info_or_query() {
+    let token = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
+        let huge = format!(r#"{{"access_token":"{}"}}"#, "t".repeat(1 << 20));
+        boxed(http::Response::new(http_body_util::Full::new(Bytes::from(
+            huge,
+        ))))
+    })
+    .await;
+    let failure = |token_url: String| async move {
+        let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
+        value["url"] = json!("http://127.0.0.1:1/events");
+        value["auth"] = json!({"auth_type": "oauth2", "token_url": token_url,
+            "client_id": "id", "client_secret": "s"});
+        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        match within(5, provider.connect(&serde_json::Map::new())).await {
+            Ok(_) => panic!("{token_url} accepted"),
+            Err(err) => err.to_string(),
+        }
+    };
+    let oversized = failure(format!(
+        "http://user:S3-pw@{token}/token?client_secret=S3-query#S3-fragment"
+    ))
+    .await;
+    assert!(
+        oversized.contains(&format!("http://{token}/token ")),
+        "{oversized}"
+    );
+    let invalid = failure("http://user:S3-pw@127.0.0.1:1/to ken?k=S3-query".to_owned()).await;
+    for text in [oversized, invalid] {
+        assert!(!text.contains("S3-"), "{text}");
+        assert!(!text.contains("user"), "{text}");
+    }
+}
