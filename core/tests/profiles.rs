@@ -542,7 +542,7 @@ fn responses_created_once() {
     );
 }
 
-/// A `response.created` or `response.completed` whose snapshot is `snapshot` (JSON).
+/// A `response.{kind}` event whose snapshot is `snapshot` (JSON).
 fn with_snapshot(kind: &str, snapshot: &str) -> String {
     format!(r#"{{"type":"response.{kind}","response":{snapshot}}}"#)
 }
@@ -560,14 +560,17 @@ fn responses_status() {
         &stream(&[&queued, IN_PROGRESS, COMPLETED]),
     );
     assert!(valid(responses::Stream::new(), &stream(&[FAILED])).is_error());
-    // The spec names no status for in_progress, and OpenAI's terminal events are not the
-    // spec's: neither is checked.
-    let odd_progress =
-        r#"{"type":"response.in_progress","response":{"id":"resp_1","status":"queued"}}"#;
-    valid(
-        responses::Stream::new(),
-        &stream(&[CREATED, odd_progress, COMPLETED]),
-    );
+    // OpenAI's terminal events say what ended the response, as its API reference shows them:
+    // `failed` in `response.failed`, `incomplete` in `response.incomplete`.
+    let failed = r#"{"type":"response.failed","response":{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"x"}}}"#;
+    let incomplete = r#"{"type":"response.incomplete","response":{"id":"resp_1","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"}}}"#;
+    for terminal in [failed, incomplete] {
+        valid(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, terminal]),
+        );
+    }
+    valid(responses::Stream::new(), &stream(&[failed]));
     let created = |snapshot: &str| with_snapshot("created", snapshot);
     for bad in [
         created(r#"{"id":"resp_1","status":"completed","output":[]}"#),
@@ -602,6 +605,70 @@ fn responses_status() {
         broken_responses(&[&failed_first]),
         (responses::STATUS, Some(0))
     );
+    // Every `response.in_progress` carries the "Full ResponseModel snapshot" (the model's
+    // status defaults to `in_progress` and is always sent; OpenAI sends `in_progress`): one
+    // without a snapshot or a status, or with another status, breaks the rule. These passed.
+    let progress = |snapshot: &str| with_snapshot("in_progress", snapshot);
+    for bad in [
+        progress(r#"{"id":"resp_1","status":"queued"}"#),
+        progress(r#"{"id":"resp_1","status":"completed","output":[]}"#),
+        progress(r#"{"id":"resp_1","output":[]}"#),
+        progress(r#"{"id":"resp_1","status":null}"#),
+        progress("null"),
+        r#"{"type":"response.in_progress"}"#.to_owned(),
+    ] {
+        assert_eq!(
+            broken_responses(&[CREATED, &bad, COMPLETED]),
+            (responses::STATUS, Some(1)),
+            "{bad}"
+        );
+        // The one that announces a tool call too.
+        assert_eq!(
+            broken_responses(&[CREATED, IN_PROGRESS, &bad, COMPLETED]),
+            (responses::STATUS, Some(2)),
+            "{bad}"
+        );
+    }
+    // OpenAI's terminal events: `failed` and `incomplete`, not another status, nor none.
+    let terminal = |kind: &str, snapshot: &str| with_snapshot(kind, snapshot);
+    for bad in [
+        terminal(
+            "failed",
+            r#"{"id":"resp_1","status":"completed","error":{"code":"x"}}"#,
+        ),
+        terminal(
+            "failed",
+            r#"{"id":"resp_1","status":"incomplete","error":{"code":"x"}}"#,
+        ),
+        terminal("failed", r#"{"id":"resp_1","error":{"code":"x"}}"#),
+        r#"{"type":"response.failed"}"#.to_owned(),
+        terminal("incomplete", r#"{"id":"resp_1","status":"completed"}"#),
+        terminal("incomplete", r#"{"id":"resp_1","status":"failed"}"#),
+        terminal("incomplete", r#"{"id":"resp_1","status":null}"#),
+        r#"{"type":"response.incomplete"}"#.to_owned(),
+    ] {
+        assert_eq!(
+            broken_responses(&[CREATED, IN_PROGRESS, &bad]),
+            (responses::STATUS, Some(2)),
+            "{bad}"
+        );
+    }
+    // A `response.failed` may come first (a failure before anything was sent); its status
+    // is `failed` all the same.
+    assert_eq!(
+        broken_responses(&[&terminal(
+            "failed",
+            r#"{"id":"resp_1","status":"completed","error":{"code":"x"}}"#
+        )]),
+        (responses::STATUS, Some(0))
+    );
+    // OpenAI's `error` event carries no snapshot, so no status.
+    let error = r#"{"type":"error","code":"server_error","message":"x","param":null}"#;
+    assert!(valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, error])
+    )
+    .is_error());
     // A status that is not a string is a field of the wrong type.
     assert_eq!(
         broken_responses(&[&created(r#"{"status":1,"output":[]}"#)]),
@@ -634,12 +701,15 @@ fn responses_a_snapshot_is_an_object() {
             "{event}"
         );
     }
-    // A null snapshot is no snapshot: fine where none is needed.
+    // A null snapshot is no snapshot, so no status: every snapshot event needs one (STATUS),
+    // OpenAI's `error` none.
     let null = r#"{"type":"response.in_progress","response":null}"#;
-    valid(
-        responses::Stream::new(),
-        &stream(&[CREATED, null, COMPLETED]),
+    assert_eq!(
+        broken_responses(&[CREATED, null, COMPLETED]),
+        (responses::STATUS, Some(1))
     );
+    let error = r#"{"type":"error","code":"server_error","message":"x","response":null}"#;
+    valid(responses::Stream::new(), &stream(&[CREATED, error]));
 }
 
 #[test]
@@ -692,7 +762,7 @@ fn responses_response_id() {
         &stream(&[
             CREATED,
             &in_progress("resp\\u005f1"),
-            r#"{"type":"response.in_progress"}"#,
+            r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#,
             COMPLETED,
         ]),
     );

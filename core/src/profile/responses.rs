@@ -10,7 +10,7 @@
 //! | [`TYPE_MISMATCH`] | `event:` and JSON `type` agree when both are sent |
 //! | [`CREATED_FIRST`] | the first event is `response.created`, except a terminal error (a failure before anything was sent) |
 //! | [`CREATED_ONCE`] | `response.created` is sent once |
-//! | [`STATUS`] | the `response` snapshot's `status` is `in_progress` in `response.created` (or OpenAI's `queued`) and `completed` in `response.completed` |
+//! | [`STATUS`] | the `response` snapshot's `status` is `in_progress` in `response.created` (or OpenAI's `queued`) and in `response.in_progress`, `completed` in `response.completed`, and in OpenAI's terminal events `failed` in `response.failed` and `incomplete` in `response.incomplete` |
 //! | [`CREATED_EMPTY`] | `response.created`'s snapshot has an empty `output` |
 //! | [`RESPONSE_ID`] | every `response` snapshot has the `id` of the first |
 //! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
@@ -133,21 +133,38 @@ pub const CREATED_ONCE: Rule =
 /// status=in_progress)" and `response.completed` a "Full ResponseModel with
 /// status=completed" (errors too: Open Responses Server reports them in `response.error`
 /// of a completed response). OpenAI's `created` of a background response says `queued`,
-/// which is accepted as well. A missing `response` or `status` breaks the rule.
-/// `response.in_progress` (for which the spec names no status) and OpenAI's own terminal
-/// events are not checked.
+/// which is accepted as well.
+///
+/// `response.in_progress` must say `in_progress`. The spec names no status for it, but it
+/// gives it a "Full ResponseModel snapshot", and its ResponseModel has a `status` (Open
+/// Responses Server's model defaults it to `in_progress` and always sends it; the server
+/// sets `completed` only as it sends `response.completed`); OpenAI's API reference shows
+/// `in_progress` there too, and `queued` comes only before it. The spec does not cover
+/// OpenAI's terminal events; OpenAI's API reference gives `response.failed` the status
+/// `failed` and `response.incomplete` the status `incomplete`, and so does the profile.
+///
+/// A missing `response` or `status` breaks the rule in all of these events: each carries a
+/// whole response (the spec's ResponseModel, OpenAI's Response object), whose status is
+/// always sent, so neither the spec nor OpenAI's reference leaves it out. OpenAI's `error`
+/// event carries no snapshot and has no status to check.
 ///
 /// # Example
 /// ```
 /// use ssekit::profile::responses::{Stream, STATUS};
 /// use ssekit::sequence::Profile;
+/// use ssekit::Event;
 /// let mut p = Stream::new();
 /// let created = r#"{"type":"response.created","response":{"id":"r","status":"completed","output":[]}}"#;
-/// assert_eq!(p.event(&ssekit::Event::message(created)), Err(STATUS));
+/// assert_eq!(p.event(&Event::message(created)), Err(STATUS));
+///
+/// let mut p = Stream::new();
+/// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
+/// assert_eq!(p.event(&Event::message(r#"{"type":"response.in_progress"}"#)), Err(STATUS));
+/// # Ok::<(), ssekit::sequence::Rule>(())
 /// ```
 pub const STATUS: Rule = Rule::new(
     "responses.status",
-    "the `response` snapshot's `status` is `in_progress` (or `queued`) in `response.created` and `completed` in `response.completed`",
+    "the `response` snapshot's `status` is `in_progress` in `response.created` (or `queued`) and `response.in_progress`, `completed` in `response.completed`, `failed` in `response.failed` and `incomplete` in `response.incomplete`",
 );
 
 /// `response.created` carries a snapshot with an empty `output`.
@@ -231,14 +248,14 @@ pub const FIELDS: Rule = Rule::new(
 ///
 /// let mut p = Stream::new();
 /// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
-/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?;
 /// let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#;
 /// assert_eq!(p.event(&Event::message(delta)), Err(TOOL_CALL_ANNOUNCED));
 ///
 /// let mut p = Stream::new();
 /// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
-/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
-/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?; // the tool call
+/// p.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?; // the tool call
 /// p.event(&Event::message(delta))?;
 /// # Ok::<(), ssekit::sequence::Rule>(())
 /// ```
@@ -260,8 +277,8 @@ pub const TOOL_CALL_ANNOUNCED: Rule = Rule::new(
 ///
 /// let mut p = Stream::new();
 /// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
-/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
-/// p.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?;
 /// let delta = r#"{"type":"response.function_call_arguments.delta","item_id":"fc_1","output_index":0,"delta":"{}"}"#;
 /// p.event(&Event::message(delta))?;
 /// let done = r#"{"type":"response.function_call_arguments.done","id":"fc_2","output_index":0,"arguments":"{}"}"#;
@@ -375,7 +392,7 @@ pub const TOO_LARGE: Rule = Rule::new(
 ///
 /// let mut v = Validator::new(Stream::new().max_items(1));
 /// v.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
-/// v.event(&Event::message(r#"{"type":"response.in_progress"}"#))?;
+/// v.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?;
 /// let delta = |index: u8| format!(r#"{{"type":"response.output_text.delta","item_id":"m","output_index":{index},"delta":""}}"#);
 /// v.event(&Event::message(delta(0)))?;
 /// v.event(&Event::message(delta(0)))?;
@@ -947,20 +964,24 @@ impl Stream {
         let status = response
             .and_then(|r| r.status.as_ref())
             .map(|Text(s)| s.as_ref());
-        match kind {
-            EventKind::Created => {
-                if !matches!(status, Some("in_progress" | "queued")) {
-                    return Err(STATUS);
-                }
-                if !response
-                    .and_then(|r| r.output.as_ref())
-                    .is_some_and(|output| output.empty)
-                {
-                    return Err(CREATED_EMPTY);
-                }
-            }
-            EventKind::Completed if status != Some("completed") => return Err(STATUS),
-            _ => {}
+        let statuses: &[&str] = match kind {
+            EventKind::Created => &["in_progress", "queued"],
+            EventKind::InProgress => &["in_progress"],
+            EventKind::Completed => &["completed"],
+            EventKind::Failed => &["failed"],
+            EventKind::Incomplete => &["incomplete"],
+            // OpenAI's `error` carries no snapshot.
+            _ => &[],
+        };
+        if !statuses.is_empty() && !status.is_some_and(|status| statuses.contains(&status)) {
+            return Err(STATUS);
+        }
+        if kind == EventKind::Created
+            && !response
+                .and_then(|r| r.output.as_ref())
+                .is_some_and(|output| output.empty)
+        {
+            return Err(CREATED_EMPTY);
         }
         if let Some(Text(id)) = response.and_then(|r| r.id.as_ref()) {
             match &self.response_id {
@@ -1224,7 +1245,7 @@ mod tests {
         let mut p = Stream::new();
         let created =
             r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#;
-        let progress = r#"{"type":"response.in_progress"}"#;
+        let progress = r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#;
         for data in [created, progress, progress] {
             p.event(&Event::message(data)).unwrap();
         }
