@@ -45,7 +45,7 @@ pub use discovery::{
 };
 pub use manual::{Manual, ManualError, Tool};
 use oauth2::fetch_token;
-pub use oauth2::{MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
+pub use oauth2::{TokenUrlError, MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
 pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
 
 use std::collections::BTreeMap;

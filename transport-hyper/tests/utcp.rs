@@ -1747,3 +1747,98 @@ async fn token_url_errors_do_not_echo_its_user_info_or_query() {
         assert!(!text.contains("user"), "{text}");
     }
 }
+
+/// A client secret must not cross the network in cleartext: a plain `http` token_url is
+/// refused, before any request (no lookup of its host either), with a typed error, unless
+/// its host is loopback; a scheme the client does not speak is refused the same way. Tool
+/// calls and discovery with the provider's credentials refuse it alike.
+#[tokio::test]
+async fn a_plain_http_token_url_is_refused_unless_it_is_loopback() {
+    use ssekit_hyper::utcp::{CallError, DiscoveryError, TokenUrlError, Tool};
+    let asked = Arc::new(Mutex::new(0));
+    let counted = asked.clone();
+    let token = spawn(move |_req: http::Request<hyper::body::Incoming>| {
+        *counted.lock().unwrap() += 1;
+        async move {
+            boxed(http::Response::new(http_body_util::Full::new(
+                Bytes::from_static(br#"{"access_token":"tok-1"}"#),
+            )))
+        }
+    })
+    .await;
+    let sse = server("notification", Log::default()).await;
+    let provider = |token_url: &str| {
+        let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
+        value["url"] = json!(format!("{sse}/events"));
+        value["reconnect"] = json!(false);
+        value["auth"] = json!({"auth_type": "oauth2", "token_url": token_url,
+            "client_id": "id", "client_secret": "S3-secret"});
+        SseProvider::from_json(&value.to_string()).unwrap()
+    };
+    // `.invalid` never resolves (RFC 6761): were it asked for, the test would fail, not
+    // reach a host elsewhere.
+    let cleartext = "http://user:S3-pw@auth.invalid:8080/o/token?k=S3-query";
+    let Err(err) = within(5, provider(cleartext).connect(&serde_json::Map::new())).await else {
+        panic!("a plain http token_url to another host accepted");
+    };
+    assert_eq!(
+        TokenUrlError::of(&err),
+        Some(&TokenUrlError::Cleartext {
+            url: "http://auth.invalid:8080/o/token".to_owned()
+        }),
+        "{err}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("http://auth.invalid:8080/o/token"), "{text}");
+    assert!(!text.contains("S3-"), "{text}");
+    let tool = Tool::from_json(r#"{"name": "t"}"#).unwrap();
+    let Err(CallError::Transport(err)) =
+        within(5, provider(cleartext).call(&tool, &serde_json::Map::new())).await
+    else {
+        panic!("a tool call sent the secret to a plain http token_url");
+    };
+    assert!(
+        matches!(
+            TokenUrlError::of(&err),
+            Some(TokenUrlError::Cleartext { .. })
+        ),
+        "{err}"
+    );
+    let Err(DiscoveryError::Transport(err)) = within(5, provider(cleartext).discover()).await
+    else {
+        panic!("discovery sent the secret to a plain http token_url");
+    };
+    assert!(
+        matches!(
+            TokenUrlError::of(&err),
+            Some(TokenUrlError::Cleartext { .. })
+        ),
+        "{err}"
+    );
+    let Err(err) = within(
+        5,
+        provider(&format!("ftp://{token}/token")).connect(&serde_json::Map::new()),
+    )
+    .await
+    else {
+        panic!("an ftp token_url accepted");
+    };
+    assert!(
+        matches!(TokenUrlError::of(&err), Some(TokenUrlError::Scheme { scheme }) if scheme == "ftp"),
+        "{err}"
+    );
+    assert_eq!(*asked.lock().unwrap(), 0, "no token request was sent");
+    // Loopback over plain http is fine: tests and local development.
+    let all: Vec<_> = within(
+        5,
+        provider(&format!("http://{token}/token"))
+            .connect(&serde_json::Map::new())
+            .await
+            .unwrap()
+            .events()
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert_eq!(all.len(), 1, "{all:?}");
+    assert_eq!(*asked.lock().unwrap(), 1);
+}

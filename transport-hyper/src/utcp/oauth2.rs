@@ -1,9 +1,19 @@
 //! OAuth2 for a provider's `auth`: the client-credentials grant, a token fetched from
 //! `token_url` within [`TOKEN_TIMEOUT`] and [`MAX_TOKEN_RESPONSE`].
 //!
+//! The token request carries the client secret, so `token_url` must be `https`, or plain
+//! `http` to a loopback host (`127.0.0.0/8`, `::1`, `localhost`: tests and local
+//! development); its scheme must be one the client speaks, as the provider's `url`'s must
+//! (`http`, and `https` with the `rustls` feature). Anything else is a [`TokenUrlError`],
+//! before any request is sent. (The provider's `url` may be plain `http` to any host: its
+//! credentials are the caller's to send where they choose; the client secret goes to a
+//! `token_url` that a discovered manual can name.)
+//!
 //! A `token_url` can carry credentials of its own, in its user info (`user:password@`) or
 //! its query: errors name it by scheme, host, port and path only ([`shown_url`]).
 
+use std::fmt;
+use std::net::IpAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -13,7 +23,7 @@ use serde::Deserialize;
 
 use super::discovery::{bounded_exchange, Bounded};
 use super::encode_component;
-use crate::client::HttpClient;
+use crate::client::{HttpClient, SCHEMES};
 use crate::Error;
 
 /// How long an OAuth2 token request may take, connection to last byte.
@@ -31,6 +41,141 @@ pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// assert_eq!(ssekit_hyper::utcp::MAX_TOKEN_RESPONSE, 64 * 1024);
 /// ```
 pub const MAX_TOKEN_RESPONSE: usize = 64 << 10;
+
+/// Why an OAuth2 `token_url` is refused, before any request is sent (see
+/// [`SseProvider`](super::SseProvider)'s `auth`). It reaches the caller inside
+/// [`Error::Http`]; [`TokenUrlError::of`] finds it there. None of its variants holds the
+/// URL's user info or query.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use ssekit_hyper::utcp::{SseProvider, TokenUrlError};
+/// let provider = SseProvider::from_json(r#"{"name": "n", "provider_type": "sse",
+///     "url": "https://api.example.com/events",
+///     "auth": {"auth_type": "oauth2", "token_url": "http://auth.example.com/token",
+///              "client_id": "c", "client_secret": "s"}}"#)?;
+/// let Err(err) = provider.connect(&serde_json::Map::new()).await else { panic!() };
+/// assert_eq!(
+///     TokenUrlError::of(&err),
+///     Some(&TokenUrlError::Cleartext { url: "http://auth.example.com/token".into() })
+/// );
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenUrlError {
+    /// Not an absolute URL with a host and a valid port.
+    Invalid {
+        /// What is wrong with it (the URL is not quoted).
+        reason: String,
+    },
+    /// A scheme the client does not speak (`http`, and `https` with the `rustls` feature).
+    Scheme {
+        /// The scheme.
+        scheme: String,
+    },
+    /// Plain `http` to a host that is not loopback: the client secret would cross the
+    /// network in cleartext.
+    Cleartext {
+        /// The URL as `http://host[:port]/path`.
+        url: String,
+    },
+}
+
+impl TokenUrlError {
+    /// The refusal `err` carries, if it is one (a tool call's
+    /// [`CallError::Transport`](super::CallError::Transport) and discovery's
+    /// [`DiscoveryError::Transport`](super::DiscoveryError::Transport) hold such an `err`).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::utcp::TokenUrlError;
+    /// let err = ssekit_hyper::Error::from(TokenUrlError::Scheme { scheme: "ftp".into() });
+    /// assert!(matches!(TokenUrlError::of(&err), Some(TokenUrlError::Scheme { .. })));
+    /// assert!(TokenUrlError::of(&ssekit_hyper::Error::Status(401)).is_none());
+    /// ```
+    pub fn of(err: &Error) -> Option<&TokenUrlError> {
+        match err {
+            Error::Http(inner) => inner.downcast_ref::<TokenUrlError>(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for TokenUrlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TokenUrlError::Invalid { reason } => {
+                write!(f, "the OAuth2 token_url is not a URL with a host: {reason}")
+            }
+            TokenUrlError::Scheme { scheme } => write!(
+                f,
+                "the OAuth2 token_url's scheme {scheme:?} is not one of {SCHEMES:?}"
+            ),
+            TokenUrlError::Cleartext { url } => write!(
+                f,
+                "the OAuth2 token_url {url} is plain http to a host that is not loopback: \
+                 the client secret would be sent in cleartext (use https)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TokenUrlError {}
+
+impl From<TokenUrlError> for Error {
+    fn from(e: TokenUrlError) -> Self {
+        Error::Http(Box::new(e))
+    }
+}
+
+/// Whether `host` (as a URL holds it, an IPv6 address in brackets) is loopback:
+/// `127.0.0.0/8`, `::1` or `localhost`.
+fn is_loopback(host: &str) -> bool {
+    let bare = host
+        .strip_prefix('[')
+        .and_then(|h| h.strip_suffix(']'))
+        .unwrap_or(host);
+    match bare.parse::<IpAddr>() {
+        Ok(ip) => ip.is_loopback(),
+        Err(_) => bare.eq_ignore_ascii_case("localhost"),
+    }
+}
+
+/// `token_url` parsed, if the client secret may be sent there (see [the module](self)).
+pub(crate) fn check_token_url(token_url: &str) -> Result<Uri, TokenUrlError> {
+    // `InvalidUri` says what is wrong without quoting the URL.
+    let uri: Uri =
+        token_url
+            .parse()
+            .map_err(|e: http::uri::InvalidUri| TokenUrlError::Invalid {
+                reason: e.to_string(),
+            })?;
+    let (Some(scheme), Some(host), Some(authority)) =
+        (uri.scheme_str(), uri.host(), uri.authority())
+    else {
+        return Err(TokenUrlError::Invalid {
+            reason: "no scheme and host".to_owned(),
+        });
+    };
+    if !ssekit_http::redirect::port_is_valid(authority.as_str()) {
+        return Err(TokenUrlError::Invalid {
+            reason: "invalid port".to_owned(),
+        });
+    }
+    if !SCHEMES.contains(&scheme) {
+        return Err(TokenUrlError::Scheme {
+            scheme: scheme.to_owned(),
+        });
+    }
+    if scheme != "https" && !is_loopback(host) {
+        return Err(TokenUrlError::Cleartext {
+            url: shown_url(&uri),
+        });
+    }
+    Ok(uri)
+}
 
 /// A URL as errors show it: `scheme://host[:port]/path`, without the user info, query and
 /// fragment, where credentials go.
@@ -59,10 +204,7 @@ pub(crate) async fn fetch_token(
     client_secret: &str,
     scope: Option<&str>,
 ) -> Result<String, Error> {
-    // `InvalidUri` says what is wrong without quoting the URL.
-    let uri: Uri = token_url
-        .parse()
-        .map_err(|e| Error::Request(format!("the OAuth2 token_url is not a URL: {e}")))?;
+    let uri = check_token_url(token_url)?;
     let shown = shown_url(&uri);
     let mut form = format!(
         "grant_type=client_credentials&client_id={}&client_secret={}",
@@ -93,6 +235,58 @@ pub(crate) async fn fetch_token(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_https_and_loopback_http_token_urls_pass() {
+        let passes = |url: &str| check_token_url(url).map(|_| ());
+        for url in [
+            "http://127.0.0.1:8080/token",
+            "http://127.9.9.9/token",
+            "http://[::1]:9/token",
+            "http://localhost:9/token",
+            "http://LocalHost/token",
+            "HTTP://127.0.0.1/token",
+        ] {
+            assert_eq!(passes(url), Ok(()), "{url}");
+        }
+        #[cfg(feature = "rustls")]
+        assert_eq!(passes("https://auth.example.com/token"), Ok(()));
+        for (url, shown) in [
+            (
+                "http://auth.example.com/token",
+                "http://auth.example.com/token",
+            ),
+            ("HTTP://u:p@10.0.0.1:80/t?secret=s", "http://10.0.0.1:80/t"),
+            ("http://[::ffff:127.0.0.1]/t", "http://[::ffff:127.0.0.1]/t"),
+            ("http://0.0.0.0/t", "http://0.0.0.0/t"),
+            (
+                "http://localhost.example.com/t",
+                "http://localhost.example.com/t",
+            ),
+            (
+                "http://127.0.0.1.example.com/t",
+                "http://127.0.0.1.example.com/t",
+            ),
+        ] {
+            assert_eq!(
+                passes(url),
+                Err(TokenUrlError::Cleartext { url: shown.into() }),
+                "{url}"
+            );
+        }
+        assert_eq!(
+            passes("ws://127.0.0.1/t"),
+            Err(TokenUrlError::Scheme {
+                scheme: "ws".into()
+            })
+        );
+        for url in ["/token", "127.0.0.1:8080/token", "http://h:65616/t", ""] {
+            assert!(
+                matches!(passes(url), Err(TokenUrlError::Invalid { .. })),
+                "{url}"
+            );
+        }
+    }
 
     #[test]
     fn a_shown_url_has_no_user_info_query_or_fragment() {
