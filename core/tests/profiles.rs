@@ -905,6 +905,95 @@ fn responses_fields_of_tool_calls() {
     }
 }
 
+/// FIELDS reads the fields the table names, in the events it names them for: it type-checked
+/// every known field name (`output_index`, `delta`, `item_id`, `id`, `arguments`,
+/// `tool_call`, `response`, each once) in every event, so OpenAI event types the profile lets
+/// through were refused for carrying a field of that name with another shape.
+#[test]
+fn responses_fields_only_where_the_profile_reads_them() {
+    // Event types the profile does not check: their fields are not read.
+    let others = [
+        // OpenAI's API reference typed this event's `delta` as an object.
+        r#"{"type":"response.mcp_call.arguments_delta","sequence_number":5,"output_index":1,"item_id":"mcp_1","delta":{"query":"x"}}"#,
+        r#"{"type":"response.output_item.added","output_index":"1","item":{"id":"fc_1","type":"function_call"}}"#,
+        r#"{"type":"response.content_part.added","item_id":"msg_1","item_id":"msg_1","output_index":0,"part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.some_future_event","output_index":-1,"item_id":7,"id":{"n":1},"delta":["a"],"arguments":{"a":1},"tool_call":"f","response":"resp_1"}"#,
+        r#"{"type":"response.reasoning_summary_text.delta","item_id":"rs_1","output_index":0,"delta":"\ud800"}"#,
+        // The same through the serde path the scanner hands escaped keys to.
+        r#"{"type":"response.mcp_call.arguments_delta","item_\u0069d":"mcp_1","delta":{"q":"x"}}"#,
+        r#"{"ty\u0070e":"response.some_future_event","delta":"\ud800","delta":1,"response":[]}"#,
+    ];
+    for other in others {
+        valid(
+            responses::Stream::new(),
+            &stream(&[CREATED, IN_PROGRESS, other, COMPLETED]),
+        );
+    }
+    // Named by `event:` alone, as OpenAI frames events.
+    valid(
+        responses::Stream::new(),
+        &format!(
+            "{}event: response.reasoning_summary_text.delta\ndata: {{\"item_id\":\"rs_1\",\"delta\":{{}}}}\n\n{}",
+            stream(&[CREATED, IN_PROGRESS]),
+            stream(&[COMPLETED])
+        ),
+    );
+    // OpenAI's `error`: only its `response` snapshot is read.
+    let error =
+        r#"{"type":"error","code":"server_error","message":"x","param":null,"id":5,"delta":{}}"#;
+    assert!(valid(
+        responses::Stream::new(),
+        &stream(&[CREATED, IN_PROGRESS, error])
+    )
+    .is_error());
+    // The checked events: the fields their row names, not others.
+    let text = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"delta":"x","id":5,"arguments":{},"tool_call":"f","response":[]}"#;
+    let done = r#"{"type":"response.function_call_arguments.done","id":"fc_0","output_index":0,"arguments":"{}","delta":5,"tool_call":[]}"#;
+    let created = r#"{"type":"response.tool_calls.created","item_id":"fc_1","output_index":1,"tool_call":{"name":"f"},"delta":5,"arguments":null,"id":[]}"#;
+    let completed = r#"{"type":"response.completed","output_index":"0","delta":1,"item_id":2,"response":{"id":"resp_1","status":"completed","error":null}}"#;
+    let p = valid(
+        responses::Stream::new(),
+        &stream(&[
+            CREATED,
+            IN_PROGRESS,
+            text,
+            TOOL,
+            &args_delta(0, "{}"),
+            done,
+            created,
+            &args_delta(1, "{}"),
+            completed,
+        ]),
+    );
+    assert_eq!((p.text(0), p.arguments(0)), (Some("x"), Some("{}")));
+    // Where FIELDS applies it is unchanged: a field it reads given twice, or of another type.
+    let twice = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"delta":"x","delta":"y"}"#;
+    let escaped_twice = r#"{"type":"response.function_call_arguments.done","id":"fc_0","output_index":0,"arguments":"{}","\u0061rguments":"{}"}"#;
+    let surrogate = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"delta":"\ud800"}"#;
+    let snapshot_twice = r#"{"type":"response.completed","response":{"id":"resp_1","status":"completed","status":"completed"}}"#;
+    for bad in [twice, escaped_twice, surrogate, snapshot_twice] {
+        assert_eq!(
+            broken_responses(&[CREATED, IN_PROGRESS, TOOL, &args_delta(0, "{}"), bad]),
+            (responses::FIELDS, Some(4)),
+            "{bad}"
+        );
+    }
+    // A `type` that is not one string names no type: TYPE, whatever the event.
+    for bad in [
+        r#"{"type":5}"#,
+        r#"{"type":["response.completed"]}"#,
+        r#"{"type":"response.completed","type":"response.completed"}"#,
+        r#"{"type":"\ud800"}"#,
+        r#"{"ty\u0070e":{}}"#,
+    ] {
+        assert_eq!(
+            broken_responses(&[CREATED, IN_PROGRESS, bad, COMPLETED]),
+            (responses::TYPE, Some(2)),
+            "{bad}"
+        );
+    }
+}
+
 #[test]
 fn responses_tool_call_announced() {
     // Modern path: one `in_progress` per tool call, before its arguments; the calls'

@@ -6,7 +6,7 @@
 //! | rule | what it asks |
 //! |---|---|
 //! | [`JSON`] | the data is a JSON object |
-//! | [`TYPE`] | the event has a type (JSON `type` or `event:`) |
+//! | [`TYPE`] | the event has a type (a JSON `type` string, given once, or `event:`) |
 //! | [`TYPE_MISMATCH`] | `event:` and JSON `type` agree when both are sent |
 //! | [`CREATED_FIRST`] | the first event is `response.created`, except a terminal error (a failure before anything was sent) |
 //! | [`CREATED_ONCE`] | `response.created` is sent once |
@@ -14,7 +14,7 @@
 //! | [`CREATED_EMPTY`] | `response.created`'s snapshot has an empty `output` |
 //! | [`RESPONSE_ID`] | every `response` snapshot has the `id` of the first |
 //! | [`IN_PROGRESS_BEFORE_OUTPUT`] | text deltas, argument deltas and `.done`, and `response.tool_calls.created` come after a `response.in_progress` |
-//! | [`FIELDS`] | deltas carry `item_id`, `output_index` and a string `delta`; `.done` carries `id` (OpenAI's: `item_id`), `output_index` and a string `arguments`; `response.tool_calls.created` carries `item_id`, `output_index` and a `tool_call` object |
+//! | [`FIELDS`] | text and argument deltas carry `item_id`, `output_index` and a string `delta`; `.done` carries `id` (OpenAI's: `item_id`), `output_index` and a string `arguments`; `response.tool_calls.created` carries `item_id`, `output_index` and a `tool_call` object; the `response` snapshot the three rules above read is an object with a string `id` and `status` and an array `output`. No other field, and no field of other event types, is read |
 //! | [`TOOL_CALL_ANNOUNCED`] | a tool call's argument events follow its announcement: a `response.in_progress` after the first, or a `response.tool_calls.created` for its `output_index` (sent once) |
 //! | [`ITEM_ID`] | the events of one tool call (one `output_index`) carry one item id, and one item id names one tool call |
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
@@ -29,7 +29,8 @@
 //! a stream with: `response.failed` and `error` (errors), `response.incomplete` (stopped
 //! early, e.g. at `max_output_tokens`). Other event types (the full OpenAI API has more, such
 //! as `response.output_item.added`) are allowed before it, so the profile also reads OpenAI's
-//! own streams. Text and arguments are accumulated per `output_index`.
+//! own streams: of those only the type is read, not their fields, whatever their shape.
+//! Text and arguments are accumulated per `output_index`.
 //!
 //! A tool call is the function-call item at one `output_index`: its argument deltas and its
 //! `.done`, and in the legacy path the `response.tool_calls.created` that opens it. The spec
@@ -85,15 +86,22 @@ use crate::text::Utf8Bytes;
 /// ```
 pub const JSON: Rule = Rule::new("responses.json", "the data is a JSON object");
 
-/// The event has a type.
+/// The event has a type: a JSON `type` string, or an `event:` field.
+///
+/// A JSON `type` that is not a string (a number, an object, a string with an escape that
+/// stands for no character) or that is given twice names no type: it breaks this rule
+/// whatever the event, since the profile cannot tell which fields to read.
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit::profile::responses::TYPE.id(), "responses.type");
+/// use ssekit::profile::responses::{Stream, TYPE};
+/// use ssekit::sequence::Profile;
+/// let mut p = Stream::new();
+/// assert_eq!(p.event(&ssekit::Event::message(r#"{"type":5}"#)), Err(TYPE));
 /// ```
 pub const TYPE: Rule = Rule::new(
     "responses.type",
-    "the event has a type (JSON `type` or `event:`)",
+    "the event has a type (a JSON `type` string or `event:`)",
 );
 
 /// `event:` and JSON `type` agree.
@@ -219,17 +227,39 @@ pub const IN_PROGRESS_BEFORE_OUTPUT: Rule = Rule::new(
 /// `item_id`, `output_index`, `delta` (a string) in text and argument deltas; `id`,
 /// `output_index`, `arguments` (a string) in `.done`, where OpenAI's API sends `item_id`
 /// for `id` (either is accepted); `item_id`, `output_index` and a `tool_call` object in
-/// `response.tool_calls.created`. A field the profile reads that has the wrong JSON type
-/// breaks the rule on any event; so does a `response` snapshot that is not an object (or
-/// `null`).
+/// `response.tool_calls.created`. One of those fields missing (`null` counts as missing),
+/// given twice or of another JSON type breaks the rule.
+///
+/// The events [`STATUS`], [`CREATED_EMPTY`] and [`RESPONSE_ID`] read a `response` snapshot
+/// from (`response.created`, `response.in_progress` and the terminal events) break it with a
+/// snapshot that is not an object (or `null`), whose `id` or `status` is not a string, whose
+/// `output` is not an array, or which gives a field the profile reads (`id`, `status`,
+/// `output`, `error`) twice: a `status` of `1` is a field of the wrong type rather than the
+/// wrong status, and an array is no snapshot (serde would read it by position).
+///
+/// No other field is read: not the other fields of those events (a text delta's `id`), and
+/// not the fields of the event types the profile lets through, which OpenAI's streams carry
+/// in shapes of their own (OpenAI's API reference typed the `delta` of
+/// `response.mcp_call.arguments_delta` as an object).
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit::profile::responses::FIELDS.id(), "responses.fields");
+/// use ssekit::profile::responses::{Stream, FIELDS};
+/// use ssekit::sequence::Profile;
+/// use ssekit::Event;
+///
+/// let mut p = Stream::new();
+/// p.event(&Event::message(r#"{"type":"response.created","response":{"status":"in_progress","output":[]}}"#))?;
+/// p.event(&Event::message(r#"{"type":"response.in_progress","response":{"status":"in_progress"}}"#))?;
+/// // Not a type the profile checks: its fields are not read.
+/// p.event(&Event::message(r#"{"type":"response.mcp_call.arguments_delta","item_id":"mcp_1","output_index":0,"delta":{}}"#))?;
+/// let text = r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":"0","delta":"Hi"}"#;
+/// assert_eq!(p.event(&Event::message(text)), Err(FIELDS));
+/// # Ok::<(), ssekit::sequence::Rule>(())
 /// ```
 pub const FIELDS: Rule = Rule::new(
     "responses.fields",
-    "deltas carry `item_id`, `output_index` and `delta`; `.done` carries `id`, `output_index` and `arguments`; `tool_calls.created` carries `item_id`, `output_index` and `tool_call`",
+    "deltas carry `item_id`, `output_index` and `delta`; `.done` carries `id`, `output_index` and `arguments`; `tool_calls.created` carries `item_id`, `output_index` and `tool_call`; a `response` snapshot is an object with a string `id` and `status` and an array `output`",
 );
 
 /// Each tool call is announced once, before its argument events.
@@ -404,25 +434,82 @@ pub const TOO_MANY_ITEMS: Rule = Rule::new(
     "the stream names at most `max_items` output items",
 );
 
-/// The fields the profile reads; everything else is skipped without being stored.
-#[derive(serde::Deserialize)]
+/// An event's type and the fields the profile reads for that type (its [`FIELDS`]); every
+/// other field is skipped without being read or stored.
 struct Wire<'a> {
+    kind: EventKind,
+    output_index: Option<u64>,
+    delta: Option<Text<'a>>,
+    arguments: Option<Text<'a>>,
+    response: Option<Snapshot<'a>>,
+    item_id: Option<Text<'a>>,
+    id: Option<Text<'a>>,
+    tool_call: Option<IsObject>,
+}
+
+impl Wire<'_> {
+    /// An event of `kind` with none of the fields.
+    fn of(kind: EventKind) -> Self {
+        Wire {
+            kind,
+            output_index: None,
+            delta: None,
+            arguments: None,
+            response: None,
+            item_id: None,
+            id: None,
+            tool_call: None,
+        }
+    }
+}
+
+/// The serde path, first: the JSON `type` alone (any other field is skipped unread).
+#[derive(serde::Deserialize)]
+struct TypeField<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Text<'a>>,
+}
+
+/// The serde path, then: the fields of a text or argument delta.
+#[derive(serde::Deserialize)]
+struct DeltaFields<'a> {
     #[serde(default)]
     output_index: Option<u64>,
     #[serde(borrow, default)]
-    delta: Option<Text<'a>>,
+    item_id: Option<Text<'a>>,
     #[serde(borrow, default)]
-    arguments: Option<Text<'a>>,
-    #[serde(borrow, default, deserialize_with = "object_or_null")]
-    response: Option<Snapshot<'a>>,
+    delta: Option<Text<'a>>,
+}
+
+/// The fields of `response.function_call_arguments.done`.
+#[derive(serde::Deserialize)]
+struct DoneFields<'a> {
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(borrow, default)]
+    id: Option<Text<'a>>,
     #[serde(borrow, default)]
     item_id: Option<Text<'a>>,
     #[serde(borrow, default)]
-    id: Option<Text<'a>>,
+    arguments: Option<Text<'a>>,
+}
+
+/// The fields of `response.tool_calls.created`.
+#[derive(serde::Deserialize)]
+struct ToolCallsFields<'a> {
+    #[serde(default)]
+    output_index: Option<u64>,
+    #[serde(borrow, default)]
+    item_id: Option<Text<'a>>,
     #[serde(default)]
     tool_call: Option<IsObject>,
+}
+
+/// The field of the events that carry a `response` snapshot.
+#[derive(serde::Deserialize)]
+struct SnapshotField<'a> {
+    #[serde(borrow, default, deserialize_with = "object_or_null")]
+    response: Option<Snapshot<'a>>,
 }
 
 /// `T` read from a JSON object, or `None` from `null`. serde's derived structs read a JSON
@@ -572,6 +659,33 @@ impl EventKind {
             "error" => EventKind::Error,
             _ => EventKind::Other,
         }
+    }
+
+    /// The type of `event`: its JSON `type` (`json`, read as a string) or its `event:`
+    /// field; [`TYPE_MISMATCH`] when both are given and differ, [`TYPE`] when neither is.
+    #[inline(always)]
+    fn read(json: Option<Text<'_>>, event: EventRef<'_>) -> Result<EventKind, Rule> {
+        match (json, event.event_field()) {
+            (Some(Text(json)), Some(sse)) if json.as_ref() != sse => Err(TYPE_MISMATCH),
+            (Some(Text(json)), _) => Ok(EventKind::of(&json)),
+            (None, Some(sse)) => Ok(EventKind::of(sse)),
+            (None, None) => Err(TYPE),
+        }
+    }
+
+    /// Whether the profile reads the event's `response` snapshot ([`STATUS`],
+    /// [`CREATED_EMPTY`], [`RESPONSE_ID`]): `response.created`, `response.in_progress` and
+    /// the terminal events.
+    fn has_snapshot(self) -> bool {
+        matches!(
+            self,
+            EventKind::Created
+                | EventKind::InProgress
+                | EventKind::Completed
+                | EventKind::Failed
+                | EventKind::Incomplete
+                | EventKind::Error
+        )
     }
 }
 
@@ -873,8 +987,9 @@ impl Stream {
 }
 
 impl Stream {
-    /// Reads the event's fields with the allocation-free scanner; serde only for what the
-    /// scanner leaves to it (escaped keys, a `response` array, nesting past its depth).
+    /// Reads the event's type, then the fields the profile reads for that type, with the
+    /// allocation-free scanner; serde only for what the scanner leaves to it (escaped keys,
+    /// a known key given twice, a `response` array, nesting past its depth).
     fn wire<'a>(&self, event: EventRef<'a>) -> Result<Wire<'a>, Rule> {
         let slot_of = |key: &str| match key {
             "type" => Some(0),
@@ -888,72 +1003,81 @@ impl Stream {
             _ => None,
         };
         let fields = match scan::object_with::<8>(event.data(), slot_of) {
-            Ok(Some(fields)) if !fields.escaped_key => fields,
+            Ok(Some(fields)) if !fields.escaped_key && !fields.duplicate => fields,
             // Valid JSON that is not an object, or not JSON: serde's `is_object` says no.
             Ok(None) | Err(ScanError::Invalid) => return Err(JSON),
+            // Whether an escaped key is one the event's type reads, or a key given twice
+            // one it reads (serde's derived structs refuse that), serde tells.
             Ok(Some(_)) | Err(ScanError::TooDeep) => return slow_wire(event),
         };
-        // A known field given twice, or of the wrong type, fails serde's derived struct.
-        if fields.duplicate {
-            return Err(FIELDS);
-        }
         let [kind, output_index, delta, arguments, response, item_id, id, tool_call] =
             fields.values;
-        let response = match response {
-            None => None,
-            Some(v) if v.kind == Kind::Null => None,
-            Some(v) if v.kind == Kind::Object => {
-                let snapshot_slot = |key: &str| match key {
-                    "error" => Some(0),
-                    "id" => Some(1),
-                    "status" => Some(2),
-                    "output" => Some(3),
-                    _ => None,
-                };
-                let snapshot = match scan::object_with::<4>(v.raw, snapshot_slot) {
-                    Ok(Some(f)) if !f.escaped_key && !f.duplicate => f,
-                    Ok(Some(f)) if f.duplicate => return Err(FIELDS),
-                    _ => return slow_wire(event),
-                };
-                let [error, id, status, output] = snapshot.values;
-                Some(Snapshot {
-                    error: error.filter(|e| e.kind != Kind::Null).map(|_| IgnoredAny),
-                    id: text(id)?,
-                    status: text(status)?,
-                    output: match output {
-                        None => None,
-                        Some(v) if v.kind == Kind::Null => None,
-                        Some(v) if v.kind == Kind::Array => Some(Output {
-                            empty: is_empty_array(v.raw),
-                        }),
-                        Some(_) => return Err(FIELDS),
-                    },
-                })
+        let mut wire = Wire::of(EventKind::read(text(kind).map_err(|_| TYPE)?, event)?);
+        match wire.kind {
+            EventKind::TextDelta | EventKind::ArgumentsDelta => {
+                wire.output_index = index(output_index)?;
+                wire.item_id = text(item_id)?;
+                wire.delta = text(delta)?;
             }
-            // Not an object: an array is not a snapshot read by position (`object_or_null`).
-            Some(_) => return Err(FIELDS),
-        };
-        Ok(Wire {
-            kind: text(kind)?,
-            output_index: match output_index {
-                None => None,
-                Some(v) if v.kind == Kind::Null => None,
-                Some(v) => Some(v.as_u64().ok_or(FIELDS)?),
-            },
-            delta: text(delta)?,
-            arguments: text(arguments)?,
-            response,
-            item_id: text(item_id)?,
-            id: text(id)?,
-            tool_call: match tool_call {
-                None => None,
-                Some(v) if v.kind == Kind::Null => None,
-                Some(v) if v.kind == Kind::Object => Some(IsObject(true)),
-                // What serde makes of another value (a lone surrogate in a string, a number
-                // out of range) is left to it; ORS always sends an object.
-                Some(_) => return slow_wire(event),
-            },
-        })
+            EventKind::ArgumentsDone => {
+                wire.output_index = index(output_index)?;
+                wire.id = text(id)?;
+                wire.item_id = text(item_id)?;
+                wire.arguments = text(arguments)?;
+            }
+            EventKind::ToolCallsCreated => {
+                wire.output_index = index(output_index)?;
+                wire.item_id = text(item_id)?;
+                wire.tool_call = match tool_call {
+                    None => None,
+                    Some(v) if v.kind == Kind::Null => None,
+                    Some(v) if v.kind == Kind::Object => Some(IsObject(true)),
+                    // What serde makes of another value (a lone surrogate in a string, a
+                    // number out of range) is left to it; ORS always sends an object.
+                    Some(_) => return slow_wire(event),
+                };
+            }
+            kind if kind.has_snapshot() => {
+                wire.response = match response {
+                    None => None,
+                    Some(v) if v.kind == Kind::Null => None,
+                    Some(v) if v.kind == Kind::Object => {
+                        let snapshot_slot = |key: &str| match key {
+                            "error" => Some(0),
+                            "id" => Some(1),
+                            "status" => Some(2),
+                            "output" => Some(3),
+                            _ => None,
+                        };
+                        let snapshot = match scan::object_with::<4>(v.raw, snapshot_slot) {
+                            Ok(Some(f)) if !f.escaped_key && !f.duplicate => f,
+                            Ok(Some(f)) if f.duplicate => return Err(FIELDS),
+                            _ => return slow_wire(event),
+                        };
+                        let [error, id, status, output] = snapshot.values;
+                        Some(Snapshot {
+                            error: error.filter(|e| e.kind != Kind::Null).map(|_| IgnoredAny),
+                            id: text(id)?,
+                            status: text(status)?,
+                            output: match output {
+                                None => None,
+                                Some(v) if v.kind == Kind::Null => None,
+                                Some(v) if v.kind == Kind::Array => Some(Output {
+                                    empty: is_empty_array(v.raw),
+                                }),
+                                Some(_) => return Err(FIELDS),
+                            },
+                        })
+                    }
+                    // Not an object: an array is no snapshot read by position
+                    // (`object_or_null`).
+                    Some(_) => return Err(FIELDS),
+                };
+            }
+            // Other types: nothing more is read.
+            _ => {}
+        }
+        Ok(wire)
     }
 }
 
@@ -997,13 +1121,8 @@ impl Stream {
     }
 
     /// The rules, on the fields read from one event.
-    fn apply(&mut self, event: EventRef<'_>, wire: &Wire<'_>) -> Result<(), Rule> {
-        let kind = match (&wire.kind, event.event_field()) {
-            (Some(Text(json)), Some(sse)) if json.as_ref() != sse => return Err(TYPE_MISMATCH),
-            (Some(Text(json)), _) => EventKind::of(json),
-            (None, Some(sse)) => EventKind::of(sse),
-            (None, None) => return Err(TYPE),
-        };
+    fn apply(&mut self, wire: &Wire<'_>) -> Result<(), Rule> {
+        let kind = wire.kind;
         let failed = match kind {
             EventKind::Completed => wire
                 .response
@@ -1064,17 +1183,54 @@ fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, Rule> {
     }
 }
 
+/// An `output_index` as serde reads it into a `u64`: absent or `null` is `None`, anything
+/// but an integer in range is [`FIELDS`].
+#[inline(always)]
+fn index(value: Option<scan::Value<'_>>) -> Result<Option<u64>, Rule> {
+    match value {
+        None => Ok(None),
+        Some(v) if v.kind == Kind::Null => Ok(None),
+        Some(v) => v.as_u64().map(Some).ok_or(FIELDS),
+    }
+}
+
 /// Whether a scanned array (`raw` with its brackets) holds no element.
 fn is_empty_array(raw: &str) -> bool {
     raw.get(1..raw.len().saturating_sub(1))
         .is_some_and(|inside| inside.trim_matches([' ', '\t', '\n', '\r']).is_empty())
 }
 
-/// The serde path, for what the scanner leaves to it.
+/// The serde path, for what the scanner leaves to it: the type, then the fields the profile
+/// reads for that type, each read by a derived struct that skips every other field unread.
 #[cold]
 fn slow_wire(event: EventRef<'_>) -> Result<Wire<'_>, Rule> {
-    super::json::parse_object(event.data())
-        .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))
+    use super::json::{parse_object, shape_rule};
+    let data = event.data();
+    let TypeField { kind } = parse_object(data).ok_or_else(|| shape_rule(event, JSON, TYPE))?;
+    let mut wire = Wire::of(EventKind::read(kind, event)?);
+    // The data is a JSON object (its type was read), so what fails now is a field's shape.
+    match wire.kind {
+        EventKind::TextDelta | EventKind::ArgumentsDelta => {
+            let f: DeltaFields<'_> = parse_object(data).ok_or(FIELDS)?;
+            (wire.output_index, wire.item_id, wire.delta) = (f.output_index, f.item_id, f.delta);
+        }
+        EventKind::ArgumentsDone => {
+            let f: DoneFields<'_> = parse_object(data).ok_or(FIELDS)?;
+            (wire.output_index, wire.id, wire.item_id, wire.arguments) =
+                (f.output_index, f.id, f.item_id, f.arguments);
+        }
+        EventKind::ToolCallsCreated => {
+            let f: ToolCallsFields<'_> = parse_object(data).ok_or(FIELDS)?;
+            (wire.output_index, wire.item_id, wire.tool_call) =
+                (f.output_index, f.item_id, f.tool_call);
+        }
+        kind if kind.has_snapshot() => {
+            let f: SnapshotField<'_> = parse_object(data).ok_or(FIELDS)?;
+            wire.response = f.response;
+        }
+        _ => {}
+    }
+    Ok(wire)
 }
 
 impl Profile for Stream {
@@ -1087,7 +1243,7 @@ impl Profile for Stream {
             return Err(AFTER_TERMINAL);
         }
         let wire = self.wire(event)?;
-        self.apply(event, &wire)
+        self.apply(&wire)
     }
 
     fn is_terminated(&self) -> bool {
@@ -1123,7 +1279,7 @@ mod tests {
             format!(
                 "{:?}",
                 (
-                    text(&w.kind),
+                    w.kind,
                     w.output_index,
                     text(&w.delta),
                     text(&w.arguments),
@@ -1141,6 +1297,17 @@ mod tests {
         use proptest::prelude::*;
         prop_oneof![
             Just("\"response.output_text.delta\"".to_string()),
+            Just("\"response.function_call_arguments.delta\"".to_string()),
+            Just("\"response.function_call_arguments.done\"".to_string()),
+            Just("\"response.tool_calls.created\"".to_string()),
+            Just("\"response.created\"".to_string()),
+            Just("\"response.in_progress\"".to_string()),
+            Just("\"response.completed\"".to_string()),
+            Just("\"response.failed\"".to_string()),
+            Just("\"response.incomplete\"".to_string()),
+            Just("\"error\"".to_string()),
+            Just("\"response.output_item.added\"".to_string()),
+            Just("\"response.output\\u005ftext.delta\"".to_string()),
             Just("\"a\\nb\\u00e9\\ud83d\\ude00\"".to_string()),
             Just("\"\\ud800\"".to_string()),
             Just("\"x\\q\"".to_string()),
@@ -1176,6 +1343,22 @@ mod tests {
         ]
     }
 
+    /// The event types the profile reads fields of, and two it does not.
+    const KINDS: [&str; 12] = [
+        "response.created",
+        "response.in_progress",
+        "response.output_text.delta",
+        "response.function_call_arguments.delta",
+        "response.function_call_arguments.done",
+        "response.tool_calls.created",
+        "response.output_item.added",
+        "response.completed",
+        "response.failed",
+        "response.incomplete",
+        "error",
+        "response.mcp_call.arguments_delta",
+    ];
+
     fn event_data() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let key = prop_oneof![
@@ -1189,11 +1372,23 @@ mod tests {
             Just("tool_call"),
             Just("ty\\u0070e"),
         ];
-        let body = proptest::collection::vec((key, field_value()), 0..6).prop_map(|fields| {
-            let fields: Vec<String> = fields
+        // Mostly a type the profile knows, first or last, so that every type's reading of
+        // the other fields is tried.
+        let kind = proptest::option::weighted(
+            0.8,
+            (proptest::sample::select(&KINDS[..]), proptest::bool::ANY),
+        );
+        let fields = proptest::collection::vec((key, field_value()), 0..6);
+        let body = (kind, fields).prop_map(|(kind, fields)| {
+            let mut fields: Vec<String> = fields
                 .into_iter()
                 .map(|(k, v)| format!("\"{k}\":{v}"))
                 .collect();
+            match kind {
+                Some((kind, true)) => fields.insert(0, format!("\"type\":\"{kind}\"")),
+                Some((kind, false)) => fields.push(format!("\"type\":\"{kind}\"")),
+                None => {}
+            }
             format!("{{{}}}", fields.join(","))
         });
         prop_oneof![
@@ -1207,10 +1402,21 @@ mod tests {
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
 
-        /// The scanner's reading of an event is serde's, field by field and rule by rule.
+        /// The scanner's reading of an event is serde's, field by field and rule by rule,
+        /// with or without an `event:` field.
         #[test]
-        fn scanned_fields_agree_with_serde(data in event_data()) {
-            let event = Event::message(data.clone());
+        fn scanned_fields_agree_with_serde(
+            data in event_data(),
+            name in proptest::option::of(proptest::sample::select(&KINDS[..])),
+        ) {
+            let event = match name {
+                Some(name) => Event::builder()
+                    .event(name.to_string())
+                    .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}")))?
+                    .data(data.clone())
+                    .build(),
+                None => Event::message(data.clone()),
+            };
             let fast = reading(Stream::new().wire(event.as_event_ref()));
             let slow = reading(slow_wire(event.as_event_ref()));
             proptest::prop_assert_eq!(fast, slow, "{}", data);
@@ -1228,16 +1434,23 @@ mod tests {
             r#"{"response":{"output":[ ],"status":"\u0071ueued"}}"#,
             r#"{"response":{"output":"[]"}}"#,
         ] {
-            let event = Event::message(data);
-            let fast = reading(Stream::new().wire(event.as_event_ref()));
-            let slow = reading(slow_wire(event.as_event_ref()));
-            assert_eq!(fast, slow, "{data}");
+            for kind in ["response.tool_calls.created", "response.created", "other"] {
+                let data = data.replacen('{', &format!(r#"{{"type":"{kind}","#), 1);
+                let event = Event::message(data.clone());
+                let fast = reading(Stream::new().wire(event.as_event_ref()));
+                let slow = reading(slow_wire(event.as_event_ref()));
+                assert_eq!(fast, slow, "{data}");
+            }
         }
-        let event = Event::message(r#"{"tool_call":"\ud800"}"#);
-        assert_eq!(
-            reading(Stream::new().wire(event.as_event_ref())),
-            Err(FIELDS)
-        );
+        // A lone surrogate in a field the type reads is a field error; elsewhere it is not
+        // read.
+        let call = r#"{"type":"response.tool_calls.created","tool_call":"\ud800"}"#;
+        let other = r#"{"type":"response.mcp_call.arguments_delta","tool_call":"\ud800"}"#;
+        for (data, rule) in [(call, Err(FIELDS)), (other, Ok(()))] {
+            let event = Event::message(data);
+            let reading = Stream::new().wire(event.as_event_ref()).map(|_| ());
+            assert_eq!(reading, rule, "{data}");
+        }
     }
 
     #[test]
