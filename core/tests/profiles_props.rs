@@ -4,10 +4,11 @@
 //! profile saw its terminal event. Borrowed events (`Validator::event_ref`, what
 //! `next_frame_ref` hands out) get the same answers as owned ones, call for call.
 //!
-//! And Responses tool calls laid out as the spec does, with the arguments cut at random: the
-//! stream is valid, another item id in any later event of a call breaks `ITEM_ID` there, and
-//! a call without its announcing `in_progress` breaks `TOOL_CALL_ANNOUNCED` at its first
-//! argument event.
+//! And Responses tool calls laid out as the spec does, with the arguments cut at random (or
+//! none: no delta, or empty ones, and `""`): the stream is valid, another item id in any
+//! later event of a call breaks `ITEM_ID` there, and a call without its announcing
+//! `in_progress` leaves one call unannounced, whose first argument event breaks
+//! `TOOL_CALL_ANNOUNCED`.
 
 #![cfg(feature = "json")]
 
@@ -112,6 +113,8 @@ const JSON_DATA: &[&str] = &[
     r#"{"type":"response.completed","response":{"error":{"message":"x"}}}"#,
     r#"{"type":"response.failed","response":{"id":"r1","status":"failed"}}"#,
     r#"{"type":"response.output_item.added"}"#,
+    r#"{"type":"response.mcp_call.arguments_delta","output_index":"1","delta":{}}"#,
+    r#"{"type":"response.function_call_arguments.done","id":"h","output_index":3,"arguments":""}"#,
     r#"{"event":"start","session_id":"s"}"#,
     r#"{"event":"step_started","step":1}"#,
     r#"{"event":"step_completed","step":1}"#,
@@ -192,7 +195,8 @@ fn step(call: Option<usize>, announces: bool, data: String) -> Step {
 }
 
 /// The spec's modern tool-call path: created, in_progress; per call an in_progress and its
-/// argument deltas (the arguments cut at `cuts`); every call's `.done`; completed.
+/// argument deltas (the arguments cut at `cuts`; a call without arguments and without cuts
+/// has no delta); every call's `.done`; completed.
 fn modern_stream(calls: &[(String, Vec<usize>)]) -> Vec<Step> {
     let snapshot = |kind: &str, status: &str| {
         format!(
@@ -205,6 +209,9 @@ fn modern_stream(calls: &[(String, Vec<usize>)]) -> Vec<Step> {
     ];
     for (n, (arguments, cuts)) in calls.iter().enumerate() {
         steps.push(step(None, true, snapshot("in_progress", "in_progress")));
+        if arguments.is_empty() && cuts.is_empty() {
+            continue;
+        }
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (arguments.len() + 1)).collect();
         cuts.sort_unstable();
         let mut from = 0;
@@ -249,6 +256,7 @@ fn first_violation(steps: &[Step]) -> (Option<(&'static str, u64)>, responses::S
 
 fn tool_calls() -> impl Strategy<Value = Vec<(String, Vec<usize>)>> {
     let arguments = pick(&[
+        "",
         "{}",
         r#"{"city":"Paris"}"#,
         r#"{"a":[1,2,{"b":null}],"c":"\u00e9\"x\""}"#,
@@ -265,7 +273,8 @@ proptest! {
         let (violation, profile) = first_violation(&modern_stream(&calls));
         prop_assert_eq!(violation, None);
         for (n, (arguments, _)) in calls.iter().enumerate() {
-            prop_assert_eq!(profile.arguments(n as u64), Some(arguments.as_str()));
+            let expected = Some(arguments.as_str()).filter(|a| !a.is_empty());
+            prop_assert_eq!(profile.arguments(n as u64), expected);
         }
     }
 
@@ -280,6 +289,8 @@ proptest! {
                     && steps[..i].iter().any(|s| s.call == steps[i].call)
             })
             .collect();
+        // Calls without arguments or deltas have one event only.
+        prop_assume!(!later.is_empty());
         let at = later[which.index(later.len())];
         let call = steps[at].call.unwrap_or_default();
         steps[at].data = steps[at].data.replace(&format!("\"fc_{call}\""), "\"fc_other\"");
@@ -287,8 +298,10 @@ proptest! {
         prop_assert_eq!(violation, Some((responses::ITEM_ID.id(), at as u64)));
     }
 
-    /// Without its announcing `in_progress`, a tool call's first argument event breaks
-    /// TOOL_CALL_ANNOUNCED.
+    /// Without one announcing `in_progress`, the first argument event of a call that finds
+    /// no announcement left breaks TOOL_CALL_ANNOUNCED: call k's first, when every call
+    /// opens with a delta (a call without arguments opens with its `.done`, after the others'
+    /// deltas, so a later call may take its announcement).
     #[test]
     fn responses_unannounced_tool_call_breaks_the_rule(calls in tool_calls(), which: prop::sample::Index) {
         let mut steps = modern_stream(&calls);
@@ -296,8 +309,26 @@ proptest! {
             (0..steps.len()).filter(|&i| steps[i].announces).collect();
         let k = which.index(announcements.len());
         steps.remove(announcements[k]);
-        let first = steps.iter().position(|s| s.call == Some(k)).unwrap_or_default();
+        // Each announcement opens the next new call, in stream order.
+        let (mut announced, mut opened) = (0, Vec::new());
+        let mut unannounced = None;
+        for (i, s) in steps.iter().enumerate() {
+            announced += usize::from(s.announces);
+            match s.call {
+                Some(call) if !opened.contains(&call) && opened.len() == announced => {
+                    unannounced = Some(i);
+                    break;
+                }
+                Some(call) if !opened.contains(&call) => opened.push(call),
+                _ => {}
+            }
+        }
+        let first = steps.iter().position(|s| s.call == Some(k));
+        if calls.iter().all(|(arguments, cuts)| !arguments.is_empty() || !cuts.is_empty()) {
+            prop_assert_eq!(unannounced, first);
+        }
+        let at = unannounced.unwrap_or_default();
         let (violation, _) = first_violation(&steps);
-        prop_assert_eq!(violation, Some((responses::TOOL_CALL_ANNOUNCED.id(), first as u64)));
+        prop_assert_eq!(violation, Some((responses::TOOL_CALL_ANNOUNCED.id(), at as u64)));
     }
 }
