@@ -4,7 +4,8 @@
 //! written once for [`ssekit-hyper`] (tokio) and [`ssekit-smol`] (smol / async-io): both
 //! re-export these types, so an [`Item`](client::Item) or an [`Error`] is the same type on
 //! either runtime. Like the [`ssekit`] core it is deterministic: no IO, no clock (callers
-//! pass [`ssekit::Instant`]s), no RNG.
+//! pass [`ssekit::Instant`]s), no RNG but [`entropy::os_seed`], which the transports call
+//! for the seeds that must not be guessable.
 //!
 //! ```text
 //!  EventSource builder ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step::Connect(request) ─▶ transport: HTTP exchange
@@ -23,8 +24,9 @@
 //! types; these pieces need `http`'s `Request`, `HeaderMap` and `Method` (std) and an
 //! umbrella error with `std::io::Error` in it, which the core's conventions rule out. A
 //! feature would have given the core a second dependency story and a `std`-only corner.
-//! As its own crate it depends on the core, `http`, `bytes` and `serde_json` (for the
-//! error's JSON variant) and nothing else, and both transports depend on the same copy.
+//! As its own crate it depends on the core, `http`, `bytes`, `serde_json` (for the
+//! error's JSON variant) and `getrandom` (for [`entropy`]) and nothing else, and both
+//! transports depend on the same copy.
 //! It is also why the builder is a macro: see [`event_source_builder!`].
 //!
 //! [`ssekit-hyper`]: https://example.invalid/ssekit
@@ -56,6 +58,7 @@
 
 mod builder;
 pub mod client;
+pub mod entropy;
 mod error;
 pub mod keep_alive;
 pub mod ors;
