@@ -15,7 +15,9 @@
 //! ("with any input parameters as query parameters"). `event_type` filters events through the
 //! core's [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its
 //! `reconnect` and reconnection time. `auth` is an API key header, HTTP Basic, or an OAuth2
-//! bearer token fetched once per connect with the client-credentials grant.
+//! bearer token fetched with the client-credentials grant from an `https` (or loopback)
+//! `token_url`, and fetched again by the stream when it expires (`expires_in`) or the
+//! server refuses it on a reconnect ([`ProviderSource`]).
 //!
 //! With the tool's definition known ([`Tool`]: name, description, `inputs` and `outputs`
 //! schemas), [`SseProvider::call`] checks the inputs before connecting and yields each
@@ -27,7 +29,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | this one | the provider object, its variables, auth and input split: [`SseProvider::connect`] |
+//! | this one | the provider object, its variables, auth and input split: [`SseProvider::connect`] → [`ProviderSource`]; OAuth2: [`TokenUrlError`], [`TOKEN_TIMEOUT`], [`MAX_TOKEN_RESPONSE`], [`TOKEN_REFRESH_MARGIN`] |
 //! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
 //! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
 //! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`], [`DEFAULT_MAX_OUTPUT`] |
@@ -38,15 +40,18 @@ pub mod discovery;
 pub mod manual;
 mod oauth2;
 pub mod schema;
+mod source;
 
 pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall, DEFAULT_MAX_OUTPUT};
 pub use discovery::{
     discover, discovery_url, Discovery, DiscoveryError, ManualEndpoint, DISCOVERY_PATH,
 };
 pub use manual::{Manual, ManualError, Tool};
-use oauth2::fetch_token;
-pub use oauth2::{TokenUrlError, MAX_TOKEN_RESPONSE, TOKEN_TIMEOUT};
+use oauth2::Grant;
+pub use oauth2::{TokenUrlError, MAX_TOKEN_RESPONSE, TOKEN_REFRESH_MARGIN, TOKEN_TIMEOUT};
 pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
+use source::Plan;
+pub use source::ProviderSource;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -58,7 +63,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use ssekit::client::ReconnectConfig;
 
-use crate::client::{http_client, EventSource, HttpClient};
+use crate::client::{http_client, HttpClient};
 use crate::Error;
 
 /// `auth` of a UTCP provider. Its `Debug` output leaves the key, password and client
@@ -91,10 +96,12 @@ pub enum Auth {
         /// Password.
         password: String,
     },
-    /// OAuth2 client credentials: a token from `token_url`, sent as a bearer token.
+    /// OAuth2 client credentials: a token from `token_url`, sent as a bearer token and
+    /// fetched again when it expires or is refused (see [`ProviderSource`]).
     #[serde(rename = "oauth2")]
     OAuth2 {
-        /// The token endpoint.
+        /// The token endpoint: `https`, or plain `http` to a loopback host only (else a
+        /// [`TokenUrlError`], before the client secret is sent).
         token_url: String,
         /// The client id.
         client_id: String,
@@ -353,8 +360,10 @@ impl SseProvider {
         Ok(self)
     }
 
-    /// The source for one tool call with these `inputs`, ready to [`stream`](EventSource::stream).
-    /// With OAuth2 auth this first fetches a token.
+    /// The source for one tool call with these `inputs`, ready to
+    /// [`stream`](ProviderSource::stream). With OAuth2 auth this first fetches a token
+    /// (after checking the request can be built), and the stream fetches another when it
+    /// expires or the server refuses it (see [`ProviderSource`]).
     ///
     /// # Example
     /// ```no_run
@@ -370,7 +379,7 @@ impl SseProvider {
     /// }
     /// # Ok(()) }
     /// ```
-    pub async fn connect(&self, inputs: &Map<String, Value>) -> Result<EventSource, Error> {
+    pub async fn connect(&self, inputs: &Map<String, Value>) -> Result<ProviderSource, Error> {
         let http = http_client()?;
         let mut query = Vec::new();
         let mut headers: Vec<(String, String)> = self
@@ -392,7 +401,8 @@ impl SseProvider {
                 ));
             }
         }
-        headers.extend(self.auth_header(&http).await?);
+        let grant = Grant::of(self.auth.as_ref());
+        headers.extend(self.static_auth_header());
         // A fragment is never sent, and the request URI ends at `#`: query inputs appended
         // after one would be dropped without a word. The fragment goes, the query stays.
         let mut url = match self.url.split_once('#') {
@@ -413,18 +423,15 @@ impl SseProvider {
         if let Some(kind) = &self.event_type {
             config = config.event_type(ssekit::Utf8Bytes::copy_from_str(kind));
         }
-        let mut source = EventSource::new(method.clone(), &url, payload)?
-            .reconnect(config)
-            .client(http);
-        if method == Method::POST {
-            source = source.header("Content-Type", "application/json")?;
-        }
-        // The provider's headers and header fields may carry tokens as well (their values
-        // are where `$VARIABLES` go): like the auth, none is sent to another origin.
-        for (name, value) in &headers {
-            source = source.secret_header(name, value)?;
-        }
-        Ok(source)
+        let plan = Plan {
+            method,
+            url,
+            payload,
+            config,
+            headers,
+            http,
+        };
+        ProviderSource::open(plan, grant).await
     }
 }
 
@@ -435,7 +442,20 @@ impl SseProvider {
         &self,
         http: &HttpClient,
     ) -> Result<Option<(String, String)>, Error> {
-        Ok(match &self.auth {
+        match Grant::of(self.auth.as_ref()) {
+            Some(grant) => {
+                let token = grant.fetch(http).await?;
+                // Made from a `&str`: the bytes are UTF-8.
+                let value = String::from_utf8_lossy(token.header().as_bytes()).into_owned();
+                Ok(Some(("Authorization".to_owned(), value)))
+            }
+            None => Ok(self.static_auth_header()),
+        }
+    }
+
+    /// The header an API key or Basic `auth` asks for (OAuth2's is fetched: `None`).
+    fn static_auth_header(&self) -> Option<(String, String)> {
+        match &self.auth {
             Some(Auth::ApiKey { api_key, var_name }) => Some((var_name.clone(), api_key.clone())),
             Some(Auth::Basic { username, password }) => Some((
                 "Authorization".to_owned(),
@@ -444,19 +464,8 @@ impl SseProvider {
                     base64(format!("{username}:{password}").as_bytes())
                 ),
             )),
-            Some(Auth::OAuth2 {
-                token_url,
-                client_id,
-                client_secret,
-                scope,
-            }) => {
-                let token =
-                    fetch_token(http, token_url, client_id, client_secret, scope.as_deref())
-                        .await?;
-                Some(("Authorization".to_owned(), format!("Bearer {token}")))
-            }
-            None => None,
-        })
+            Some(Auth::OAuth2 { .. }) | None => None,
+        }
     }
 }
 

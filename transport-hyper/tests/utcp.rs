@@ -1542,6 +1542,9 @@ async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
     for auth in [
         json!({"auth_type": "api_key", "api_key": "k-1", "var_name": "X-API-Key"}),
         json!({"auth_type": "basic", "username": "u", "password": "p"}),
+        // The bearer token is put on each request by the stream's hook: dropped all the same.
+        json!({"auth_type": "oauth2", "token_url": format!("{elsewhere}/token"),
+            "client_id": "c", "client_secret": "s"}),
     ] {
         let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
         value["url"] = json!(format!("http://{redirector}/events"));
@@ -1841,4 +1844,247 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback() {
     .await;
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(*asked.lock().unwrap(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// OAuth2 tokens on a long-lived stream: fetched again when they expire or are refused.
+
+/// What the OAuth2 API below saw of one stream request.
+#[derive(Clone, Debug, PartialEq)]
+struct Asked {
+    /// The bearer token sent.
+    token: String,
+    last_event_id: Option<String>,
+    status: u16,
+}
+
+/// A loopback API with a `/token` endpoint that counts its requests and hands out `tok-N`
+/// (with this `expires_in`, if any), and a stream that logs each request and, unless
+/// `refuse(connection number, token)`, sends one event (its id the connection number) and
+/// cuts the stream.
+struct OAuthApi {
+    base: String,
+    tokens: Arc<Mutex<u32>>,
+    streams: Arc<Mutex<Vec<Asked>>>,
+}
+
+async fn oauth_api(expires_in: Option<u64>, refuse: fn(usize, &str) -> bool) -> OAuthApi {
+    let tokens = Arc::new(Mutex::new(0));
+    let streams = Arc::new(Mutex::new(Vec::new()));
+    let (counted, logged) = (tokens.clone(), streams.clone());
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let (counted, logged) = (counted.clone(), logged.clone());
+        async move {
+            if req.uri().path() == "/token" {
+                let n = {
+                    let mut n = counted.lock().unwrap();
+                    *n += 1;
+                    *n
+                };
+                let mut answer =
+                    json!({"access_token": format!("tok-{n}"), "token_type": "bearer"});
+                if let Some(secs) = expires_in {
+                    answer["expires_in"] = json!(secs);
+                }
+                return boxed(http::Response::new(http_body_util::Full::new(Bytes::from(
+                    answer.to_string(),
+                ))));
+            }
+            let header = |name: &str| {
+                req.headers()
+                    .get(name)
+                    .map(|v| v.to_str().unwrap().to_owned())
+            };
+            let token = header("authorization")
+                .unwrap_or_default()
+                .trim_start_matches("Bearer ")
+                .to_owned();
+            let last_event_id = header("last-event-id");
+            let mut logged = logged.lock().unwrap();
+            let connection = logged.len() + 1;
+            let refused = refuse(connection, &token);
+            logged.push(Asked {
+                token,
+                last_event_id,
+                status: if refused { 401 } else { 200 },
+            });
+            if refused {
+                let mut resp = http::Response::new(http_body_util::Full::new(Bytes::new()));
+                *resp.status_mut() = http::StatusCode::UNAUTHORIZED;
+                return boxed(resp);
+            }
+            let event = Event::builder()
+                .event("price_update")
+                .unwrap()
+                .id(connection.to_string())
+                .unwrap()
+                .data(format!(r#"{{"n":{connection}}}"#))
+                .build();
+            boxed(response(SseBody::new(futures_util::stream::iter([event]))))
+        }
+    })
+    .await;
+    OAuthApi {
+        base: format!("http://{addr}"),
+        tokens,
+        streams,
+    }
+}
+
+impl OAuthApi {
+    /// The market provider on this API, with OAuth2 and (for a quick test) the shortest
+    /// reconnection time; the policy's 500 ms floor still applies.
+    fn provider(&self) -> SseProvider {
+        let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+        value["url"] = json!(format!("{}/stream", self.base));
+        value["retry_timeout"] = json!(50);
+        value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("{}/token", self.base),
+            "client_id": "c", "client_secret": "S3-client-secret"});
+        SseProvider::from_json(&value.to_string()).unwrap()
+    }
+
+    fn seen(&self) -> (u32, Vec<Asked>) {
+        (
+            *self.tokens.lock().unwrap(),
+            self.streams.lock().unwrap().clone(),
+        )
+    }
+}
+
+fn asked(token: &str, last_event_id: Option<&str>, status: u16) -> Asked {
+    Asked {
+        token: token.to_owned(),
+        last_event_id: last_event_id.map(str::to_owned),
+        status,
+    }
+}
+
+/// The token response's `expires_in` is honoured: a token that is stale (within
+/// TOKEN_REFRESH_MARGIN of its expiry, or past half of a shorter lifetime) by the time of a
+/// reconnect is fetched again first; one that is not, or has no `expires_in`, is kept.
+#[tokio::test]
+async fn an_expiring_token_is_fetched_again_before_a_reconnect() {
+    let never = |_: usize, _: &str| false;
+    for (expires_in, tokens, sent) in [
+        // Stale 0.5 s after it is fetched; reconnects come at least 0.5 s after a cut.
+        (Some(1), 3, ["tok-1", "tok-2", "tok-3"]),
+        (Some(3600), 1, ["tok-1", "tok-1", "tok-1"]),
+        (None, 1, ["tok-1", "tok-1", "tok-1"]),
+    ] {
+        let api = oauth_api(expires_in, never).await;
+        let source = within(5, api.provider().connect(&serde_json::Map::new()))
+            .await
+            .unwrap();
+        let text = format!("{source:?}");
+        assert!(!text.contains("S3-") && !text.contains("tok-"), "{text}");
+        let mut items = source.stream();
+        let mut ids = Vec::new();
+        while ids.len() < 3 {
+            match within(5, items.next()).await {
+                Some(Ok(Item::Event(e))) => ids.push(e.id().unwrap().to_owned()),
+                Some(Ok(_)) => {}
+                other => panic!("expires_in {expires_in:?}: {other:?}"),
+            }
+        }
+        drop(items);
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert_eq!(
+            api.seen(),
+            (
+                tokens,
+                vec![
+                    asked(sent[0], None, 200),
+                    asked(sent[1], Some("1"), 200),
+                    asked(sent[2], Some("2"), 200),
+                ]
+            ),
+            "expires_in {expires_in:?}"
+        );
+    }
+}
+
+/// A 401 on a reconnect with the token the server took before drops it and fetches a new
+/// one, once: the stream opens again from the last event's id. A 401 to a token just
+/// fetched ends the stream.
+#[tokio::test]
+async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
+    // tok-1 is revoked after the first connection; tok-2 is good.
+    let api = oauth_api(None, |connection, token| connection > 1 && token == "tok-1").await;
+    let mut items = within(5, api.provider().connect(&serde_json::Map::new()))
+        .await
+        .unwrap()
+        .stream();
+    let mut seen = Vec::new();
+    while seen.iter().filter(|i| matches!(i, Item::Event(_))).count() < 2 {
+        match within(5, items.next()).await {
+            Some(Ok(item)) => seen.push(item),
+            other => panic!("{other:?} after {seen:?}"),
+        }
+    }
+    drop(items);
+    assert!(
+        seen.contains(&Item::Disconnected(ssekit_hyper::client::Ended::Failed(
+            "HTTP 401".into()
+        ))),
+        "{seen:?}"
+    );
+    assert_eq!(
+        api.seen(),
+        (
+            2,
+            vec![
+                asked("tok-1", None, 200),
+                asked("tok-1", Some("1"), 401),
+                asked("tok-2", Some("1"), 200),
+            ]
+        )
+    );
+
+    // Every token is refused after the first connection: one new token, then the 401
+    // ends the tool call.
+    use ssekit_hyper::utcp::{CallError, Tool};
+    let api = oauth_api(None, |connection, _| connection > 1).await;
+    let tool = Tool::from_json(r#"{"name": "watch_stock"}"#).unwrap();
+    let call = within(5, api.provider().call(&tool, &serde_json::Map::new()))
+        .await
+        .unwrap();
+    let outputs: Vec<_> = within(10, call.outputs().collect()).await;
+    assert_eq!(outputs.len(), 2, "{outputs:?}");
+    assert_eq!(outputs[0].as_ref().unwrap().value, json!({"n": 1}));
+    assert!(
+        matches!(
+            outputs[1],
+            Err(CallError::Transport(ssekit_hyper::Error::Status(401)))
+        ),
+        "{outputs:?}"
+    );
+    assert_eq!(
+        api.seen(),
+        (
+            2,
+            vec![
+                asked("tok-1", None, 200),
+                asked("tok-1", Some("1"), 401),
+                asked("tok-2", Some("1"), 401),
+            ]
+        )
+    );
+
+    // A token refused on the first connection, just fetched, is not fetched again.
+    let api = oauth_api(None, |_, _| true).await;
+    let all: Vec<_> = within(
+        5,
+        api.provider()
+            .connect(&serde_json::Map::new())
+            .await
+            .unwrap()
+            .events()
+            .collect::<Vec<_>>(),
+    )
+    .await;
+    assert!(
+        matches!(all[..], [Err(ssekit_hyper::Error::Status(401))]),
+        "{all:?}"
+    );
+    assert_eq!(api.seen(), (1, vec![asked("tok-1", None, 401)]));
 }

@@ -18,7 +18,7 @@
 //!   for callers that treat a producer breaking its contract as fatal.
 //!
 //! Transport errors pass through as [`CallError::Transport`], and end the stream when the
-//! reconnect policy gives up, as with [`EventSource::events`].
+//! reconnect policy gives up, as with [`ProviderSource::events`].
 //!
 //! Parsed JSON takes far more memory than its text: as a `serde_json::Value`, an array of
 //! small objects takes about 90 times its bytes (one 15 MiB event of `{"b":1}` objects,
@@ -37,8 +37,7 @@ use ssekit::Event;
 
 use super::manual::Tool;
 use super::schema::{Mismatch, Schema};
-use super::SseProvider;
-use crate::client::EventSource;
+use super::{ProviderSource, SseProvider};
 use crate::Error;
 
 /// The largest event data a tool call parses by default, in bytes: 1 MiB (see
@@ -234,7 +233,7 @@ pub type Outputs = Pin<Box<dyn Stream<Item = Result<Output, CallError>> + Send>>
 #[derive(Debug)]
 #[must_use = "a tool call does nothing until its outputs are read"]
 pub struct ToolCall {
-    source: EventSource,
+    source: ProviderSource,
     outputs: Schema,
     on_mismatch: OnMismatch,
     max_output: usize,

@@ -14,15 +14,19 @@
 
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Request, Uri};
+use http::header::AUTHORIZATION;
+use http::{HeaderValue, Request, Uri};
 use http_body_util::Full;
 use serde::Deserialize;
+use serde_json::Value;
+use tokio::time::Instant;
 
 use super::discovery::{bounded_exchange, Bounded};
-use super::encode_component;
+use super::{encode_component, Auth, Redacted};
 use crate::client::{HttpClient, SCHEMES};
 use crate::Error;
 
@@ -41,6 +45,17 @@ pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 /// assert_eq!(ssekit_hyper::utcp::MAX_TOKEN_RESPONSE, 64 * 1024);
 /// ```
 pub const MAX_TOKEN_RESPONSE: usize = 64 << 10;
+
+/// How long before its expiry (`expires_in` in the token response) a token counts as
+/// stale: a stream reconnecting later than that fetches a new one first. A token whose
+/// whole lifetime is shorter than twice this goes stale halfway through it instead. A
+/// response without `expires_in` gives a token kept until the server answers 401.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_hyper::utcp::TOKEN_REFRESH_MARGIN, std::time::Duration::from_secs(30));
+/// ```
+pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(30);
 
 /// Why an OAuth2 `token_url` is refused, before any request is sent (see
 /// [`SseProvider`](super::SseProvider)'s `auth`). It reaches the caller inside
@@ -193,43 +208,165 @@ pub(crate) fn shown_url(uri: &Uri) -> String {
 #[derive(Deserialize)]
 struct TokenResponse {
     access_token: String,
+    /// Seconds (RFC 6749 5.1: a number; some servers send a string of digits).
+    #[serde(default)]
+    expires_in: Option<Value>,
 }
 
-/// The client-credentials grant: a token from `token_url`, within [`TOKEN_TIMEOUT`] and
-/// [`MAX_TOKEN_RESPONSE`].
-pub(crate) async fn fetch_token(
-    http: &HttpClient,
-    token_url: &str,
-    client_id: &str,
-    client_secret: &str,
-    scope: Option<&str>,
-) -> Result<String, Error> {
-    let uri = check_token_url(token_url)?;
-    let shown = shown_url(&uri);
-    let mut form = format!(
-        "grant_type=client_credentials&client_id={}&client_secret={}",
-        encode_component(client_id),
-        encode_component(client_secret)
-    );
-    if let Some(scope) = scope {
-        form.push_str(&format!("&scope={}", encode_component(scope)));
+/// `expires_in` as a lifetime: a non-negative number of seconds, or a string of digits.
+/// Anything else is left out, as if the field were absent.
+fn lifetime(expires_in: &Value) -> Option<Duration> {
+    match expires_in {
+        Value::Number(n) => match n.as_u64() {
+            Some(secs) => Some(Duration::from_secs(secs)),
+            None => n.as_f64().and_then(|f| Duration::try_from_secs_f64(f).ok()),
+        },
+        Value::String(s) => s.trim().parse::<u64>().ok().map(Duration::from_secs),
+        _ => None,
     }
-    let req = Request::post(uri)
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Accept", "application/json")
-        .body(Full::new(Bytes::from(form)))
-        .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
-    let body = match bounded_exchange(http, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
-        Ok(body) => body,
-        Err(Bounded::Failed(e)) => return Err(e),
-        Err(Bounded::TooLarge) => {
-            return Err(Error::http(format!(
-                "the token response from {shown} is larger than {MAX_TOKEN_RESPONSE} bytes"
-            )))
+}
+
+/// An access token, as the `Authorization` value it is sent in, and the moment it goes
+/// stale.
+#[derive(Clone)]
+pub(crate) struct Token {
+    /// `Bearer {token}`, marked sensitive.
+    header: HeaderValue,
+    /// From this moment a new token is fetched before a connection: [`TOKEN_REFRESH_MARGIN`]
+    /// before it expires, or half its lifetime when that is shorter (a token good for 10 s
+    /// is not stale as soon as it comes). `None`: the response gave no lifetime.
+    stale_at: Option<Instant>,
+}
+
+impl Token {
+    /// The token read from a token response body, for a request sent at `sent`.
+    fn from_response(body: &[u8], sent: Instant) -> Result<Token, Error> {
+        let response: TokenResponse = serde_json::from_slice(body)?;
+        let mut header = HeaderValue::from_str(&format!("Bearer {}", response.access_token))
+            .map_err(|_| {
+                Error::Request("the OAuth2 access token is not a valid header value".to_owned())
+            })?;
+        header.set_sensitive(true);
+        let stale_at = response
+            .expires_in
+            .as_ref()
+            .and_then(lifetime)
+            .and_then(|life| {
+                sent.checked_add(life.saturating_sub(TOKEN_REFRESH_MARGIN.min(life / 2)))
+            });
+        Ok(Token { header, stale_at })
+    }
+
+    /// The `Authorization` value.
+    pub(crate) fn header(&self) -> &HeaderValue {
+        &self.header
+    }
+
+    /// Whether a connection at `at` should have a new token first.
+    pub(crate) fn is_stale_at(&self, at: Instant) -> bool {
+        self.stale_at.is_some_and(|stale| at >= stale)
+    }
+}
+
+/// The token a stream sends, shared between the stream, which fetches a new one, and its
+/// `on_connect` hook, which puts the current one on each request.
+#[derive(Clone, Default)]
+pub(crate) struct TokenCell(Arc<Mutex<Option<Token>>>);
+
+impl TokenCell {
+    fn lock(&self) -> MutexGuard<'_, Option<Token>> {
+        // A panic elsewhere while holding it leaves a whole `Option<Token>` all the same.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The current token, if there is one.
+    pub(crate) fn get(&self) -> Option<Token> {
+        self.lock().clone()
+    }
+
+    /// Replaces the token (`None`: drops it).
+    pub(crate) fn set(&self, token: Option<Token>) {
+        *self.lock() = token;
+    }
+
+    /// Puts the current token, if any, in `req`'s `Authorization`.
+    pub(crate) fn authorize(&self, req: &mut Request<Bytes>) {
+        if let Some(token) = self.lock().as_ref() {
+            req.headers_mut()
+                .insert(AUTHORIZATION, token.header().clone());
         }
-        Err(Bounded::TimedOut) => return Err(Error::no_response(TOKEN_TIMEOUT)),
-    };
-    Ok(serde_json::from_slice::<TokenResponse>(&body)?.access_token)
+    }
+}
+
+/// An `auth` of type `oauth2`: what a token is fetched with. Its `Debug` output leaves the
+/// client secret out.
+#[derive(Clone)]
+pub(crate) struct Grant {
+    token_url: String,
+    client_id: String,
+    client_secret: String,
+    scope: Option<String>,
+}
+
+impl fmt::Debug for Grant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Grant")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &Redacted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Grant {
+    /// The grant of `auth`, if it is OAuth2.
+    pub(crate) fn of(auth: Option<&Auth>) -> Option<Grant> {
+        match auth {
+            Some(Auth::OAuth2 {
+                token_url,
+                client_id,
+                client_secret,
+                scope,
+            }) => Some(Grant {
+                token_url: token_url.clone(),
+                client_id: client_id.clone(),
+                client_secret: client_secret.clone(),
+                scope: scope.clone(),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The client-credentials grant: a token from `token_url`, within [`TOKEN_TIMEOUT`] and
+    /// [`MAX_TOKEN_RESPONSE`], its lifetime counted from when the request was sent.
+    pub(crate) async fn fetch(&self, http: &HttpClient) -> Result<Token, Error> {
+        let uri = check_token_url(&self.token_url)?;
+        let shown = shown_url(&uri);
+        let mut form = format!(
+            "grant_type=client_credentials&client_id={}&client_secret={}",
+            encode_component(&self.client_id),
+            encode_component(&self.client_secret)
+        );
+        if let Some(scope) = &self.scope {
+            form.push_str(&format!("&scope={}", encode_component(scope)));
+        }
+        let req = Request::post(uri)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .body(Full::new(Bytes::from(form)))
+            .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
+        let sent = Instant::now();
+        let body = match bounded_exchange(http, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
+            Ok(body) => body,
+            Err(Bounded::Failed(e)) => return Err(e),
+            Err(Bounded::TooLarge) => {
+                return Err(Error::http(format!(
+                    "the token response from {shown} is larger than {MAX_TOKEN_RESPONSE} bytes"
+                )))
+            }
+            Err(Bounded::TimedOut) => return Err(Error::no_response(TOKEN_TIMEOUT)),
+        };
+        Token::from_response(&body, sent)
+    }
 }
 
 #[cfg(test)]
@@ -286,6 +423,46 @@ mod tests {
                 "{url}"
             );
         }
+    }
+
+    #[test]
+    fn expires_in_is_seconds_as_a_number_or_digits() {
+        use serde_json::json;
+        for (value, secs) in [
+            (json!(3600), Some(3600.0)),
+            (json!(0), Some(0.0)),
+            (json!(1.5), Some(1.5)),
+            (json!("60"), Some(60.0)),
+            (json!(" 60 "), Some(60.0)),
+            (json!(-5), None),
+            (json!("soon"), None),
+            (json!(null), None),
+            (json!([60]), None),
+        ] {
+            assert_eq!(lifetime(&value).map(|d| d.as_secs_f64()), secs, "{value}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_token_goes_stale_before_it_expires() {
+        let sent = Instant::now();
+        let token = |body: &str| Token::from_response(body.as_bytes(), sent).unwrap();
+        let hour = token(r#"{"access_token":"t","expires_in":3600}"#);
+        assert_eq!(hour.header(), "Bearer t");
+        assert!(hour.header().is_sensitive());
+        assert!(!hour.is_stale_at(sent + Duration::from_secs(3569)));
+        assert!(hour.is_stale_at(sent + Duration::from_secs(3570)));
+        let short = token(r#"{"access_token":"t","expires_in":10}"#);
+        assert!(!short.is_stale_at(sent + Duration::from_millis(4999)));
+        assert!(short.is_stale_at(sent + Duration::from_secs(5)));
+        let forever = token(r#"{"access_token":"t"}"#);
+        assert!(!forever.is_stale_at(sent + Duration::from_secs(86_400 * 365)));
+        let huge = token(r#"{"access_token":"t","expires_in":18446744073709551615}"#);
+        assert!(!huge.is_stale_at(sent + Duration::from_secs(86_400 * 365)));
+        let zero = token(r#"{"access_token":"t","expires_in":0}"#);
+        assert!(zero.is_stale_at(sent));
+        assert!(Token::from_response(br#"{"access_token":"a\nb"}"#, sent).is_err());
+        assert!(Token::from_response(br#"{"token":"t"}"#, sent).is_err());
     }
 
     #[test]

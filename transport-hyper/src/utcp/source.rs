@@ -1,0 +1,340 @@
+//! [`ProviderSource`]: the stream of one provider connection, whose OAuth2 token is kept
+//! fresh across reconnects.
+//!
+//! An SSE tool call is long-lived and reconnects, and an OAuth2 token expires. The token is
+//! sent by the [`EventSource`]'s `on_connect` hook, from a cell the stream around it fills:
+//!
+//! ```text
+//!  ProviderSource::stream ─▶ EventSource::stream ─▶ Item::Reconnecting { after }
+//!        │ stale by then? (expires_in − TOKEN_REFRESH_MARGIN)  ─▶ wait `after`, fetch a new token
+//!        │ 401 where the token was taken before               ─▶ drop it, fetch a new one, open again
+//!        ▼                                                       (Last-Event-ID, retry kept), once
+//!  on_connect hook ─▶ Authorization: Bearer <the cell's token>
+//! ```
+//!
+//! A token fetch that fails ends the stream with its error. A 401 to a token just fetched,
+//! or a second 401 in a row, ends it with [`Error::Status`]`(401)`.
+
+use std::fmt;
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::StreamExt;
+use http::Method;
+use ssekit::client::ReconnectConfig;
+use ssekit::Event;
+use ssekit_http::client::{only_events, Ended, Item};
+use tokio::time::Instant;
+
+use super::oauth2::{Grant, TokenCell};
+use crate::client::{EventSource, HttpClient, Items};
+use crate::Error;
+
+/// Everything a provider connection sends, kept to open it again after a 401.
+pub(crate) struct Plan {
+    pub(crate) method: Method,
+    pub(crate) url: String,
+    pub(crate) payload: Bytes,
+    pub(crate) config: ReconnectConfig,
+    /// The provider's headers, its header fields and its API key or Basic credentials: all
+    /// sent with `secret_header`.
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) http: HttpClient,
+}
+
+/// Where a stream opened again takes up: the last event's id and the server's `retry:`.
+#[derive(Default)]
+struct Resume {
+    last_event_id: Option<String>,
+    retry: Option<u64>,
+}
+
+impl Plan {
+    /// The source this plan describes, resuming from `resume`, with `cell`'s token (if any)
+    /// put on every request by the `on_connect` hook.
+    fn source(&self, cell: Option<&TokenCell>, resume: &Resume) -> Result<EventSource, Error> {
+        let mut config = self.config.clone();
+        if let Some(ms) = resume.retry {
+            config = config.retry_timeout(Duration::from_millis(ms));
+        }
+        let mut source = EventSource::new(self.method.clone(), &self.url, self.payload.clone())?
+            .reconnect(config)
+            .client(self.http.clone());
+        if self.method == Method::POST {
+            source = source.header("Content-Type", "application/json")?;
+        }
+        // The provider's headers and header fields may carry tokens as well (their values
+        // are where `$VARIABLES` go): like the auth, none is sent to another origin.
+        for (name, value) in &self.headers {
+            source = source.secret_header(name, value)?;
+        }
+        if let Some(id) = &resume.last_event_id {
+            source = source.header("Last-Event-ID", id)?;
+        }
+        if let Some(cell) = cell {
+            // `Authorization` is a credential header: a redirect to another origin drops
+            // it, whoever set it.
+            let cell = cell.clone();
+            source = source.on_connect(move |req| cell.authorize(req));
+        }
+        Ok(source)
+    }
+}
+
+/// The OAuth2 side of a connection: the grant to fetch tokens with, the cell the hook
+/// reads, and what it takes to open the stream again.
+struct Refresh {
+    grant: Grant,
+    cell: TokenCell,
+    plan: Plan,
+}
+
+/// One provider connection, not yet opened: what [`SseProvider::connect`](super::SseProvider::connect)
+/// returns. Take its [`stream`](Self::stream) or [`events`](Self::events), as of an
+/// [`EventSource`].
+///
+/// With OAuth2 `auth`, the stream keeps its token fresh: before a reconnect that comes
+/// later than [`TOKEN_REFRESH_MARGIN`](super::TOKEN_REFRESH_MARGIN) before the token's
+/// expiry (`expires_in`), a new token is fetched first; when the server answers a
+/// reconnect with 401, the token it took before is dropped and a new one fetched, once,
+/// and the stream opened again from the last event's id (reported as
+/// [`Item::Disconnected`] with `HTTP 401`). A failed token fetch ends the stream with its
+/// error. Its `Debug` output leaves the credentials out.
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+/// use futures_util::StreamExt;
+/// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name": "feed", "provider_type": "sse",
+///     "url": "https://api.example.com/events",
+///     "auth": {"auth_type": "oauth2", "token_url": "https://auth.example.com/token",
+///              "client_id": "c", "client_secret": "$FEED_SECRET"}}"#)?
+///     .with_variables(|name| std::env::var(name).ok())?;
+/// let source: ssekit_hyper::utcp::ProviderSource = provider.connect(&serde_json::Map::new()).await?;
+/// let mut events = source.events(); // hours long: tokens are renewed as they expire
+/// while let Some(event) = events.next().await {
+///     println!("{}", event?.data());
+/// }
+/// # Ok(()) }
+/// ```
+#[must_use = "a provider source does nothing until its stream is read"]
+pub struct ProviderSource {
+    source: EventSource,
+    refresh: Option<Refresh>,
+}
+
+impl fmt::Debug for ProviderSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProviderSource")
+            .field("source", &self.source)
+            .field("oauth2", &self.refresh.as_ref().map(|r| &r.grant))
+            .finish()
+    }
+}
+
+impl ProviderSource {
+    /// A source for `plan`, whose token (with OAuth2) is fetched by `grant` now.
+    pub(crate) async fn open(plan: Plan, grant: Option<Grant>) -> Result<Self, Error> {
+        let Some(grant) = grant else {
+            let source = plan.source(None, &Resume::default())?;
+            return Ok(ProviderSource {
+                source,
+                refresh: None,
+            });
+        };
+        // The request is built before the token is asked for: a URL or header that makes no
+        // request does not cost a token request.
+        let cell = TokenCell::default();
+        let source = plan.source(Some(&cell), &Resume::default())?;
+        cell.set(Some(grant.fetch(&plan.http).await?));
+        Ok(ProviderSource {
+            source,
+            refresh: Some(Refresh { grant, cell, plan }),
+        })
+    }
+
+    /// Everything that happens, as [`EventSource::stream`] reports it; with OAuth2, a token
+    /// refused with 401 and fetched again shows as [`Item::Disconnected`] (`HTTP 401`)
+    /// before the stream opens again.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+    /// use futures_util::StreamExt;
+    /// use ssekit_hyper::client::Item;
+    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:8080/events"}"#)?;
+    /// let mut items = provider.connect(&serde_json::Map::new()).await?.stream();
+    /// while let Some(item) = items.next().await {
+    ///     if let Item::Disconnected(why) = item? {
+    ///         eprintln!("{why}");
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn stream(self) -> Items {
+        let Some(refresh) = self.refresh else {
+            return self.source.stream();
+        };
+        let run = Run {
+            items: self.source.stream(),
+            refresh,
+            resume: Resume::default(),
+            accepted: false,
+            started: false,
+            due: None,
+            done: false,
+        };
+        Box::pin(futures_util::stream::unfold(run, |mut run| async move {
+            run.next().await.map(|item| (item, run))
+        }))
+    }
+
+    /// Only the events.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+    /// use futures_util::StreamExt;
+    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:8080/events"}"#)?;
+    /// let mut events = provider.connect(&serde_json::Map::new()).await?.events();
+    /// let first = events.next().await.transpose()?;
+    /// # let _ = first; Ok(()) }
+    /// ```
+    pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
+        Box::pin(
+            self.stream()
+                .filter_map(|item| std::future::ready(only_events(item))),
+        )
+    }
+
+    /// The [`EventSource`] underneath, to set what the provider object does not say
+    /// (decoder limits, the response timeout, the redirect limit). It sends the token
+    /// fetched by [`connect`](super::SseProvider::connect) and never fetches another: for
+    /// streams that end before it expires.
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/events"}"#)?;
+    /// let source = provider.connect(&serde_json::Map::new()).await?
+    ///     .into_event_source()
+    ///     .response_timeout(std::time::Duration::from_secs(5));
+    /// # let _ = source; Ok(()) }
+    /// ```
+    pub fn into_event_source(self) -> EventSource {
+        self.source
+    }
+}
+
+/// The stream of a connection with OAuth2: the source's items, with the token renewed
+/// between them.
+struct Run {
+    items: Items,
+    refresh: Refresh,
+    resume: Resume,
+    /// The server accepted the current token (a connection opened with it).
+    accepted: bool,
+    /// The first item was asked for.
+    started: bool,
+    /// A reconnect is due at this moment, and the token is stale by then: fetch a new one
+    /// at that moment, before the source connects.
+    due: Option<Instant>,
+    done: bool,
+}
+
+impl Run {
+    async fn next(&mut self) -> Option<Result<Item, Error>> {
+        if self.done {
+            return None;
+        }
+        if !self.started {
+            // The source may be read long after `connect` fetched its token.
+            self.started = true;
+            let now = Instant::now();
+            if self.is_stale_at(now) {
+                self.due = Some(now);
+            }
+        }
+        if let Some(at) = self.due.take() {
+            tokio::time::sleep_until(at).await;
+            if let Err(e) = self.renew().await {
+                return self.end(e);
+            }
+        }
+        match self.items.next().await {
+            Some(Ok(item)) => {
+                self.observe(&item);
+                Some(Ok(item))
+            }
+            Some(Err(Error::Status(401))) if self.accepted => {
+                // The token the server took before is refused now (expired early, or
+                // revoked): drop it, fetch a new one and open the stream again, once.
+                self.refresh.cell.set(None);
+                if let Err(e) = self.renew().await {
+                    return self.end(e);
+                }
+                match self
+                    .refresh
+                    .plan
+                    .source(Some(&self.refresh.cell), &self.resume)
+                {
+                    Ok(source) => self.items = source.stream(),
+                    Err(e) => return self.end(e),
+                }
+                Some(Ok(Item::Disconnected(Ended::Failed("HTTP 401".to_owned()))))
+            }
+            Some(Err(e)) => self.end(e),
+            None => {
+                self.done = true;
+                None
+            }
+        }
+    }
+
+    fn end(&mut self, e: Error) -> Option<Result<Item, Error>> {
+        self.done = true;
+        Some(Err(e))
+    }
+
+    fn is_stale_at(&self, at: Instant) -> bool {
+        self.refresh
+            .cell
+            .get()
+            .is_none_or(|token| token.is_stale_at(at))
+    }
+
+    /// Fetches a new token into the cell.
+    async fn renew(&mut self) -> Result<(), Error> {
+        let token = self.refresh.grant.fetch(&self.refresh.plan.http).await?;
+        self.refresh.cell.set(Some(token));
+        self.accepted = false;
+        Ok(())
+    }
+
+    /// Keeps what opening the stream again needs, and schedules a token fetch before a
+    /// reconnect the token would be stale for.
+    fn observe(&mut self, item: &Item) {
+        match item {
+            Item::Connected { .. } => self.accepted = true,
+            Item::Event(event) => match event.id() {
+                // An empty id clears the last event ID, as in the source.
+                Some("") => self.resume.last_event_id = None,
+                Some(id) => self.resume.last_event_id = Some(id.to_owned()),
+                None => {}
+            },
+            Item::Retry(ms) => self.resume.retry = Some(*ms),
+            Item::Reconnecting { after } => {
+                let at = Instant::now().checked_add(*after);
+                if let Some(at) = at.filter(|at| self.is_stale_at(*at)) {
+                    self.due = Some(at);
+                }
+            }
+            _ => {}
+        }
+    }
+}
