@@ -51,9 +51,14 @@
 //!   default) such a payload is refused with [`ChunkError::LeadingWhitespace`]; compact JSON
 //!   (`serde_json::to_string`, Python's `json.dumps`) never contains one.
 //!
-//! Naive line-based clients such as the ones sketched in the ORS documentation (`buffer +=
-//! data` per `data:` line) drop LF between lines; compact JSON has none, so they are served
-//! too.
+//! The httpx client sketched in the ORS documentation (`buffer += line[6:]` per `data:`
+//! line) drops LF between lines; compact JSON has none, so it is served too. The
+//! JavaScript sketch there is not, whatever a server does: it `trim()`s both ends of every
+//! `data:` value, so a chunk ending in a space loses it (ssekit keeps boundaries off the
+//! start of whitespace, not off its end), and it splits each network read into lines
+//! without carrying a partial line to the next read, so any event cut between two reads
+//! is lost. Keeping boundaries away from both sides of whitespace would leave text such as
+//! `"a b c"` without one and still not serve that sketch; use an SSE parser there.
 
 use alloc::string::String;
 use alloc::vec::Vec;
