@@ -477,9 +477,13 @@ mod typed {
     ///
     /// # Example
     /// ```
-    /// let o: ssekit::profile::ors::ToolOutput =
+    /// use ssekit::profile::ors::ToolOutput;
+    /// let o: ToolOutput =
     ///     serde_json::from_str(r#"{"blocks":[],"metadata":{"n":1},"reward":null,"finished":false}"#)?;
     /// assert!(o.metadata.is_some() && o.reward.is_none() && !o.finished);
+    /// // `metadata` is an object or null, as the official client's model has it.
+    /// let number = r#"{"blocks":[],"metadata":5,"reward":null,"finished":false}"#;
+    /// assert!(serde_json::from_str::<ToolOutput>(number).is_err());
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -487,9 +491,11 @@ mod typed {
     pub struct ToolOutput {
         /// Content blocks.
         pub blocks: Vec<Block>,
-        /// Free-form metadata (`null` when none; always serialised).
+        /// Free-form metadata: a JSON object, `null` when none (always serialised). The
+        /// spec has `"metadata": obj|null` and the official client's model refuses anything
+        /// else, so a number or a string here fails to parse and cannot be written.
         #[serde(default)]
-        pub metadata: Option<serde_json::Value>,
+        pub metadata: Option<Map<String, Value>>,
         /// The reward, if the tool gives one (always serialised).
         #[serde(default)]
         pub reward: Option<f64>,
@@ -552,10 +558,12 @@ mod typed {
         ///
         /// # Example
         /// ```
-        /// let o = ssekit::profile::ors::ToolOutput::text("x").metadata(serde_json::json!({"n": 1}));
+        /// let mut metadata = serde_json::Map::new();
+        /// metadata.insert("n".into(), 1.into());
+        /// let o = ssekit::profile::ors::ToolOutput::text("x").metadata(metadata);
         /// assert!(o.metadata.is_some());
         /// ```
-        pub fn metadata(mut self, metadata: serde_json::Value) -> Self {
+        pub fn metadata(mut self, metadata: Map<String, Value>) -> Self {
             self.metadata = Some(metadata);
             self
         }
