@@ -5,8 +5,8 @@
 //!
 //! And the other way: a stream Open Responses Server would send for an arbitrary LLM answer
 //! (the spec's scenarios 1, 2, 3 and 5: text, modern tool calls with MCP results, the legacy
-//! function call, an error at any point; arguments cut anywhere, heartbeats between events)
-//! is accepted whole by the Responses profile.
+//! function call, an error at any point; arguments cut anywhere, or none at all, heartbeats
+//! between events) is accepted whole by the Responses profile.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -175,8 +175,10 @@ struct Answer {
 
 #[derive(Arbitrary, Debug)]
 struct Call {
-    /// Its arguments are `{"q": argument}`, cut into deltas at `cuts`.
-    argument: String,
+    /// Its arguments are `{"q": argument}`, cut into deltas at `cuts`; with `None` the
+    /// function is called without arguments: `""`, sent as no delta when there are no cuts
+    /// (the LLM sent none) or as empty deltas (it sent `"arguments": ""`).
+    argument: Option<String>,
     cuts: Vec<u8>,
     /// An MCP tool: its result goes out as a text delta at output_index 0 under the call id.
     mcp: Option<String>,
@@ -245,7 +247,10 @@ fn ors_stream(answer: &Answer) -> Vec<Option<String>> {
     };
     let arguments: Vec<String> = calls
         .iter()
-        .map(|c| format!(r#"{{"q":{}}}"#, json_string(&c.argument)))
+        .map(|c| match &c.argument {
+            Some(argument) => format!(r#"{{"q":{}}}"#, json_string(argument)),
+            None => String::new(),
+        })
         .collect();
     for (i, (call, arguments)) in calls.iter().zip(&arguments).enumerate() {
         let item = if answer.legacy {
@@ -257,6 +262,9 @@ fn ors_stream(answer: &Answer) -> Vec<Option<String>> {
             ));
             format!("tool_call_{i}")
         };
+        if arguments.is_empty() && call.cuts.is_empty() {
+            continue;
+        }
         for piece in pieces(arguments, &call.cuts) {
             events.push(format!(
                 r#"{{"type":"response.function_call_arguments.delta","item_id":"{item}","output_index":{i},"delta":{}}}"#,
