@@ -1,9 +1,13 @@
-//! A tiny deterministic PRNG (SplitMix64) for backoff jitter and generated task ids.
+//! A tiny deterministic PRNG (SplitMix64) for the reconnect jitter of
+//! [`Reconnect`](crate::client::Reconnect), and nothing else.
 //!
 //! The core draws no randomness of its own: callers inject a seed (from the OS RNG, a
 //! process id, a test constant), and the same seed always gives the same sequence, so
-//! every test is reproducible. Not for cryptography: generated ids are unguessable only
-//! as far as the seed is.
+//! every test is reproducible. Jitter only has to spread clients out, so a fast 64-bit
+//! generator is enough. It must not make anything an adversary should not predict: its
+//! output function is invertible, so one output reveals the state and with it every
+//! output after it, whatever the seed. Task ids, which are capabilities, come from
+//! ChaCha20 instead (see [`TaskConfig::new`](crate::server::TaskConfig::new)).
 
 /// SplitMix64 (Steele, Lea, Flood 2014): one 64-bit state, any seed (including 0) is fine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

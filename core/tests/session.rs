@@ -515,7 +515,8 @@ fn replay_after_eviction_reports_a_gap() {
 #[test]
 fn task_result_expires_at_exactly_ttl() {
     let ttl = Duration::from_secs(60);
-    let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().result_ttl(ttl));
+    let mut tasks: TaskRegistry<Bytes> =
+        TaskRegistry::new(TaskConfig::new([7; 32]).result_ttl(ttl));
     let Open::Started(c) = tasks.open(None, ms(0)) else {
         panic!()
     };
@@ -546,7 +547,7 @@ fn task_result_expires_at_exactly_ttl() {
 
 #[test]
 fn reconnect_to_a_running_task_streams_what_was_produced_then_the_rest() {
-    let mut tasks: TaskRegistry<Event> = TaskRegistry::default();
+    let mut tasks: TaskRegistry<Event> = TaskRegistry::new(TaskConfig::new([7; 32]));
     let Open::Started(mut first) = tasks.open(None, ms(0)) else {
         panic!()
     };
@@ -576,7 +577,7 @@ fn reconnect_to_a_running_task_streams_what_was_produced_then_the_rest() {
 
 #[test]
 fn unknown_task_id_yields_the_error_event_and_no_task() {
-    let mut tasks: TaskRegistry<Bytes> = TaskRegistry::default();
+    let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new([7; 32]));
     assert_eq!(tasks.open(Some("no-such-task"), ms(0)), Open::Unknown);
     assert!(tasks.is_empty());
     let mut out = Vec::new();

@@ -319,7 +319,7 @@ proptest! {
         inputs in proptest::collection::vec((0u8..4, 0u64..300_000), 0..100),
     ) {
         let mut tasks: TaskRegistry<bytes::Bytes> =
-            TaskRegistry::new(TaskConfig::default().result_ttl(Duration::from_millis(ttl)).max_tasks(8));
+            TaskRegistry::new(TaskConfig::new([7; 32]).result_ttl(Duration::from_millis(ttl)).max_tasks(8));
         let mut ids: Vec<String> = Vec::new();
         for (op, t) in inputs {
             let now = Instant::from_millis(t);

@@ -8,6 +8,7 @@ use ssekit::chunk::Chunker;
 use ssekit::profile::ors::{ToolOutput, ToolResult};
 use ssekit::server::{Cursor, TaskConfig, TaskRegistry, TaskState};
 use ssekit::Instant;
+use ssekit_http::entropy::os_seed;
 use ssekit_http::ors::{call_frames, complete, Follow};
 
 /// The first line of each frame a follower of `cursor` reads now (`event: ...`), and whether
@@ -32,7 +33,7 @@ fn result(text: String) -> Vec<Bytes> {
 
 #[test]
 fn more_calls_in_flight_than_max_tasks_evict_none_of_them() {
-    let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_tasks(4));
+    let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new(os_seed()).max_tasks(4));
     let calls: Vec<Cursor> = (0..6).map(|_| tasks.start(Instant::ZERO)).collect();
     for call in &calls {
         assert_eq!(tasks.state(call.task_id()), Some(TaskState::Running));
@@ -65,7 +66,7 @@ fn more_calls_in_flight_than_max_tasks_evict_none_of_them() {
 #[test]
 fn a_result_that_does_not_fit_fails_its_own_call_and_no_other() {
     let mut tasks: TaskRegistry<Bytes> =
-        TaskRegistry::new(TaskConfig::default().max_bytes(64 << 10));
+        TaskRegistry::new(TaskConfig::new(os_seed()).max_bytes(64 << 10));
     let running = tasks.start(Instant::ZERO);
     let big = tasks.start(Instant::ZERO);
     // 100 KB of result: 25 chunks, over the 64 KiB bound.

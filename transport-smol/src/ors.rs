@@ -41,11 +41,17 @@ struct Inner {
 /// resumes by sending the same call with `task_id`. The tool runs on smol's global
 /// executor and keeps running when the client goes away.
 ///
+/// A task id is the capability to read its result (from any session), so the ids are keyed
+/// by the [`TaskConfig`]'s 32-byte key: [`Calls::default`] takes one from the OS RNG; give
+/// [`Calls::new`] one from [`os_seed`](ssekit_http::entropy::os_seed) too, never a constant
+/// (every process would hand out the same ids, and a client resuming its task after a
+/// restart would read another client's result).
+///
 /// # Example
 /// ```
 /// use ssekit::profile::ors::{ToolOutput, ToolResult};
 /// use ssekit_smol::ors::Calls;
-/// let calls = Calls::new(ssekit::server::TaskConfig::default());
+/// let calls = Calls::default();
 /// // In a handler for POST /{env}/call, after parsing {name, input, task_id}:
 /// let body = calls.call(None, async { Ok(ToolResult::success(ToolOutput::text("4"))) });
 /// let resp = ssekit_smol::server::response(body);
@@ -66,13 +72,32 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Calls {
-    /// Tasks kept per `config` (result TTL, bounds, id format); pings after 10 s of silence
-    /// ([`KeepAlive::ORS`]); chunks of at most 4096 bytes.
+impl Default for Calls {
+    /// Task ids keyed from the OS RNG ([`os_seed`](ssekit_http::entropy::os_seed)), the
+    /// other [`TaskConfig`] defaults (results kept 60 s, 1024 tasks, 64 MiB), pings after
+    /// 10 s of silence, chunks of at most 4096 bytes.
     ///
     /// # Example
     /// ```
-    /// let calls = ssekit_smol::ors::Calls::new(ssekit::server::TaskConfig::default());
+    /// let calls = ssekit_smol::ors::Calls::default();
+    /// # let _ = calls;
+    /// ```
+    fn default() -> Self {
+        Calls::new(TaskConfig::new(ssekit_http::entropy::os_seed()))
+    }
+}
+
+impl Calls {
+    /// Tasks kept per `config` (id key, result TTL, bounds, id format); pings after 10 s of
+    /// silence ([`KeepAlive::ORS`]); chunks of at most 4096 bytes. The config's key must be
+    /// secret and random: take it from [`os_seed`](ssekit_http::entropy::os_seed).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::TaskConfig;
+    /// use std::time::Duration;
+    /// let config = TaskConfig::new(ssekit_http::entropy::os_seed()).result_ttl(Duration::from_secs(120));
+    /// let calls = ssekit_smol::ors::Calls::new(config);
     /// # let _ = calls;
     /// ```
     pub fn new(config: TaskConfig) -> Self {
@@ -85,7 +110,8 @@ impl Calls {
     /// # Example
     /// ```
     /// use std::time::Duration;
-    /// let calls = ssekit_smol::ors::Calls::with_options(Default::default(), Duration::from_secs(5), 1024);
+    /// let config = ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed());
+    /// let calls = ssekit_smol::ors::Calls::with_options(config, Duration::from_secs(5), 1024);
     /// # let _ = calls;
     /// ```
     pub fn with_options(config: TaskConfig, keep_alive: Duration, max_chunk: usize) -> Self {
@@ -109,7 +135,7 @@ impl Calls {
     ///
     /// # Example
     /// ```
-    /// let calls = ssekit_smol::ors::Calls::new(Default::default());
+    /// let calls = ssekit_smol::ors::Calls::default();
     /// let body = calls.call(Some("no-such-task"), async { Err("unused".to_owned()) });
     /// # let _ = body;
     /// ```

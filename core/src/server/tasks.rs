@@ -6,10 +6,11 @@ use core::fmt;
 use core::time::Duration;
 
 use bytes::Bytes;
+use chacha20::rand_core::{Rng, SeedableRng};
+use chacha20::ChaCha20Rng;
 
 use crate::encode::{EncodeError, Encoder};
 use crate::event::Event;
-use crate::rng::SplitMix64;
 use crate::text::Utf8Bytes;
 use crate::time::Instant;
 
@@ -63,7 +64,8 @@ impl ByteSize for Event {
 /// # Example
 /// ```
 /// use ssekit::server::{ClientIds, TaskConfig};
-/// let _ = TaskConfig::default().client_ids(ClientIds::Adopt);
+/// # let key = [7u8; 32];
+/// let _ = TaskConfig::new(key).client_ids(ClientIds::Adopt);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -80,7 +82,8 @@ pub enum ClientIds {
 /// # Example
 /// ```
 /// use ssekit::server::{IdFormat, TaskConfig};
-/// let _ = TaskConfig::default().id_format(IdFormat::Simple); // like Python's uuid4().hex
+/// # let key = [7u8; 32];
+/// let _ = TaskConfig::new(key).id_format(IdFormat::Simple); // like Python's uuid4().hex
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -92,23 +95,25 @@ pub enum IdFormat {
     Simple,
 }
 
-/// Registry policy: result TTL, bounds, client ids, id format and the id PRNG seed.
+/// Registry policy: the key of the task ids, result TTL, bounds, client ids and id format.
 ///
-/// Defaults: finished results kept 60 s; at most 1024 tasks and 64 MiB of output; unknown
-/// client ids refused; hyphenated UUIDs.
+/// Made by [`TaskConfig::new`] from the key, the one setting without a default. The others:
+/// finished results kept 60 s; at most 1024 tasks and 64 MiB of output; unknown client ids
+/// refused; hyphenated UUIDs. Its `Debug` output leaves the key out.
 ///
 /// # Example
 /// ```
 /// use core::time::Duration;
 /// use ssekit::server::TaskConfig;
-/// let config = TaskConfig::default()
+/// # let key = [7u8; 32];
+/// // `key`: 32 secret random bytes, e.g. ssekit_http::entropy::os_seed()
+/// let config = TaskConfig::new(key)
 ///     .result_ttl(Duration::from_secs(120))
 ///     .max_tasks(64)
-///     .max_bytes(16 << 20)
-///     .seed(0x5eed);
+///     .max_bytes(16 << 20);
 /// # let _ = config;
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 #[must_use]
 pub struct TaskConfig {
     result_ttl: Duration,
@@ -116,29 +121,68 @@ pub struct TaskConfig {
     max_bytes: usize,
     client_ids: ClientIds,
     id_format: IdFormat,
-    seed: u64,
+    key: [u8; 32],
 }
 
-impl Default for TaskConfig {
-    fn default() -> Self {
+impl fmt::Debug for TaskConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The key is a secret: whoever has it computes every task id.
+        f.debug_struct("TaskConfig")
+            .field("result_ttl", &self.result_ttl)
+            .field("max_tasks", &self.max_tasks)
+            .field("max_bytes", &self.max_bytes)
+            .field("client_ids", &self.client_ids)
+            .field("id_format", &self.id_format)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskConfig {
+    /// A policy whose task ids come from ChaCha20 keyed by `key`, with the defaults for the
+    /// rest.
+    ///
+    /// A task id is a bearer capability: a `/call` with it, from any session, streams that
+    /// task's result. The ids are unguessable if the key is secret and random: ChaCha20 is
+    /// a cryptographically secure generator, so seeing any number of ids (a client sees its
+    /// own) reveals nothing about the key or the other ids. Take the key from the OS RNG
+    /// (`ssekit_http::entropy::os_seed()`, the `getrandom` crate) once per process. A
+    /// constant key makes every process hand out the same ids, so a client resuming an id
+    /// from before a restart would read another client's result; equal keys give equal ids,
+    /// which is what tests want and servers must avoid.
+    ///
+    /// The key is an argument, and `TaskConfig` has no `Default`, because the core has no
+    /// entropy of its own (it is `no_std` and deterministic): any default key would be the
+    /// constant one, and an optional setter is one a server can forget.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{TaskConfig, TaskRegistry};
+    /// use ssekit::time::Instant;
+    /// # let key = [7u8; 32];
+    /// // `key`: 32 secret random bytes, e.g. ssekit_http::entropy::os_seed()
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// let mut again: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// // The same key, the same ids: never share a key between servers.
+    /// assert_eq!(tasks.start(Instant::ZERO), again.start(Instant::ZERO));
+    /// ```
+    pub fn new(key: [u8; 32]) -> Self {
         TaskConfig {
             result_ttl: Duration::from_secs(60),
             max_tasks: 1024,
             max_bytes: 64 << 20,
             client_ids: ClientIds::Refuse,
             id_format: IdFormat::Hyphenated,
-            seed: 0x7A5C_1D00_2026_0001,
+            key,
         }
     }
-}
 
-impl TaskConfig {
     /// How long a finished task's output stays available (default 60 s, the ORS value). A
     /// task finished at `t` is gone at exactly `t + ttl`.
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit::server::TaskConfig::default().result_ttl(core::time::Duration::from_secs(60));
+    /// # let key = [7u8; 32];
+    /// let _ = ssekit::server::TaskConfig::new(key).result_ttl(core::time::Duration::from_secs(60));
     /// ```
     pub fn result_ttl(mut self, ttl: Duration) -> Self {
         self.result_ttl = ttl;
@@ -152,7 +196,8 @@ impl TaskConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit::server::TaskConfig::default().max_tasks(100);
+    /// # let key = [7u8; 32];
+    /// let _ = ssekit::server::TaskConfig::new(key).max_tasks(100);
     /// ```
     pub fn max_tasks(mut self, tasks: usize) -> Self {
         self.max_tasks = tasks.max(1);
@@ -166,7 +211,8 @@ impl TaskConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit::server::TaskConfig::default().max_bytes(1 << 20);
+    /// # let key = [7u8; 32];
+    /// let _ = ssekit::server::TaskConfig::new(key).max_bytes(1 << 20);
     /// ```
     pub fn max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
@@ -178,7 +224,8 @@ impl TaskConfig {
     /// # Example
     /// ```
     /// use ssekit::server::{ClientIds, TaskConfig};
-    /// let _ = TaskConfig::default().client_ids(ClientIds::Refuse);
+    /// # let key = [7u8; 32];
+    /// let _ = TaskConfig::new(key).client_ids(ClientIds::Refuse);
     /// ```
     pub fn client_ids(mut self, policy: ClientIds) -> Self {
         self.client_ids = policy;
@@ -190,22 +237,11 @@ impl TaskConfig {
     /// # Example
     /// ```
     /// use ssekit::server::{IdFormat, TaskConfig};
-    /// let _ = TaskConfig::default().id_format(IdFormat::Hyphenated);
+    /// # let key = [7u8; 32];
+    /// let _ = TaskConfig::new(key).id_format(IdFormat::Hyphenated);
     /// ```
     pub fn id_format(mut self, format: IdFormat) -> Self {
         self.id_format = format;
-        self
-    }
-
-    /// The seed of the id PRNG. Ids are as unguessable as the seed: take it from the OS RNG
-    /// in production.
-    ///
-    /// # Example
-    /// ```
-    /// let _ = ssekit::server::TaskConfig::default().seed(42);
-    /// ```
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
         self
     }
 }
@@ -214,9 +250,10 @@ impl TaskConfig {
 ///
 /// # Example
 /// ```
-/// use ssekit::server::{TaskRegistry, TaskState};
+/// # let key = [7u8; 32];
+/// use ssekit::server::{TaskConfig, TaskRegistry, TaskState};
 /// use ssekit::time::Instant;
-/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
 /// let mut cursor = tasks.start(Instant::ZERO);
 /// assert_eq!(tasks.read(&mut cursor).unwrap().state, TaskState::Running);
 /// ```
@@ -233,9 +270,10 @@ pub enum TaskState {
 ///
 /// # Example
 /// ```
-/// use ssekit::server::TaskRegistry;
+/// # let key = [7u8; 32];
+/// use ssekit::server::{TaskConfig, TaskRegistry};
 /// use ssekit::time::Instant;
-/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
 /// let cursor = tasks.start(Instant::ZERO);
 /// assert_eq!(cursor.task_id().len(), 36);
 /// assert_eq!(cursor.position(), 0);
@@ -251,10 +289,11 @@ impl Cursor {
     ///
     /// # Example
     /// ```
+    /// # let key = [7u8; 32];
     /// use ssekit::server::{ClientIds, Open, TaskConfig, TaskRegistry};
     /// use ssekit::time::Instant;
     /// let mut tasks: TaskRegistry<bytes::Bytes> =
-    ///     TaskRegistry::new(TaskConfig::default().client_ids(ClientIds::Adopt));
+    ///     TaskRegistry::new(TaskConfig::new(key).client_ids(ClientIds::Adopt));
     /// let Open::Started(cursor) = tasks.open(Some("trace-1"), Instant::ZERO) else { unreachable!() };
     /// assert_eq!(cursor.task_id(), "trace-1");
     /// ```
@@ -266,8 +305,9 @@ impl Cursor {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// assert!(!tasks.start(Instant::ZERO).task_id_bytes().is_empty());
     /// ```
     pub fn task_id_bytes(&self) -> &Utf8Bytes {
@@ -278,8 +318,9 @@ impl Cursor {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// assert_eq!(tasks.start(Instant::ZERO).position(), 0);
     /// ```
     pub fn position(&self) -> usize {
@@ -291,9 +332,10 @@ impl Cursor {
 ///
 /// # Example
 /// ```
-/// use ssekit::server::{Open, TaskRegistry};
+/// # let key = [7u8; 32];
+/// use ssekit::server::{Open, TaskConfig, TaskRegistry};
 /// use ssekit::time::Instant;
-/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
 /// assert!(matches!(tasks.open(None, Instant::ZERO), Open::Started(_)));
 /// assert_eq!(tasks.open(Some("nope"), Instant::ZERO), Open::Unknown);
 /// ```
@@ -312,9 +354,10 @@ pub enum Open {
 ///
 /// # Example
 /// ```
-/// use ssekit::server::{StartError, TaskRegistry};
+/// # let key = [7u8; 32];
+/// use ssekit::server::{StartError, TaskConfig, TaskRegistry};
 /// use ssekit::time::Instant;
-/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
 /// tasks.start_with_id("a", Instant::ZERO)?;
 /// assert_eq!(tasks.start_with_id("a", Instant::ZERO).unwrap_err(), StartError::Exists);
 /// # Ok::<(), StartError>(())
@@ -343,9 +386,10 @@ impl core::error::Error for StartError {}
 ///
 /// # Example
 /// ```
-/// use ssekit::server::{TaskError, TaskRegistry};
+/// # let key = [7u8; 32];
+/// use ssekit::server::{TaskConfig, TaskError, TaskRegistry};
 /// use ssekit::time::Instant;
-/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+/// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
 /// assert_eq!(tasks.finish("nope", Instant::ZERO), Err(TaskError::Unknown));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -377,10 +421,11 @@ impl core::error::Error for TaskError {}
 ///
 /// # Example
 /// ```
+/// # let key = [7u8; 32];
 /// use bytes::Bytes;
-/// use ssekit::server::{TaskRegistry, TaskState};
+/// use ssekit::server::{TaskConfig, TaskRegistry, TaskState};
 /// use ssekit::time::Instant;
-/// let mut tasks = TaskRegistry::default();
+/// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
 /// let mut cursor = tasks.start(Instant::ZERO);
 /// tasks.push(cursor.task_id(), Bytes::from_static(b"event: end\ndata: {}\n\n"))?;
 /// tasks.finish(cursor.task_id(), Instant::ZERO)?;
@@ -429,6 +474,13 @@ struct Task<T> {
 /// the cache expired must learn that its result is gone. [`ClientIds::Adopt`]
 /// is there for servers that want client-chosen ids and know their tools are idempotent.
 ///
+/// # Generated ids
+/// A task id is all a client needs to read the task's output, from any session, so the ids
+/// the registry makes are random UUIDs (v4) from ChaCha20 keyed by the
+/// [`TaskConfig::new`] key: unguessable if that key is secret and random, and no id tells
+/// anything about the others. The registry is not `Clone`: a copy would hand out the
+/// original's next ids again.
+///
 /// Timers: [`poll_timeout`](Self::poll_timeout) is the next result expiry;
 /// [`handle_timeout`](Self::handle_timeout) drops what expired. [`open`](Self::open) also
 /// checks expiry itself, so a result is never served after its TTL even if the timer is late.
@@ -436,10 +488,12 @@ struct Task<T> {
 /// # Example
 /// ```
 /// use bytes::Bytes;
-/// use ssekit::server::{Open, TaskRegistry, TaskState};
+/// use ssekit::server::{Open, TaskConfig, TaskRegistry, TaskState};
 /// use ssekit::time::Instant;
 ///
-/// let mut tasks: TaskRegistry<Bytes> = TaskRegistry::default();
+/// # let key = [7u8; 32];
+/// // `key`: 32 secret random bytes, e.g. ssekit_http::entropy::os_seed()
+/// let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new(key));
 /// // POST /gsm8k/call without task_id
 /// let Open::Started(first) = tasks.open(None, Instant::ZERO) else { unreachable!() };
 /// let id = first.task_id_bytes().clone();
@@ -454,29 +508,25 @@ struct Task<T> {
 /// assert_eq!(tasks.poll_timeout(), Some(Instant::from_secs(62)));
 /// # Ok::<(), ssekit::server::TaskError>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct TaskRegistry<T> {
     config: TaskConfig,
     /// Keyed by the id's bytes (`Bytes` borrows as `[u8]`, so `&str` ids look up directly).
     tasks: BTreeMap<Bytes, Task<T>>,
     bytes: usize,
-    rng: SplitMix64,
+    /// The id generator (its `Debug` shows no state).
+    ids: ChaCha20Rng,
     next_seq: u64,
 }
 
-impl<T> Default for TaskRegistry<T> {
-    fn default() -> Self {
-        TaskRegistry::new(TaskConfig::default())
-    }
-}
-
 impl<T> TaskRegistry<T> {
-    /// An empty registry.
+    /// An empty registry, its ids from ChaCha20 keyed by the config's key.
     ///
     /// # Example
     /// ```
+    /// # let key = [7u8; 32];
     /// let tasks: ssekit::server::TaskRegistry<ssekit::Event> =
-    ///     ssekit::server::TaskRegistry::new(Default::default());
+    ///     ssekit::server::TaskRegistry::new(ssekit::server::TaskConfig::new(key));
     /// assert!(tasks.is_empty());
     /// ```
     pub fn new(config: TaskConfig) -> Self {
@@ -484,7 +534,7 @@ impl<T> TaskRegistry<T> {
             config,
             tasks: BTreeMap::new(),
             bytes: 0,
-            rng: SplitMix64::new(config.seed),
+            ids: ChaCha20Rng::from_seed(config.key),
             next_seq: 0,
         }
     }
@@ -511,8 +561,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let cursor = tasks.start(Instant::ZERO);
     /// let ev = TaskRegistry::<bytes::Bytes>::task_id_event(&cursor)?;
     /// assert_eq!((ev.event_type(), ev.data()), ("task_id", cursor.task_id()));
@@ -531,9 +582,10 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::server::{Open, TaskRegistry};
+    /// # let key = [7u8; 32];
+    /// use ssekit::server::{Open, TaskConfig, TaskRegistry};
     /// use ssekit::time::Instant;
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let Open::Started(c) = tasks.open(None, Instant::ZERO) else { unreachable!() };
     /// assert!(matches!(tasks.open(Some(c.task_id()), Instant::ZERO), Open::Resumed(_)));
     /// ```
@@ -559,12 +611,13 @@ impl<T> TaskRegistry<T> {
         }
     }
 
-    /// Starts a task under a new id: a UUID v4 from the seeded PRNG.
+    /// Starts a task under a new id: a random UUID (v4) from the keyed ChaCha20 generator.
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let id = tasks.start(Instant::ZERO).task_id().to_owned();
     /// assert_eq!(id.as_bytes()[14], b'4'); // version 4
     /// ```
@@ -585,8 +638,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::{StartError, TaskRegistry}, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{StartError, TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// assert_eq!(tasks.start_with_id("a\nb", Instant::ZERO).unwrap_err(), StartError::InvalidId);
     /// ```
     pub fn start_with_id(&mut self, id: &str, now: Instant) -> Result<Cursor, StartError>
@@ -611,8 +665,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
     /// let c = tasks.start(Instant::ZERO);
     /// tasks.push(c.task_id(), ssekit::Event::message("x"))?;
     /// assert_eq!(tasks.retained_bytes(), b"data: x\n\n".len());
@@ -656,8 +711,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::{TaskError, TaskRegistry}, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskError, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let c = tasks.start(Instant::ZERO);
     /// tasks.finish(c.task_id(), Instant::ZERO)?;
     /// assert_eq!(tasks.finish(c.task_id(), Instant::ZERO), Err(TaskError::Finished));
@@ -680,8 +736,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
     /// let mut c = tasks.start(Instant::ZERO);
     /// tasks.push(c.task_id(), bytes::Bytes::from_static(b": one\n\n"))?;
     /// assert_eq!(tasks.read(&mut c)?.items.len(), 1);
@@ -709,8 +766,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let c = tasks.start(Instant::ZERO);
     /// assert_eq!(tasks.poll_timeout(), None);
     /// tasks.finish(c.task_id(), Instant::from_secs(5))?;
@@ -729,8 +787,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::TaskRegistry, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let c = tasks.start(Instant::ZERO);
     /// tasks.finish(c.task_id(), Instant::ZERO)?;
     /// tasks.handle_timeout(Instant::from_secs(60));
@@ -745,7 +804,8 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(ssekit::server::TaskRegistry::<bytes::Bytes>::default().len(), 0);
+    /// # let key = [7u8; 32];
+    /// assert_eq!(ssekit::server::TaskRegistry::<bytes::Bytes>::new(ssekit::server::TaskConfig::new(key)).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.tasks.len()
@@ -755,7 +815,8 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// assert!(ssekit::server::TaskRegistry::<bytes::Bytes>::default().is_empty());
+    /// # let key = [7u8; 32];
+    /// assert!(ssekit::server::TaskRegistry::<bytes::Bytes>::new(ssekit::server::TaskConfig::new(key)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.tasks.is_empty()
@@ -765,7 +826,8 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(ssekit::server::TaskRegistry::<bytes::Bytes>::default().retained_bytes(), 0);
+    /// # let key = [7u8; 32];
+    /// assert_eq!(ssekit::server::TaskRegistry::<bytes::Bytes>::new(ssekit::server::TaskConfig::new(key)).retained_bytes(), 0);
     /// ```
     pub fn retained_bytes(&self) -> usize {
         self.bytes
@@ -775,8 +837,9 @@ impl<T> TaskRegistry<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit::{server::{TaskRegistry, TaskState}, time::Instant};
-    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::default();
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry, TaskState}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// let c = tasks.start(Instant::ZERO);
     /// assert_eq!(tasks.state(c.task_id()), Some(TaskState::Running));
     /// assert_eq!(tasks.state("other"), None);
@@ -847,22 +910,30 @@ impl<T> TaskRegistry<T> {
     }
 
     fn generate_id(&mut self) -> Utf8Bytes {
-        let mut v = (u128::from(self.rng.next_u64()) << 64) | u128::from(self.rng.next_u64());
-        v = (v & !(0xF << 76)) | (0x4 << 76); // version 4
-        v = (v & !(0x3 << 62)) | (0x2 << 62); // RFC 4122 variant
-        let text = match self.config.id_format {
-            IdFormat::Simple => alloc::format!("{v:032x}"),
-            IdFormat::Hyphenated => alloc::format!(
-                "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
-                v >> 96,
-                (v >> 80) & 0xFFFF,
-                (v >> 64) & 0xFFFF,
-                (v >> 48) & 0xFFFF,
-                v & 0xFFFF_FFFF_FFFF
-            ),
-        };
-        Utf8Bytes::from(text)
+        let mut random = [0u8; 16];
+        self.ids.fill_bytes(&mut random);
+        uuid_text(uuid_v4(u128::from_be_bytes(random)), self.config.id_format)
     }
+}
+
+/// 128 random bits as a UUID v4: the version and variant bits set (122 stay random).
+fn uuid_v4(v: u128) -> u128 {
+    let v = (v & !(0xF << 76)) | (0x4 << 76); // version 4
+    (v & !(0x3 << 62)) | (0x2 << 62) // RFC 4122 variant
+}
+
+fn uuid_text(v: u128, format: IdFormat) -> Utf8Bytes {
+    Utf8Bytes::from(match format {
+        IdFormat::Simple => alloc::format!("{v:032x}"),
+        IdFormat::Hyphenated => alloc::format!(
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            v >> 96,
+            (v >> 80) & 0xFFFF,
+            (v >> 64) & 0xFFFF,
+            (v >> 48) & 0xFFFF,
+            v & 0xFFFF_FFFF_FFFF
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -870,16 +941,30 @@ mod tests {
     use super::*;
     use alloc::borrow::ToOwned;
 
+    use crate::rng::SplitMix64;
+
+    const KEY: [u8; 32] = [7; 32];
+
+    fn config() -> TaskConfig {
+        TaskConfig::new(KEY)
+    }
+
     fn b(s: &'static str) -> Bytes {
         Bytes::from_static(s.as_bytes())
     }
 
     #[test]
     fn generated_ids_are_uuid_v4_text_and_deterministic_per_seed() {
-        let mut a: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().seed(1));
-        let mut b2: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().seed(1));
+        let mut a: TaskRegistry<Bytes> = TaskRegistry::new(config());
+        let mut b2: TaskRegistry<Bytes> = TaskRegistry::new(config());
         let id = a.start(Instant::ZERO).task_id().to_owned();
         assert_eq!(id, b2.start(Instant::ZERO).task_id());
+        let mut other: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new([8; 32]));
+        assert_ne!(
+            id,
+            other.start(Instant::ZERO).task_id(),
+            "another key, other ids"
+        );
         assert_eq!(id.len(), 36);
         let bytes = id.as_bytes();
         for dash in [8, 13, 18, 23] {
@@ -891,15 +976,83 @@ mod tests {
             .bytes()
             .all(|c| c == b'-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         let mut simple: TaskRegistry<Bytes> =
-            TaskRegistry::new(TaskConfig::default().id_format(IdFormat::Simple));
+            TaskRegistry::new(config().id_format(IdFormat::Simple));
         let id = simple.start(Instant::ZERO).task_id().to_owned();
         assert_eq!(id.len(), 32);
         assert_eq!(id.as_bytes()[12], b'4');
+        assert!(matches!(id.as_bytes()[16], b'8' | b'9' | b'a' | b'b'));
+    }
+
+    /// What an attacker computes from one id made of two SplitMix64 outputs (the high half,
+    /// then the low half, with the version and variant bits overwritten): the id that
+    /// follows it. SplitMix64's output function is a bijection: undo it on the low half (for
+    /// each value of the 2 lost variant bits) and the generator's state is known; the high
+    /// half confirms it.
+    fn splitmix_prediction(seen: &str) -> Option<Utf8Bytes> {
+        const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+        const M1: u64 = 0xBF58_476D_1CE4_E5B9;
+        const M2: u64 = 0x94D0_49BB_1331_11EB;
+        // SplitMix64's output function, of its state.
+        let mix = |mut z: u64| {
+            z = (z ^ (z >> 30)).wrapping_mul(M1);
+            z = (z ^ (z >> 27)).wrapping_mul(M2);
+            z ^ (z >> 31)
+        };
+        let unshift = |y: u64, k: u32| (0..64 / k).fold(y, |x, _| y ^ (x >> k));
+        // The inverse of an odd number modulo 2^64, by Newton's iteration.
+        let inverse = |c: u64| {
+            (0..5).fold(c, |x: u64, _| {
+                x.wrapping_mul(2u64.wrapping_sub(c.wrapping_mul(x)))
+            })
+        };
+        let unmix = |z: u64| {
+            let z = unshift(z, 31).wrapping_mul(inverse(M2));
+            unshift(unshift(z, 27).wrapping_mul(inverse(M1)), 30)
+        };
+        let seen = u128::from_str_radix(&seen.replace('-', ""), 16).ok()?;
+        let (high, low) = ((seen >> 64) as u64, seen as u64);
+        let version = 0xF << 12;
+        (0..4u64).find_map(|variant| {
+            let state = unmix(low & !(3 << 62) | variant << 62);
+            (mix(state.wrapping_sub(GAMMA)) & !version == high & !version).then(|| {
+                let next = |k: u64| u128::from(mix(state.wrapping_add(GAMMA.wrapping_mul(k))));
+                uuid_text(uuid_v4(next(1) << 64 | next(2)), IdFormat::Hyphenated)
+            })
+        })
+    }
+
+    #[test]
+    fn an_id_seen_does_not_predict_the_next_one() {
+        // Against ids from SplitMix64, as the registry made them before, one id gives away
+        // the next, whatever the seed.
+        let mut splitmix = SplitMix64::new(0x7A5C_1D00_2026_0001);
+        let mut splitmix_id = || {
+            let high = u128::from(splitmix.next_u64());
+            uuid_text(
+                uuid_v4(high << 64 | u128::from(splitmix.next_u64())),
+                IdFormat::Hyphenated,
+            )
+        };
+        let seen = splitmix_id();
+        assert_eq!(splitmix_prediction(&seen), Some(splitmix_id()));
+        // Against ChaCha20's: no state to recover.
+        let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(config());
+        let seen = tasks.start(Instant::ZERO);
+        let next = tasks.start(Instant::ZERO);
+        let prediction = splitmix_prediction(seen.task_id());
+        assert_ne!(prediction.as_deref(), Some(next.task_id()));
+    }
+
+    #[test]
+    fn the_key_is_not_in_the_debug_output() {
+        let text = alloc::format!("{:?}", TaskConfig::new([0xAB; 32]));
+        assert!(text.starts_with("TaskConfig"), "{text}");
+        assert!(!text.contains("171"), "{text}");
     }
 
     #[test]
     fn bounded_in_tasks_by_evicting_finished_ones_never_running_ones() {
-        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_tasks(2));
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_tasks(2));
         let old_running = t.start(Instant::ZERO);
         let finished = t.start(Instant::ZERO);
         t.finish(finished.task_id(), Instant::ZERO).unwrap();
@@ -923,7 +1076,7 @@ mod tests {
 
     #[test]
     fn bounded_in_bytes_by_evicting_finished_tasks_then_refusing_the_output() {
-        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::default().max_bytes(10));
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_bytes(10));
         let a = t.start(Instant::ZERO);
         t.push(a.task_id(), b("123456")).unwrap();
         t.finish(a.task_id(), Instant::ZERO).unwrap();
@@ -953,7 +1106,7 @@ mod tests {
 
     #[test]
     fn expiry_frees_bytes() {
-        let mut t: TaskRegistry<Bytes> = TaskRegistry::default();
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config());
         let a = t.start(Instant::ZERO);
         t.push(a.task_id(), b("xyz")).unwrap();
         t.finish(a.task_id(), Instant::ZERO).unwrap();
@@ -963,8 +1116,7 @@ mod tests {
 
     #[test]
     fn adopt_policy_starts_unknown_ids_but_refuses_invalid_ones() {
-        let mut t: TaskRegistry<Bytes> =
-            TaskRegistry::new(TaskConfig::default().client_ids(ClientIds::Adopt));
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().client_ids(ClientIds::Adopt));
         assert!(matches!(
             t.open(Some("trace"), Instant::ZERO),
             Open::Started(_)

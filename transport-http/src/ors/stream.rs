@@ -119,7 +119,7 @@ fn escape_whitespace_in_strings(json: &str) -> String {
 /// ```
 /// use ssekit::server::{TaskConfig, TaskRegistry};
 /// use ssekit::Instant;
-/// let mut tasks = TaskRegistry::new(TaskConfig::default());
+/// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
 /// let cursor = tasks.start(Instant::ZERO);
 /// ssekit_http::ors::complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
 /// let mut follow = ssekit_http::ors::Follow::new(cursor);
@@ -156,7 +156,7 @@ pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Byte
 /// use ssekit::server::{TaskConfig, TaskRegistry};
 /// use ssekit::Instant;
 /// use ssekit_http::ors::Follow;
-/// let mut tasks = TaskRegistry::new(TaskConfig::default());
+/// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
 /// let mut follow = Follow::new(tasks.start(Instant::ZERO));
 /// assert!(follow.next_frame().is_some()); // task_id
 /// follow.read(&tasks);
@@ -235,7 +235,7 @@ impl Follow {
     /// # Example
     /// ```
     /// # use ssekit::{server::{TaskConfig, TaskRegistry}, Instant};
-    /// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::default());
+    /// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
     /// let mut follow = ssekit_http::ors::Follow::new(tasks.start(Instant::ZERO));
     /// follow.stop();
     /// assert!(follow.next_frame().is_some() && follow.is_done());

@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use ssekit::chunk::Chunker;
 use ssekit::server::{Cursor, IdFormat, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
+use ssekit_http::entropy::os_seed;
 use ssekit_http::ors::{call_frames, complete, encode, named, Follow};
 use tokio::sync::watch;
 
@@ -46,7 +47,8 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// expire after 15 minutes without a call or `/ping`, finished results are kept 60 s,
 /// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
 /// sessions (`/create` answers 503 beyond that). Task output is bounded by the core
-/// `TaskRegistry` (1024 tasks, 64 MiB).
+/// `TaskRegistry` (1024 tasks, 64 MiB). Task ids, which let any session read a result, are
+/// keyed by 32 bytes from the OS RNG ([`os_seed`]), new for every [`Server`].
 ///
 /// # Example
 /// ```
@@ -336,10 +338,9 @@ impl Server {
     /// ```
     pub fn with_config(environments: Vec<Arc<dyn Environment>>, config: ServerConfig) -> Self {
         let tasks = TaskRegistry::new(
-            TaskConfig::default()
+            TaskConfig::new(os_seed())
                 .result_ttl(config.result_ttl)
-                .id_format(IdFormat::Simple)
-                .seed(random_u64()),
+                .id_format(IdFormat::Simple),
         );
         Server {
             inner: Arc::new(Inner {

@@ -656,7 +656,7 @@ pub fn serve_ors(side: Side) -> (String, Vec<(String, String)>) {
     match side {
         Side::Smol => {
             let calls = ssekit_smol::ors::Calls::with_options(
-                ssekit::server::TaskConfig::default(),
+                ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed()),
                 Duration::from_secs(5),
                 4096,
             );
