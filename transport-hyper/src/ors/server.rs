@@ -3,7 +3,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
-use std::hash::{BuildHasher, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -225,12 +224,6 @@ impl std::fmt::Debug for Server {
             .field("config", &self.inner.config)
             .finish_non_exhaustive()
     }
-}
-
-fn random_u64() -> u64 {
-    std::collections::hash_map::RandomState::new()
-        .build_hasher()
-        .finish()
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -518,7 +511,8 @@ impl Server {
     }
 
     fn create_session(&self) -> Response<OrsBody> {
-        let sid = format!("{:016x}{:016x}", random_u64(), random_u64());
+        // 128 bits from the OS RNG: a session id is all it takes to call its tools.
+        let sid = format!("{:032x}", u128::from_le_bytes(os_seed()));
         let frames = vec![encode(&named("task_id", sid)), encode(&named("end", ""))];
         self.sse(futures_util::stream::iter(frames))
     }
