@@ -1382,6 +1382,42 @@ fn responses_after_terminal() {
 }
 
 #[test]
+fn responses_an_error_event_may_be_followed_by_the_responses_failed_event() {
+    let error = r#"{"type":"error","code":"server_error","message":"upstream timeout"}"#;
+    let failed = r#"{"type":"response.failed","response":{"id":"resp_1","status":"failed","error":{"code":"server_error","message":"upstream timeout"}}}"#;
+    let text = text_delta(0, "x");
+    // Either ending is an error: `error` alone, or `error` then `response.failed`.
+    for ending in [&[error][..], &[error, failed]] {
+        let events: Vec<&str> = [CREATED, IN_PROGRESS, &text]
+            .into_iter()
+            .chain(ending.iter().copied())
+            .collect();
+        assert!(valid(responses::Stream::new(), &stream(&events)).is_error());
+    }
+    // The failed response is still checked (its status, its id) ...
+    let other_id = failed.replace("resp_1", "resp_2");
+    assert_eq!(
+        broken_responses(&[CREATED, error, &other_id]),
+        (responses::RESPONSE_ID, Some(2))
+    );
+    // ... and only `response.failed` may follow an `error`, once; nothing follows it.
+    for late in [COMPLETED, error, &text] {
+        assert_eq!(
+            broken_responses(&[CREATED, error, late]),
+            (responses::AFTER_TERMINAL, Some(2))
+        );
+        assert_eq!(
+            broken_responses(&[CREATED, error, failed, late]),
+            (responses::AFTER_TERMINAL, Some(3))
+        );
+    }
+    assert_eq!(
+        broken_responses(&[CREATED, failed, failed]),
+        (responses::AFTER_TERMINAL, Some(2))
+    );
+}
+
+#[test]
 fn responses_too_large() {
     let sse = stream(&[
         CREATED,

@@ -20,14 +20,16 @@
 //! | [`ARGUMENTS_MATCH`] | `response.function_call_arguments.done` carries the concatenation of that item's deltas |
 //! | [`ARGUMENTS_JSON`] | those arguments are valid JSON, or empty: a call without arguments (no deltas, `""`) |
 //! | [`DONE_ONCE`] | one `.done` per item, and no argument delta after it |
-//! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one) |
+//! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one), except one `response.failed` after OpenAI's `error` |
 //! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response and tool-call ids) stays under the cap ([`Stream::max_accumulated`]) |
 //! | [`TOO_MANY_ITEMS`] | at most [`Stream::max_items`] distinct `output_index` values (1024 by default) |
 //!
 //! The terminal event is `response.completed` (carrying a non-null `response.error` when the
 //! server failed, as Open Responses Server reports errors), or one of those OpenAI's API ends
 //! a stream with: `response.failed` and `error` (errors), `response.incomplete` (stopped
-//! early, e.g. at `max_output_tokens`). Other event types (the full OpenAI API has more, such
+//! early, e.g. at `max_output_tokens`). OpenAI's `error` is an event of the stream, not of
+//! the response's lifecycle: a stream may end with it, or go on to the response's
+//! `response.failed`, which the profile then takes as well (and nothing after it). Other event types (the full OpenAI API has more, such
 //! as `response.output_item.added`) are allowed before it, so the profile also reads OpenAI's
 //! own streams: of those only the type is read, not their fields, whatever their shape.
 //! Text and arguments are accumulated per `output_index`.
@@ -385,7 +387,10 @@ pub const DONE_ONCE: Rule = Rule::new(
 );
 
 /// Nothing follows the terminal event (`response.completed`, `response.failed`,
-/// `response.incomplete` or `error`).
+/// `response.incomplete` or `error`), except that `error` may be followed by one
+/// `response.failed`: OpenAI reports a failure with an `error` event, and the response it
+/// belonged to then ends in `response.failed` (gateways that speak the API do the same,
+/// e.g. CLIProxyAPI's pull request 4683), so a stream may end either way.
 ///
 /// # Example
 /// ```
@@ -730,6 +735,8 @@ pub struct Stream {
     created: bool,
     in_progress: bool,
     completed: bool,
+    /// The terminal event so far is `error`, which one `response.failed` may still follow.
+    failed_may_follow: bool,
     error: bool,
     incomplete: bool,
     /// The `id` of the first `response` snapshot that had one.
@@ -764,6 +771,7 @@ impl Stream {
             created: false,
             in_progress: false,
             completed: false,
+            failed_may_follow: false,
             error: false,
             incomplete: false,
             response_id: None,
@@ -1156,6 +1164,7 @@ impl Stream {
             EventKind::Completed | EventKind::Failed | EventKind::Incomplete | EventKind::Error => {
                 self.snapshot(kind, wire.response.as_ref())?;
                 self.completed = true;
+                self.failed_may_follow = kind == EventKind::Error;
                 self.error = failed;
                 self.incomplete = kind == EventKind::Incomplete;
                 Ok(())
@@ -1239,10 +1248,13 @@ impl Profile for Stream {
     }
 
     fn event_ref(&mut self, event: EventRef<'_>) -> Result<(), Rule> {
-        if self.completed {
+        if self.completed && !self.failed_may_follow {
             return Err(AFTER_TERMINAL);
         }
         let wire = self.wire(event)?;
+        if self.completed && wire.kind != EventKind::Failed {
+            return Err(AFTER_TERMINAL);
+        }
         self.apply(&wire)
     }
 
