@@ -258,6 +258,10 @@ fn ors_result_shape() {
         r#"{"ok":false,"error":"e","x":1}"#,
         r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"a","x":1}],"metadata":null,"reward":null,"finished":true}}"#,
         r#"{"ok":true,"output":{"blocks":[{"type":"image","data":"AA=="}],"metadata":null,"reward":null,"finished":true}}"#,
+        // `"metadata": obj|null` (ors-http-api.md): anything else fails the official client.
+        r#"{"ok":true,"output":{"blocks":[],"metadata":5,"reward":null,"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[],"metadata":"x","reward":null,"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[],"metadata":[],"reward":null,"finished":true}}"#,
     ] {
         assert_eq!(
             broken(
