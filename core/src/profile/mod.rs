@@ -9,11 +9,14 @@
 //! | `agent::Workflow` | agent platform workflow stream | JSON `event` | `json` |
 //!
 //! Every profile allows comments (keep-alives) anywhere, refuses anything after its terminal
-//! event, and reports a stream that stops before it as
+//! event (the one exception: Responses lets OpenAI's `error` be followed by
+//! `response.failed`), and reports a stream that stops before it as
 //! [`SequenceError::Unterminated`](crate::sequence::SequenceError::Unterminated). Each rule
 //! is a [`Rule`](crate::sequence::Rule) constant in the profile's module. In the JSON
 //! profiles, data that is not a JSON object breaks the profile's `JSON` rule, and an object
-//! with a known field of the wrong JSON type (`"output_index":"0"`) breaks its `FIELDS` rule.
+//! with a field the profile reads for that event of the wrong JSON type
+//! (`"output_index":"0"` in a text delta) breaks its `FIELDS` rule; fields of events the
+//! profile does not read are not looked at.
 //!
 //! # Example
 //! ```
