@@ -226,6 +226,20 @@ impl std::fmt::Debug for Server {
     }
 }
 
+/// Whether `given` equals `expected`, in a time that depends on their lengths only: a
+/// comparison that stops at the first differing byte would tell a client, by its timing,
+/// how much of a guessed API key is right.
+fn same_secret(given: &[u8], expected: &[u8]) -> bool {
+    if given.len() != expected.len() {
+        return false;
+    }
+    let difference = given
+        .iter()
+        .zip(expected)
+        .fold(0u8, |acc, (a, b)| acc | std::hint::black_box(a ^ b));
+    difference == 0
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -367,7 +381,8 @@ impl Server {
         let path = parts.uri.path().trim_matches('/').to_owned();
         if let Some(key) = &self.inner.config.api_key {
             let given = parts.headers.get("x-api-key").map(|v| v.as_bytes());
-            if path != "health" && given != Some(key.as_bytes()) {
+            let valid = given.is_some_and(|given| same_secret(given, key.as_bytes()));
+            if path != "health" && !valid {
                 return detail(StatusCode::UNAUTHORIZED, "invalid or missing X-API-Key");
             }
         }
@@ -729,5 +744,19 @@ impl hyper::service::Service<Request<hyper::body::Incoming>> for Server {
     fn call(&self, req: Request<hyper::body::Incoming>) -> Self::Future {
         let server = self.clone();
         Box::pin(async move { Ok(server.handle(req).await) })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn secrets_match_only_when_equal() {
+        assert!(same_secret(b"s3cret", b"s3cret"));
+        assert!(same_secret(b"", b""));
+        for other in [&b"s3creT"[..], b"S3cret", b"s3cre", b"s3crets", b""] {
+            assert!(!same_secret(other, b"s3cret"), "{other:?}");
+        }
     }
 }
