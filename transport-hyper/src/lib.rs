@@ -8,7 +8,7 @@
 //!  server:  Stream<Event> ─▶ SseBody (Encoder + KeepAlive + Timer) ─▶ hyper ─▶ socket
 //!  client:  socket ─▶ hyper ─▶ EventSource (Decoder + Reconnect + Timer) ─▶ Stream<Item>
 //!  ORS:     POST /{env}/call ─▶ TaskRegistry + Chunker ─▶ SseBody;  ors::Client ─▶ Validator<ToolCall>
-//!  UTCP:    provider JSON ─▶ utcp::SseProvider::connect ─▶ EventSource
+//!  UTCP:    provider JSON ─▶ utcp::SseProvider::connect ─▶ ProviderSource (an EventSource, OAuth2 token kept fresh)
 //!           GET /utcp ─▶ utcp::discover ─▶ Manual ─▶ Tool ─▶ SseProvider::call ─▶ outputs checked against the tool's schema
 //! ```
 //!
@@ -20,7 +20,7 @@
 //! | [`server`] | [`SseBody`](server::SseBody) (keep-alive, ready events coalesced, never held back), [`response`](server::response) headers, bounded [`channel`](server::channel), [`Broadcast`](server::Broadcast) with `Last-Event-ID` replay, [`serve`](server::serve) |
 //! | [`client`] | [`EventSource`](client::EventSource): any request, reconnects per core `Reconnect`, a `Stream` of [`Item`](client::Item)s; HTTPS with `rustls` |
 //! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id |
-//! | [`utcp`] | UTCP's SSE provider object → an `EventSource`; tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
+//! | [`utcp`] | UTCP's SSE provider object → a `ProviderSource` (an `EventSource` whose OAuth2 token is renewed before it expires and after a 401); tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
 //!
 //! Slow or vanished clients cannot grow memory without bound: see [`server`] for the policy.
 //!
