@@ -89,9 +89,10 @@ pub type Header = (Utf8Bytes, Utf8Bytes);
 /// `headers`, `event_type`) plus the knobs a long-lived stream needs.
 ///
 /// Defaults: reconnect on; reconnection time (UTCP `retry_timeout`) 30 s; floor 500 ms; cap
-/// 5 min; jitter up to 20 % above the computed delay; unlimited attempts; no idle timeout;
-/// backoff reset after a stream stayed up 60 s; duplicate suppression over the last 256 ids
-/// (at most 16 KiB of them); no event type filter; no extra headers.
+/// 5 min; jitter up to 20 % above the computed delay, from a fixed seed unless one is set
+/// (see [`jitter_seed`](Self::jitter_seed)); unlimited attempts; no idle timeout; backoff
+/// reset after a stream stayed up 60 s; duplicate suppression over the last 256 ids (at
+/// most 16 KiB of them); no event type filter; no extra headers.
 ///
 /// # Example
 /// ```
@@ -117,7 +118,8 @@ pub struct ReconnectConfig {
     min_delay: Duration,
     max_delay: Duration,
     jitter_percent: u8,
-    jitter_seed: u64,
+    /// `None`: not set, [`DEFAULT_JITTER_SEED`] is used.
+    jitter_seed: Option<u64>,
     max_attempts: Option<u32>,
     idle_timeout: Option<Duration>,
     reset_after: Duration,
@@ -127,6 +129,11 @@ pub struct ReconnectConfig {
     dedupe_bytes: usize,
 }
 
+/// The jitter seed of a [`ReconnectConfig`] that was given none: the same in every process,
+/// so the core stays deterministic. Transports replace it (see
+/// [`ReconnectConfig::jitter_seed_value`]).
+const DEFAULT_JITTER_SEED: u64 = 0x55E4_C17E_2026_0001;
+
 impl Default for ReconnectConfig {
     fn default() -> Self {
         ReconnectConfig {
@@ -135,7 +142,7 @@ impl Default for ReconnectConfig {
             min_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(300),
             jitter_percent: 20,
-            jitter_seed: 0x55E4_C17E_2026_0001,
+            jitter_seed: None,
             max_attempts: None,
             idle_timeout: None,
             reset_after: Duration::from_secs(60),
@@ -234,14 +241,21 @@ impl ReconnectConfig {
     }
 
     /// The seed of the jitter PRNG. Give each client its own (from the OS RNG, say): clients
-    /// with the same seed jitter in lockstep, which defeats the purpose.
+    /// with the same seed jitter in lockstep, which defeats the purpose. The same seed and
+    /// inputs always give the same waits.
+    ///
+    /// Without one, the machine uses a fixed seed, the same in every process (the core draws
+    /// no randomness). The ssekit transports (`ssekit-http`'s `RequestSpec`, hence the
+    /// `EventSource`s and the ORS and UTCP clients) draw one from the OS for each stream or
+    /// call when none was set here, and keep one that was.
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit::client::ReconnectConfig::default().jitter_seed(42);
+    /// let config = ssekit::client::ReconnectConfig::default().jitter_seed(42);
+    /// assert_eq!(config.jitter_seed_value(), Some(42));
     /// ```
     pub fn jitter_seed(mut self, seed: u64) -> Self {
-        self.jitter_seed = seed;
+        self.jitter_seed = Some(seed);
         self
     }
 
@@ -374,6 +388,20 @@ impl ReconnectConfig {
     /// ```
     pub fn max_attempts_value(&self) -> Option<u32> {
         self.max_attempts
+    }
+
+    /// The seed set with [`jitter_seed`](Self::jitter_seed), or `None` when none was set (the
+    /// machine then uses its fixed default seed): a transport seeds such a config from the
+    /// OS, so that its clients do not reconnect in lockstep.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::ReconnectConfig;
+    /// assert_eq!(ReconnectConfig::default().jitter_seed_value(), None);
+    /// assert_eq!(ReconnectConfig::default().jitter_seed(7).jitter_seed_value(), Some(7));
+    /// ```
+    pub fn jitter_seed_value(&self) -> Option<u64> {
+        self.jitter_seed
     }
 }
 
@@ -842,7 +870,7 @@ impl Reconnect {
                 .unwrap_or_default(),
             seen: RecentIds::new(config.dedupe_ids, config.dedupe_bytes),
             replaying: false,
-            rng: SplitMix64::new(config.jitter_seed),
+            rng: SplitMix64::new(config.jitter_seed.unwrap_or(DEFAULT_JITTER_SEED)),
             pending_close: None,
             config,
         }

@@ -76,7 +76,10 @@ macro_rules! event_source_builder {
         }
 
         /// Sets the reconnect policy. Headers added with [`header`](Self::header) are kept,
-        /// in either order, and win over headers of the same name in `config`.
+        /// in either order, and win over headers of the same name in `config`. Unless
+        /// `config` sets a `jitter_seed`, each stream draws its jitter seed from the OS, so
+        /// that clients do not reconnect in lockstep; with one, its delays are exactly that
+        /// seed's.
         ///
         /// # Example
         /// ```

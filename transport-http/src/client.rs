@@ -29,7 +29,7 @@ use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
-use crate::Error;
+use crate::{entropy, Error};
 
 /// What an `EventSource` reports: events, and what happened to the connection.
 ///
@@ -307,7 +307,9 @@ impl RequestSpec {
     }
 
     /// The reconnect policy. Headers added with [`header`](Self::header) are kept, in either
-    /// order, and win over headers of the same name in `config`.
+    /// order, and win over headers of the same name in `config`. Without a
+    /// [`jitter_seed`](ReconnectConfig::jitter_seed) in `config`, each session draws one from
+    /// the OS (see [`into_session`](Self::into_session)).
     ///
     /// # Example
     /// ```
@@ -457,6 +459,12 @@ impl RequestSpec {
 
     /// The state that drives requests of this description, writing `target`s.
     ///
+    /// Unless the reconnect policy sets a
+    /// [`jitter_seed`](ssekit::client::ReconnectConfig::jitter_seed), the session's jitter
+    /// is seeded from the OS ([`entropy::os_seed`]): every session, in every process, draws
+    /// its own reconnect delays, so that a fleet of clients does not reconnect in lockstep.
+    /// A policy with a seed gets exactly that seed's delays (for tests).
+    ///
     /// # Example
     /// ```
     /// use ssekit_http::client::{RequestSpec, Target};
@@ -464,7 +472,7 @@ impl RequestSpec {
     /// # let _ = session; Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn into_session(self, target: Target) -> Session {
-        let mut config = self.config;
+        let mut config = own_jitter_seed(self.config);
         for (name, value) in self.headers {
             // Checked in `header`, so this cannot fail; a refused header is left out.
             config = match config.clone().header(name, value) {
@@ -508,6 +516,15 @@ impl RequestSpec {
             last_error: None,
             finished: false,
         }
+    }
+}
+
+/// `config` as it is when it sets a jitter seed, else with one from the OS: the seed of a
+/// client built for real use, which must differ between clients.
+pub(crate) fn own_jitter_seed(config: ReconnectConfig) -> ReconnectConfig {
+    match config.jitter_seed_value() {
+        Some(_) => config,
+        None => config.jitter_seed(u64::from_le_bytes(entropy::os_seed())),
     }
 }
 

@@ -1049,3 +1049,38 @@ fn ors_clients_resume_a_cut_call_by_task_id_and_keep_their_session() {
         assert_eq!(run.ping_after_delete, Err("status 404".into()), "{side:?}");
     }
 }
+
+/// Waits with full jitter on an hour: 3.6 million possible first waits.
+fn wide_jitter() -> ssekit::client::ReconnectConfig {
+    ssekit::client::ReconnectConfig::default()
+        .retry_timeout(Duration::from_secs(3_600))
+        .max_delay(Duration::from_secs(3_600))
+        .jitter(100)
+}
+
+/// The port of a listener already closed: connections to it are refused.
+fn closed_port() -> std::net::SocketAddr {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+}
+
+#[test]
+fn clients_built_the_default_way_draw_their_own_jitter() {
+    for side in kit::SIDES {
+        let first_wait = || {
+            // No seed set: each EventSource draws its own.
+            let mut run = Run::new(closed_port(), 2);
+            run.reconnect = wide_jitter();
+            match &client(side, run)[..] {
+                [Seen::Disconnected("failed"), Seen::Reconnecting(after)] => *after,
+                other => panic!("{side:?}: {other:?}"),
+            }
+        };
+        let (a, b) = (first_wait(), first_wait());
+        assert_ne!(a, b, "{side:?}: two clients reconnect in lockstep");
+        assert!(a >= Duration::from_secs(3_600) && a <= Duration::from_secs(7_200));
+    }
+}
+

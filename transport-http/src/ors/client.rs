@@ -14,7 +14,7 @@ use ssekit::Instant;
 
 use super::call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply};
 use super::{Redirects, Trace};
-use crate::client::{Item, RequestSpec};
+use crate::client::{own_jitter_seed, Item, RequestSpec};
 use crate::Error;
 
 /// What an ORS [`Client`] needs from a transport: event streams that do not reconnect by
@@ -80,7 +80,8 @@ pub struct Client<T> {
 impl<T: OrsIo> Client<T> {
     /// A client for the server at `base_url` (`http://host:port`, or a path prefix). Calls
     /// retry as the official client does ([`ReconnectConfig::ors`]), and a call silent for
-    /// 30 s is dropped and resumed.
+    /// 30 s is dropped and resumed. Each call draws the seed of its retry jitter from the
+    /// OS, so that clients (and calls) do not retry in lockstep.
     ///
     /// # Example
     /// ```
@@ -99,7 +100,9 @@ impl<T: OrsIo> Client<T> {
         })
     }
 
-    /// Sets the retry policy of calls (backoff and attempts; headers are ignored).
+    /// Sets the retry policy of calls (backoff and attempts; headers are ignored). Without a
+    /// [`jitter_seed`](ReconnectConfig::jitter_seed) in `config`, each call draws one from
+    /// the OS; with one, every call retries after exactly that seed's delays.
     ///
     /// # Example
     /// ```
@@ -378,7 +381,8 @@ impl<T: OrsIo> Client<T> {
         mut trace: impl FnMut(Trace),
     ) -> Result<ToolResult, Error> {
         let path = format!("/{env}/call");
-        let mut call = Call::new(name, input, self.reconnect.clone(), options);
+        let policy = own_jitter_seed(self.reconnect.clone());
+        let mut call = Call::new(name, input, policy, options);
         loop {
             match call.poll(self.io.now(), &mut trace) {
                 CallStep::Done(result) => return result,

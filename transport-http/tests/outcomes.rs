@@ -1,0 +1,140 @@
+//! What the client session (and the ORS client on it) does when a server misbehaves, and
+//! how its clients draw their reconnect jitter: played with a fake clock and no sockets (the
+//! ORS test only connects to a closed port on 127.0.0.1).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ssekit::client::ReconnectConfig;
+use ssekit::Instant;
+use ssekit_http::client::{Item, RequestSpec, Step, Target};
+
+fn get() -> RequestSpec {
+    RequestSpec::get("http://127.0.0.1:1/events", &["http"]).unwrap()
+}
+
+/// The first `n` reconnect waits of a session whose every connection is refused.
+fn refused_waits(spec: RequestSpec, n: usize) -> Vec<Duration> {
+    let mut s = spec.into_session(Target::Absolute);
+    let mut now = Instant::ZERO;
+    let mut waits = Vec::new();
+    while waits.len() < n {
+        match s.poll(now) {
+            Step::Connect { .. } => {
+                s.handle_connect_error(now, std::io::Error::other("refused").into());
+            }
+            Step::Item(Item::Reconnecting { after }) => waits.push(after),
+            Step::Item(_) => {}
+            Step::Wait { deadline, .. } => {
+                now = deadline.expect("a retry is scheduled");
+                s.handle_timeout(now);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    waits
+}
+
+/// Long waits with full jitter: 3.6 million possible first waits, so two clients drawing
+/// from their own seeds agree on all three only by a chance too small to matter.
+fn wide_jitter() -> ReconnectConfig {
+    ReconnectConfig::default()
+        .retry_timeout(Duration::from_secs(3_600))
+        .max_delay(Duration::from_secs(3_600))
+        .jitter(100)
+}
+
+#[test]
+fn sessions_built_the_default_way_draw_their_own_jitter() {
+    let a = refused_waits(get(), 3);
+    let b = refused_waits(get(), 3);
+    assert_ne!(a, b, "two clients reconnect in lockstep");
+    let a = refused_waits(get().reconnect(wide_jitter()), 3);
+    let b = refused_waits(get().reconnect(wide_jitter()), 3);
+    assert_ne!(a, b, "two clients reconnect in lockstep");
+    for wait in a {
+        assert!(wait >= Duration::from_secs(3_600) && wait <= Duration::from_secs(7_200));
+    }
+}
+
+#[test]
+fn a_jitter_seed_the_caller_sets_gives_exactly_its_delays() {
+    let seeded = || get().reconnect(wide_jitter().jitter_seed(7));
+    assert_eq!(refused_waits(seeded(), 4), refused_waits(seeded(), 4));
+    // The same delays as the core machine with that seed draws.
+    let mut rc = ssekit::client::Reconnect::new(wide_jitter().jitter_seed(7));
+    let mut now = Instant::ZERO;
+    let mut core = Vec::new();
+    for _ in 0..4 {
+        let _connect = rc.poll_action();
+        rc.handle_closed(now, ssekit::client::Disconnect::Error);
+        let wake = rc.poll_timeout().unwrap();
+        core.push(wake - now);
+        rc.handle_timeout(wake);
+        now = wake;
+    }
+    assert_eq!(refused_waits(seeded(), 4), core);
+}
+
+/// The wait before the first retry of an ORS call with `policy` (`None`: the default) whose
+/// connections are refused (the port of a listener already closed).
+fn first_ors_retry(policy: Option<ReconnectConfig>) -> Duration {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut ors = ssekit_smol::ors::Client::new(&format!("http://127.0.0.1:{port}")).unwrap();
+    if let Some(policy) = policy {
+        ors = ors.reconnect(policy);
+    }
+    let waits = Arc::new(Mutex::new(Vec::new()));
+    let seen = waits.clone();
+    let call = async move {
+        let _ = ors
+            .call_tool_traced(
+                "env",
+                "sid",
+                "tool",
+                serde_json::json!({}),
+                Default::default(),
+                move |trace| {
+                    if let ssekit_http::ors::Trace::Reconnecting { after } = trace {
+                        seen.lock().unwrap().push(after);
+                    }
+                },
+            )
+            .await;
+        panic!("the call ended before its first retry")
+    };
+    let first = async {
+        for _ in 0..500 {
+            if let Some(wait) = waits.lock().unwrap().first() {
+                return *wait;
+            }
+            smol::Timer::after(Duration::from_millis(10)).await;
+        }
+        panic!("no retry within 5 s")
+    };
+    smol::block_on(futures_lite::future::or(first, call))
+}
+
+#[test]
+fn ors_calls_draw_their_own_jitter_unless_a_seed_is_set() {
+    let wide = ReconnectConfig::ors()
+        .retry_timeout(Duration::from_secs(3_600))
+        .max_delay(Duration::from_secs(3_600))
+        .jitter(100);
+    let a = first_ors_retry(Some(wide.clone()));
+    let b = first_ors_retry(Some(wide.clone()));
+    assert_ne!(a, b, "two calls retry in lockstep");
+    let seeded = wide.jitter_seed(11);
+    assert_eq!(
+        first_ors_retry(Some(seeded.clone())),
+        first_ors_retry(Some(seeded))
+    );
+    // The default policy too (500 ms with up to 100 ms of jitter): 5 calls all alike would
+    // be a chance of 1 in 10^8.
+    let waits: std::collections::BTreeSet<_> = (0..5).map(|_| first_ors_retry(None)).collect();
+    assert!(waits.len() > 1, "{waits:?}");
+}
