@@ -63,6 +63,9 @@
 //!   checked, so a server that repeats an id on purpose loses nothing.
 //! - The default reconnection time is UTCP's 30 s; browsers use about 3 s (Chromium) to 5 s
 //!   (Firefox).
+//! - A stream cut inside an event ([`Disconnect::Truncated`]) is told apart from a clean end:
+//!   with reconnecting off, the give-up says [`Failure::Truncated`]. A browser sees both as an
+//!   end.
 
 use alloc::collections::{BTreeSet, VecDeque};
 use alloc::vec::Vec;
@@ -566,6 +569,8 @@ impl fmt::Display for CloseReason {
 pub enum Failure {
     /// The server ended the stream.
     Eof,
+    /// The stream ended inside a line or an event ([`Disconnect::Truncated`]).
+    Truncated,
     /// A network or transport error (including a refused connection or a decode error).
     Network,
     /// A retryable HTTP status (5xx, 408, 429).
@@ -578,6 +583,7 @@ impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Eof => f.write_str("the server ended the stream"),
+            Failure::Truncated => f.write_str("the stream was cut inside an event"),
             Failure::Network => f.write_str("network error"),
             Failure::Status(status) => write!(f, "HTTP status {status}"),
             Failure::IdleTimeout => f.write_str("idle timeout"),
@@ -705,8 +711,14 @@ impl core::error::Error for ResponseError {}
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Disconnect {
-    /// The server ended the response body.
+    /// The server ended the response body after a complete event (the decoder's
+    /// [`StreamEnd::Clean`](crate::StreamEnd::Clean)).
     Eof,
+    /// The response body ended normally at the HTTP level, but inside a line or an event
+    /// (the decoder's [`StreamEnd::Truncated`](crate::StreamEnd::Truncated)): the partial
+    /// event was lost. Retried as an end is; with reconnecting off, the give-up says
+    /// [`Failure::Truncated`], so that a caller can tell it from a clean end.
+    Truncated,
     /// The connection failed: refused, reset, timed out, TLS, or the body could not be decoded.
     Error,
 }
@@ -1141,7 +1153,9 @@ impl Reconnect {
     }
 
     /// The connection attempt or the stream ended. Schedules a reconnect (or gives up, by
-    /// policy). Ignored unless a connection is outstanding or open.
+    /// policy). Ignored unless a connection is outstanding or open. A clean end, a cut one
+    /// and a failure are retried alike; the give-up tells them apart ([`Failure::Eof`],
+    /// [`Failure::Truncated`], [`Failure::Network`]).
     ///
     /// # Example
     /// ```
@@ -1154,11 +1168,21 @@ impl Reconnect {
     ///     rc.poll_action(),
     ///     Some(Action::GiveUp(GiveUpReason::ReconnectDisabled { last: Failure::Network }))
     /// );
+    /// let mut cut = Reconnect::new(ReconnectConfig::default().reconnect(false));
+    /// let _ = cut.poll_action();
+    /// cut.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+    /// cut.handle_closed(Instant::ZERO, Disconnect::Truncated);
+    /// assert_eq!(
+    ///     cut.poll_action(),
+    ///     Some(Action::GiveUp(GiveUpReason::ReconnectDisabled { last: Failure::Truncated }))
+    /// );
+    /// # Ok::<(), ssekit::client::ResponseError>(())
     /// ```
     pub fn handle_closed(&mut self, now: Instant, how: Disconnect) {
         let now = self.observe(now);
         let failure = match how {
             Disconnect::Eof => Failure::Eof,
+            Disconnect::Truncated => Failure::Truncated,
             Disconnect::Error => Failure::Network,
         };
         match self.state {

@@ -3,8 +3,14 @@
 
 use core::time::Duration;
 
-use ssekit::client::{Action, Disconnect, Reconnect, ReconnectConfig};
+use ssekit::client::{Action, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig};
 use ssekit::time::Instant;
+
+const SSE: Option<&str> = Some("text/event-stream");
+
+fn secs(n: u64) -> Instant {
+    Instant::from_secs(n)
+}
 
 fn expect_connect(rc: &mut Reconnect) -> u32 {
     match rc.poll_action() {
@@ -18,6 +24,63 @@ fn wait_out(rc: &mut Reconnect) -> Instant {
     let wake = rc.poll_timeout().expect("a retry is scheduled");
     rc.handle_timeout(wake);
     wake
+}
+
+#[test]
+fn without_reconnecting_a_cut_stream_gives_up_as_truncated_and_a_clean_one_as_an_end() {
+    for (how, last) in [
+        (Disconnect::Eof, Failure::Eof),
+        (Disconnect::Truncated, Failure::Truncated),
+        (Disconnect::Error, Failure::Network),
+    ] {
+        let mut rc = Reconnect::new(ReconnectConfig::default().reconnect(false));
+        expect_connect(&mut rc);
+        rc.handle_response(secs(0), 200, SSE).unwrap();
+        rc.handle_closed(secs(1), how);
+        assert_eq!(
+            rc.poll_action(),
+            Some(Action::GiveUp(GiveUpReason::ReconnectDisabled { last }))
+        );
+        assert_eq!(rc.poll_action(), None);
+        assert!(rc.is_stopped());
+    }
+    assert_eq!(
+        Failure::Truncated.to_string(),
+        "the stream was cut inside an event"
+    );
+}
+
+#[test]
+fn with_reconnecting_a_cut_stream_is_retried_as_a_clean_end_is() {
+    let waits = |how| {
+        let mut rc = Reconnect::new(
+            ReconnectConfig::default()
+                .retry_timeout(Duration::from_secs(2))
+                .max_attempts(Some(1))
+                .jitter(0),
+        );
+        expect_connect(&mut rc);
+        rc.handle_response(secs(0), 200, SSE).unwrap();
+        rc.handle_closed(secs(1), how);
+        let wake = wait_out(&mut rc);
+        assert_eq!(expect_connect(&mut rc), 1);
+        rc.handle_closed(wake, how);
+        let Some(Action::GiveUp(reason)) = rc.poll_action() else {
+            panic!("no give-up")
+        };
+        (wake, reason)
+    };
+    assert_eq!(
+        waits(Disconnect::Truncated),
+        (
+            secs(3),
+            GiveUpReason::MaxAttempts {
+                attempts: 1,
+                last: Failure::Truncated
+            }
+        )
+    );
+    assert_eq!(waits(Disconnect::Eof).0, secs(3));
 }
 
 #[test]

@@ -561,7 +561,8 @@ pub enum Step {
         deadline: Option<Instant>,
     },
     /// The stream is over: after a 204 or a clean end without reconnecting (`None`), or with
-    /// the error that ended it.
+    /// the error that ended it ([`Error::Truncated`] for an end inside an event without
+    /// reconnecting).
     End(Option<Error>),
 }
 
@@ -884,7 +885,8 @@ impl Session {
     }
 
     /// The body ended: cleanly (`error: None`; the decoder tells a clean end from a cut one)
-    /// or with a transport error.
+    /// or with a transport error. Without reconnecting, a clean end ends the stream with
+    /// [`Step::End`]`(None)`, a cut one with `Step::End(Some(`[`Error::Truncated`]`))`.
     ///
     /// # Example
     /// ```
@@ -904,7 +906,7 @@ impl Session {
         let (how, ended) = match (error, self.decoder.finish()) {
             (Some(e), _) => (Disconnect::Error, Ended::Failed(e)),
             (None, StreamEnd::Clean) => (Disconnect::Eof, Ended::Clean),
-            (None, _) => (Disconnect::Eof, Ended::Truncated),
+            (None, _) => (Disconnect::Truncated, Ended::Truncated),
         };
         self.out.push_back(Item::Disconnected(ended));
         self.rc.handle_closed(now, how);
@@ -939,6 +941,9 @@ impl Session {
             GiveUpReason::ContentType => {
                 Some(self.last_error.take().unwrap_or(Error::ContentType(None)))
             }
+            GiveUpReason::ReconnectDisabled {
+                last: Failure::Truncated,
+            } => Some(Error::Truncated),
             GiveUpReason::MaxAttempts {
                 last: Failure::Network,
                 ..
@@ -1144,7 +1149,8 @@ impl<T: Io> Drive<T> {
     }
 
     /// The next item; `None` after the end (a 204, or a clean end without reconnecting),
-    /// `Some(Err(..))` once when an error ended the stream.
+    /// `Some(Err(..))` once when an error ended the stream (a cut end without reconnecting
+    /// is [`Error::Truncated`]).
     ///
     /// # Example
     /// See [`Io`].

@@ -26,6 +26,7 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// assert_eq!(Error::Status(404).to_string(), "the server answered HTTP 404");
 /// let refused = Error::ContentType(Some("text/html".into()));
 /// assert_eq!(refused.to_string(), "the response is not an event stream (Content-Type: text/html)");
+/// assert_eq!(Error::Truncated.to_string(), "the stream was cut inside a line or an event (the partial event was discarded)");
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -48,6 +49,9 @@ pub enum Error {
     Redirect(String),
     /// The server answered 200 with a `Content-Type` other than `text/event-stream`.
     ContentType(Option<String>),
+    /// Without reconnecting, the stream ended inside a line or an event: cut, and not ended
+    /// cleanly (a clean end ends it without an error). The partial event was discarded.
+    Truncated,
     /// An event could not be encoded (a CR or LF where none may be).
     Encode(EncodeError),
     /// A result could not be chunked into events.
@@ -110,6 +114,9 @@ impl fmt::Display for Error {
             Error::ContentType(None) => {
                 f.write_str("the response is not an event stream (no Content-Type)")
             }
+            Error::Truncated => f.write_str(
+                "the stream was cut inside a line or an event (the partial event was discarded)",
+            ),
             Error::Encode(e) => write!(f, "cannot encode event: {e}"),
             Error::Chunk(e) => write!(f, "cannot chunk result: {e}"),
             Error::GaveUp(r) => write!(f, "stopped reconnecting: {r}"),

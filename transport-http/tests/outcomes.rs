@@ -5,9 +5,13 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use ssekit::client::ReconnectConfig;
 use ssekit::Instant;
-use ssekit_http::client::{Item, RequestSpec, Step, Target};
+use ssekit_http::client::{only_events, Ended, Item, RequestSpec, Step, Target};
+use ssekit_http::Error;
+
+const SSE: Option<&str> = Some("text/event-stream");
 
 fn get() -> RequestSpec {
     RequestSpec::get("http://127.0.0.1:1/events", &["http"]).unwrap()
@@ -74,6 +78,110 @@ fn a_jitter_seed_the_caller_sets_gives_exactly_its_delays() {
         now = wake;
     }
     assert_eq!(refused_waits(seeded(), 4), core);
+}
+
+/// `events()` of a session without reconnecting whose one response body is `body`: what
+/// `only_events` keeps of each item, then the end.
+fn events_without_reconnecting(body: &'static [u8]) -> Vec<Option<Result<String, String>>> {
+    let mut s = get()
+        .reconnect(ReconnectConfig::default().reconnect(false))
+        .into_session(Target::Absolute);
+    let now = Instant::ZERO;
+    let mut out = Vec::new();
+    let mut fed = false;
+    loop {
+        let item = match s.poll(now) {
+            Step::Connect { .. } => {
+                assert!(s.handle_response(now, 200, SSE));
+                continue;
+            }
+            Step::Wait { .. } if !fed => {
+                fed = true;
+                s.handle_data(now, Bytes::from_static(body));
+                s.handle_end(now, None);
+                continue;
+            }
+            Step::Item(item) => Ok(item),
+            Step::End(None) => break,
+            Step::End(Some(e)) => Err(e),
+            other => panic!("{other:?}"),
+        };
+        let last = item.is_err();
+        if let Some(kept) = only_events(item) {
+            out.push(Some(kept.map(|ev| ev.data().to_owned()).map_err(
+                |e| match e {
+                    Error::Truncated => "truncated".to_owned(),
+                    other => other.to_string(),
+                },
+            )));
+        }
+        if last {
+            // The stream's last item: nothing follows an error.
+            assert!(matches!(s.poll(now), Step::End(None)));
+            break;
+        }
+    }
+    out.push(None);
+    out
+}
+
+#[test]
+fn without_reconnecting_a_cut_stream_ends_with_an_error_and_a_clean_one_without() {
+    assert_eq!(
+        events_without_reconnecting(b"data: {\"a\":1}\n\n"),
+        [Some(Ok("{\"a\":1}".to_owned())), None]
+    );
+    assert_eq!(
+        events_without_reconnecting(b"data: {\"a\":1}\n\ndata: {\"a\":2, \"b\": [1,2"),
+        [
+            Some(Ok("{\"a\":1}".to_owned())),
+            Some(Err("truncated".to_owned())),
+            None
+        ]
+    );
+    // A cut inside a comment line is a cut too.
+    assert_eq!(
+        events_without_reconnecting(b"data: x\n\n: keep-al"),
+        [
+            Some(Ok("x".to_owned())),
+            Some(Err("truncated".to_owned())),
+            None
+        ]
+    );
+}
+
+#[test]
+fn with_reconnecting_a_cut_stream_reconnects() {
+    let mut s = get()
+        .reconnect(ReconnectConfig::default().jitter(0))
+        .into_session(Target::Absolute);
+    let now = Instant::ZERO;
+    let _connect = s.poll(now);
+    assert!(s.handle_response(now, 200, SSE));
+    s.handle_data(now, Bytes::from_static(b"data: whole\n\ndata: cu"));
+    s.handle_end(now, None);
+    let mut items = Vec::new();
+    while let Step::Item(item) = s.poll(now) {
+        items.push(item);
+    }
+    assert!(
+        matches!(
+            &items[..],
+            [
+                Item::Connected { attempt: 0 },
+                Item::Event(_),
+                Item::Disconnected(Ended::Truncated),
+                Item::Reconnecting { .. }
+            ]
+        ),
+        "{items:?}"
+    );
+    let Step::Wait { deadline, .. } = s.poll(now) else {
+        panic!()
+    };
+    let later = deadline.unwrap();
+    s.handle_timeout(later);
+    assert!(matches!(s.poll(later), Step::Connect { attempt: 1, .. }));
 }
 
 /// The wait before the first retry of an ORS call with `policy` (`None`: the default) whose

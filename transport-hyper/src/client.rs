@@ -168,8 +168,10 @@ impl EventSource {
     }
 
     /// Everything that happens, as a stream: connections, events, comments, `retry:`,
-    /// disconnects and waits. It ends after a 204 (without an error), or with the error that
-    /// made the policy give up. Dropping it closes the connection.
+    /// disconnects and waits. It ends after a 204, or a clean end without reconnecting
+    /// (without an error), or with the error that made the policy give up: without
+    /// reconnecting, a stream cut inside an event ends with [`Error::Truncated`] after its
+    /// `Disconnected(Ended::Truncated)`. Dropping it closes the connection.
     ///
     /// # Example
     /// ```no_run
@@ -198,7 +200,9 @@ impl EventSource {
         }))
     }
 
-    /// Only the events.
+    /// Only the events. The stream ends with `None` when the stream (or the policy) ends
+    /// cleanly, and with the error that ended it otherwise: without reconnecting, a stream
+    /// cut inside an event ends with `Some(Err(`[`Error::Truncated`]`))`.
     ///
     /// # Example
     /// ```no_run

@@ -1084,3 +1084,79 @@ fn clients_built_the_default_way_draw_their_own_jitter() {
     }
 }
 
+/// What `events()` of a `side` client reading `url` with `reconnect` yields, within 5 s:
+/// the data of each event, or the label of the error that ended the stream.
+fn events_from(
+    side: Side,
+    url: &str,
+    reconnect: ssekit::client::ReconnectConfig,
+) -> Vec<Result<String, String>> {
+    fn label(item: Result<Event, ssekit_smol::Error>) -> Result<String, String> {
+        match item {
+            Ok(event) => Ok(event.data().to_owned()),
+            Err(ssekit_smol::Error::Truncated) => Err("truncated".into()),
+            Err(other) => Err(format!("other: {other}")),
+        }
+    }
+    let limit = Duration::from_secs(5);
+    match side {
+        Side::Smol => {
+            let events = ssekit_smol::client::EventSource::get(url)
+                .unwrap()
+                .reconnect(reconnect)
+                .events();
+            let all = futures_lite::StreamExt::collect::<Vec<_>>(events);
+            smol::block_on(kit::within(limit, all))
+                .into_iter()
+                .map(label)
+                .collect()
+        }
+        Side::Hyper => kit::tokio_rt().block_on(async {
+            let events = ssekit_hyper::client::EventSource::get(url)
+                .unwrap()
+                .reconnect(reconnect)
+                .events();
+            let all = futures_util::StreamExt::collect::<Vec<_>>(events);
+            kit::within(limit, all)
+                .await
+                .into_iter()
+                .map(label)
+                .collect()
+        }),
+    }
+}
+
+#[test]
+fn without_reconnecting_events_end_with_an_error_after_a_cut_and_without_one_after_a_clean_end() {
+    each_pair(|server, side| {
+        let addr = serve(server, |req| Reply::Stream {
+            frames: vec![Bytes::from_static(if req.path == "/cut" {
+                b"data: 1\n\ndata: {\"partial\": [1,"
+            } else {
+                b"data: 1\n\n"
+            })],
+            keep_alive: None,
+            hang: false,
+        });
+        let once = fast().reconnect(false);
+        let clean = events_from(side, &format!("http://{addr}/clean"), once.clone());
+        assert_eq!(clean, [Ok("1".to_owned())], "a clean end is no error");
+        let cut = events_from(side, &format!("http://{addr}/cut"), once);
+        assert_eq!(cut, [Ok("1".to_owned()), Err("truncated".to_owned())]);
+        // Reconnecting, a cut stream is resumed as before.
+        let mut run = Run::new(addr, 5);
+        run.url = format!("http://{addr}/cut");
+        let seen = client(side, run);
+        assert_eq!(
+            seen,
+            [
+                Seen::Connected(0),
+                Seen::Event(Event::message("1")),
+                Seen::Disconnected("truncated"),
+                Seen::Reconnecting(Duration::from_millis(20)),
+                Seen::Connected(1),
+            ]
+        );
+    });
+}
+
