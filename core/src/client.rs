@@ -94,7 +94,7 @@ pub type Header = (Utf8Bytes, Utf8Bytes);
 /// Defaults: reconnect on; reconnection time (UTCP `retry_timeout`) 30 s; floor 500 ms; cap
 /// 5 min; jitter up to 20 % above the computed delay, from a fixed seed unless one is set
 /// (see [`jitter_seed`](Self::jitter_seed)); unlimited attempts; no idle timeout; backoff
-/// reset after a stream stayed up 60 s; duplicate suppression over the last 256 ids (at
+/// reset after a stream stayed alive 60 s; duplicate suppression over the last 256 ids (at
 /// most 16 KiB of them); no event type filter; no extra headers.
 ///
 /// # Example
@@ -264,7 +264,8 @@ impl ReconnectConfig {
 
     /// The most consecutive retries before giving up with [`GiveUpReason::MaxAttempts`];
     /// `None` (the default) retries forever. The count resets after a healthy stream
-    /// (see [`reset_after`](Self::reset_after)), not merely on a 200.
+    /// (see [`reset_after`](Self::reset_after)), not merely on a 200: a server that accepts
+    /// every connection and then sends nothing still runs out of attempts.
     ///
     /// # Example
     /// ```
@@ -291,13 +292,33 @@ impl ReconnectConfig {
         self
     }
 
-    /// A stream that stayed open this long (default 60 s) counts as healthy: when it ends,
+    /// A stream that stayed alive this long (default 60 s) counts as healthy: when it ends,
     /// the backoff and the attempt count start over.
+    ///
+    /// Alive means from its acceptance to its last sign of life: the end of the stream when
+    /// the server or the network ends it ([`Reconnect::handle_closed`]), but the last bytes
+    /// received ([`Reconnect::handle_bytes`]) when the idle timeout ends it. The silence the
+    /// idle timeout measured does not count, so a server that accepts and then never sends
+    /// is not healthy however long the idle timeout is, and
+    /// [`max_attempts`](Self::max_attempts) still ends its reconnect loop.
     ///
     /// # Example
     /// ```
     /// use core::time::Duration;
-    /// let _ = ssekit::client::ReconnectConfig::default().reset_after(Duration::from_secs(10));
+    /// use ssekit::client::{Action, GiveUpReason, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let config = ReconnectConfig::default()
+    ///     .reset_after(Duration::from_secs(10))
+    ///     .idle_timeout(Some(Duration::from_secs(60)))
+    ///     .max_attempts(Some(0));
+    /// let mut rc = Reconnect::new(config);
+    /// let _ = rc.poll_action();
+    /// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+    /// // Open for a minute, but silent: not healthy, so the limit of 0 retries holds.
+    /// rc.handle_timeout(Instant::from_secs(60));
+    /// let _close = rc.poll_action();
+    /// assert!(matches!(rc.poll_action(), Some(Action::GiveUp(GiveUpReason::MaxAttempts { .. }))));
+    /// # Ok::<(), ssekit::client::ResponseError>(())
     /// ```
     pub fn reset_after(mut self, healthy: Duration) -> Self {
         self.reset_after = healthy;
@@ -968,7 +989,8 @@ impl Reconnect {
                 {
                     if now >= deadline {
                         self.pending_close = Some(CloseReason::IdleTimeout);
-                        self.stream_ended(now, since);
+                        // The stream was last alive when its last bytes came, not now.
+                        self.stream_ended(last_rx, since);
                         self.fail(now, Failure::IdleTimeout);
                     }
                 }
@@ -1345,9 +1367,10 @@ impl Reconnect {
         headers
     }
 
-    /// An accepted stream ended at `now`: a long enough one resets the backoff.
-    fn stream_ended(&mut self, now: Instant, since: Instant) {
-        if now - since >= self.config.reset_after {
+    /// An accepted stream, open since `since`, ended; it was last alive at `alive`: one
+    /// alive long enough resets the backoff (see [`ReconnectConfig::reset_after`]).
+    fn stream_ended(&mut self, alive: Instant, since: Instant) {
+        if alive.saturating_duration_since(since) >= self.config.reset_after {
             self.attempts = 0;
         }
     }

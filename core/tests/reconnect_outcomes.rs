@@ -3,7 +3,9 @@
 
 use core::time::Duration;
 
-use ssekit::client::{Action, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig};
+use ssekit::client::{
+    Action, CloseReason, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
+};
 use ssekit::time::Instant;
 
 const SSE: Option<&str> = Some("text/event-stream");
@@ -24,6 +26,98 @@ fn wait_out(rc: &mut Reconnect) -> Instant {
     let wake = rc.poll_timeout().expect("a retry is scheduled");
     rc.handle_timeout(wake);
     wake
+}
+
+#[test]
+fn a_server_that_accepts_and_never_sends_runs_out_of_attempts_despite_a_long_idle_timeout() {
+    // `ssekit tail URL --idle-timeout 2m --retries 5`: each stream stays open two minutes,
+    // longer than reset_after (60 s), but nothing ever arrives on it.
+    let config = ReconnectConfig::default()
+        .retry_timeout(Duration::from_secs(1))
+        .max_delay(Duration::from_secs(30))
+        .max_attempts(Some(5))
+        .idle_timeout(Some(Duration::from_secs(120)))
+        .jitter_seed(1);
+    let mut rc = Reconnect::new(config);
+    let mut now = Instant::ZERO;
+    let mut connects = 0;
+    let given_up = loop {
+        assert!(
+            connects <= 6,
+            "still reconnecting after {connects} silent streams"
+        );
+        match rc.poll_action() {
+            Some(Action::Connect { .. }) => {
+                connects += 1;
+                rc.handle_response(now, 200, SSE).unwrap();
+            }
+            Some(Action::Close(CloseReason::IdleTimeout)) => {}
+            Some(Action::GiveUp(reason)) => break reason,
+            Some(other) => panic!("{other:?}"),
+            None => now = wait_out(&mut rc),
+        }
+    };
+    assert_eq!(
+        given_up,
+        GiveUpReason::MaxAttempts {
+            attempts: 5,
+            last: Failure::IdleTimeout
+        }
+    );
+    assert_eq!(connects, 6, "the first connection and 5 retries");
+}
+
+#[test]
+fn a_stream_that_received_bytes_for_reset_after_is_healthy_when_the_idle_timeout_ends_it() {
+    let config = ReconnectConfig::default()
+        .retry_timeout(Duration::from_secs(1))
+        .idle_timeout(Some(Duration::from_secs(120)))
+        .reset_after(Duration::from_secs(60))
+        .jitter(0);
+    // Bytes until `last_bytes`, then silence until the idle timeout closes the stream.
+    let attempts_after = |last_bytes: u64| {
+        let mut rc = Reconnect::new(config.clone());
+        expect_connect(&mut rc);
+        rc.handle_closed(secs(0), Disconnect::Error);
+        let start = wait_out(&mut rc);
+        assert_eq!(expect_connect(&mut rc), 1);
+        rc.handle_response(start, 200, SSE).unwrap();
+        for t in (0..=last_bytes).step_by(10) {
+            rc.handle_bytes(start + Duration::from_secs(t));
+        }
+        let idle = rc.poll_timeout().unwrap();
+        assert_eq!(idle, start + Duration::from_secs(last_bytes + 120));
+        rc.handle_timeout(idle);
+        assert_eq!(
+            rc.poll_action(),
+            Some(Action::Close(CloseReason::IdleTimeout))
+        );
+        rc.attempts()
+    };
+    // Alive 60 s: the count started over before this failure.
+    assert_eq!(attempts_after(60), 1);
+    // Alive 50 s, open 170 s: not healthy, the count goes on.
+    assert_eq!(attempts_after(50), 2);
+}
+
+#[test]
+fn a_stream_the_server_ends_is_alive_until_its_end() {
+    // The end itself is a sign of life: a stream the server closes after 60 s is healthy,
+    // bytes or not (as core/tests/session.rs pins for a clean end).
+    for how in [Disconnect::Eof, Disconnect::Truncated, Disconnect::Error] {
+        let mut rc = Reconnect::new(
+            ReconnectConfig::default()
+                .retry_timeout(Duration::from_secs(1))
+                .jitter(0),
+        );
+        expect_connect(&mut rc);
+        rc.handle_closed(secs(0), Disconnect::Error);
+        let start = wait_out(&mut rc);
+        expect_connect(&mut rc);
+        rc.handle_response(start, 200, SSE).unwrap();
+        rc.handle_closed(start + Duration::from_secs(60), how);
+        assert_eq!(rc.attempts(), 1, "{how:?}");
+    }
 }
 
 #[test]

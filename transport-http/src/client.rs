@@ -864,6 +864,8 @@ impl Session {
 
     /// A body frame arrived. A decode error ends the stream (after the items before it), or
     /// with [`OnLimit::Resync`] is reported as [`Item::Skipped`] while the stream goes on.
+    /// Its bytes reset the idle timer and keep the stream alive for the policy's
+    /// [`reset_after`](ReconnectConfig::reset_after); an empty frame does neither.
     ///
     /// # Example
     /// ```
@@ -878,6 +880,10 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_data(&mut self, now: Instant, data: Bytes) {
+        // An empty frame carries no bytes: no sign of life for the idle timer.
+        if data.is_empty() {
+            return;
+        }
         self.rc.handle_bytes(now);
         if let Err(e) = self.decoder.feed(data).and_then(|()| self.drain()) {
             self.failed = Some(e.into());

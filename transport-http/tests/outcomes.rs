@@ -80,6 +80,66 @@ fn a_jitter_seed_the_caller_sets_gives_exactly_its_delays() {
     assert_eq!(refused_waits(seeded(), 4), core);
 }
 
+#[test]
+fn a_silent_stream_past_the_idle_timeout_does_not_reset_the_attempt_count() {
+    // `ssekit tail URL --idle-timeout 2m --retries 5` against a server that accepts every
+    // connection and never sends a byte.
+    let spec = get().reconnect(
+        ReconnectConfig::default()
+            .retry_timeout(Duration::from_secs(1))
+            .max_delay(Duration::from_secs(30))
+            .max_attempts(Some(5))
+            .idle_timeout(Some(Duration::from_secs(120))),
+    );
+    let mut s = spec.into_session(Target::Absolute);
+    let mut now = Instant::ZERO;
+    let mut connects = 0;
+    let end = loop {
+        assert!(connects <= 6, "{connects} silent connections and no end");
+        match s.poll(now) {
+            Step::Connect { attempt, .. } => {
+                assert_eq!(attempt, connects);
+                connects += 1;
+                assert!(s.handle_response(now, 200, SSE));
+            }
+            Step::Item(_) | Step::Close => {}
+            Step::Wait { deadline, .. } => {
+                now = deadline.expect("a timer is set");
+                s.handle_timeout(now);
+            }
+            Step::End(end) => break end,
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(connects, 6, "the first connection and 5 retries");
+    assert!(
+        matches!(
+            end,
+            Some(Error::GaveUp(ssekit::client::GiveUpReason::MaxAttempts {
+                attempts: 5,
+                ..
+            }))
+        ),
+        "{end:?}"
+    );
+}
+
+#[test]
+fn an_empty_body_frame_is_no_sign_of_life() {
+    let config = ReconnectConfig::default()
+        .idle_timeout(Some(Duration::from_secs(30)))
+        .jitter(0);
+    let mut s = get().reconnect(config).into_session(Target::Absolute);
+    let _connect = s.poll(Instant::ZERO);
+    assert!(s.handle_response(Instant::ZERO, 200, SSE));
+    s.handle_data(Instant::from_secs(20), Bytes::new());
+    assert!(matches!(s.poll(Instant::from_secs(20)), Step::Item(_)));
+    let Step::Wait { deadline, .. } = s.poll(Instant::from_secs(20)) else {
+        panic!()
+    };
+    assert_eq!(deadline, Some(Instant::from_secs(30)));
+}
+
 /// `events()` of a session without reconnecting whose one response body is `body`: what
 /// `only_events` keeps of each item, then the end.
 fn events_without_reconnecting(body: &'static [u8]) -> Vec<Option<Result<String, String>>> {
