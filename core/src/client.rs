@@ -66,6 +66,9 @@
 //! - A stream cut inside an event ([`Disconnect::Truncated`]) is told apart from a clean end:
 //!   with reconnecting off, the give-up says [`Failure::Truncated`]. A browser sees both as an
 //!   end.
+//! - A 200 event stream in a content coding other than `identity` (gzip, ...) is refused for
+//!   good ([`Reconnect::handle_response_head`]); a browser decodes it. The core decodes no
+//!   coding, and the ssekit transports ask for `Accept-Encoding: identity`.
 
 use alloc::collections::{BTreeSet, VecDeque};
 use alloc::vec::Vec;
@@ -524,6 +527,27 @@ pub fn is_event_stream(content_type: &str) -> bool {
         && subtype.eq_ignore_ascii_case("event-stream")
 }
 
+/// Whether a `Content-Encoding` value leaves the body as it is: every content coding it
+/// lists (comma-separated, as several fields joined with commas) is `identity` (ASCII
+/// case-insensitive) or empty. A body in any other coding (`gzip`, `br`, `deflate`, ...)
+/// cannot be decoded as an event stream; a missing header is `identity` too.
+///
+/// # Example
+/// ```
+/// use ssekit::client::is_identity_encoding;
+/// assert!(is_identity_encoding("identity"));
+/// assert!(is_identity_encoding(" Identity "));
+/// assert!(is_identity_encoding(""));
+/// assert!(!is_identity_encoding("gzip"));
+/// assert!(!is_identity_encoding("identity, br"));
+/// ```
+pub fn is_identity_encoding(content_encoding: &str) -> bool {
+    content_encoding.split(',').all(|coding| {
+        let coding = coding.trim_matches(|c| matches!(c, ' ' | '\t'));
+        coding.is_empty() || coding.eq_ignore_ascii_case("identity")
+    })
+}
+
 /// What the transport should do next, from [`Reconnect::poll_action`].
 ///
 /// # Example
@@ -628,6 +652,8 @@ pub enum GiveUpReason {
     Status(u16),
     /// A 200 whose content type is not `text/event-stream`.
     ContentType,
+    /// A 200 event stream in a content coding other than `identity` (a compressed body).
+    ContentEncoding,
     /// The attempt limit was reached.
     MaxAttempts {
         /// Retries made.
@@ -648,6 +674,9 @@ impl fmt::Display for GiveUpReason {
             GiveUpReason::NoContent => f.write_str("the server answered 204 No Content"),
             GiveUpReason::Status(status) => write!(f, "HTTP status {status} is not retryable"),
             GiveUpReason::ContentType => f.write_str("the response is not text/event-stream"),
+            GiveUpReason::ContentEncoding => {
+                f.write_str("the response has a Content-Encoding other than identity")
+            }
             GiveUpReason::MaxAttempts { attempts, last } => {
                 write!(f, "gave up after {attempts} retries; last failure: {last}")
             }
@@ -680,6 +709,10 @@ pub enum ResponseError {
     Status(u16),
     /// A 200 without `Content-Type: text/event-stream`.
     ContentType,
+    /// A 200 `text/event-stream` whose `Content-Encoding` is not `identity`
+    /// ([`is_identity_encoding`]): a compressed body, which the decoder would read as
+    /// garbage. Not retried: the server would compress the retry too.
+    ContentEncoding,
     /// No connection attempt is outstanding (the machine did not ask for one, or was stopped).
     NotExpected,
 }
@@ -711,6 +744,9 @@ impl fmt::Display for ResponseError {
             }
             ResponseError::Status(status) => write!(f, "unexpected HTTP status {status}"),
             ResponseError::ContentType => f.write_str("the response is not text/event-stream"),
+            ResponseError::ContentEncoding => {
+                f.write_str("the response has a Content-Encoding other than identity")
+            }
             ResponseError::NotExpected => f.write_str("no connection attempt is outstanding"),
         }
     }
@@ -1004,7 +1040,8 @@ impl Reconnect {
     /// retried by policy; every other status, and a 200 of another content type, gives up
     /// (as a browser's `EventSource` fails the connection). A transport that follows
     /// redirects, as a browser does (ssekit's own do), reports the final response here; a 3xx
-    /// reaching this check fails.
+    /// reaching this check fails. The response's `Content-Encoding` is not checked: use
+    /// [`handle_response_head`](Self::handle_response_head) when there may be one.
     ///
     /// # Example
     /// ```
@@ -1022,13 +1059,48 @@ impl Reconnect {
         status: u16,
         content_type: Option<&str>,
     ) -> Result<(), ResponseError> {
+        self.handle_response_head(now, status, content_type, None)
+    }
+
+    /// [`handle_response`](Self::handle_response) with the response's `Content-Encoding`
+    /// (`None` when it has none; several fields joined with commas): a 200
+    /// `text/event-stream` in any coding but `identity` ([`is_identity_encoding`]) is
+    /// refused with [`ResponseError::ContentEncoding`] and gives up for good
+    /// ([`GiveUpReason::ContentEncoding`]), since the decoder cannot read a compressed body
+    /// and the server would compress a retry too. A client that decodes no coding should ask
+    /// for `Accept-Encoding: identity` (the ssekit transports do).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Action, GiveUpReason, Reconnect, ReconnectConfig, ResponseError};
+    /// use ssekit::time::Instant;
+    /// let sse = Some("text/event-stream");
+    /// let mut rc = Reconnect::new(ReconnectConfig::default());
+    /// let _ = rc.poll_action();
+    /// let refused = rc.handle_response_head(Instant::ZERO, 200, sse, Some("gzip"));
+    /// assert_eq!(refused, Err(ResponseError::ContentEncoding));
+    /// assert_eq!(rc.poll_action(), Some(Action::GiveUp(GiveUpReason::ContentEncoding)));
+    /// let mut plain = Reconnect::new(ReconnectConfig::default());
+    /// let _ = plain.poll_action();
+    /// assert_eq!(plain.handle_response_head(Instant::ZERO, 200, sse, Some("identity")), Ok(()));
+    /// ```
+    pub fn handle_response_head(
+        &mut self,
+        now: Instant,
+        status: u16,
+        content_type: Option<&str>,
+        content_encoding: Option<&str>,
+    ) -> Result<(), ResponseError> {
         let now = self.observe(now);
         if self.state != State::Connecting {
             return Err(ResponseError::NotExpected);
         }
         let verdict = match status {
-            200 if content_type.is_some_and(is_event_stream) => Ok(()),
-            200 => Err(ResponseError::ContentType),
+            200 if !content_type.is_some_and(is_event_stream) => Err(ResponseError::ContentType),
+            200 if !content_encoding.is_none_or(is_identity_encoding) => {
+                Err(ResponseError::ContentEncoding)
+            }
+            200 => Ok(()),
             204 => Err(ResponseError::NoContent),
             other => Err(ResponseError::Status(other)),
         };
@@ -1045,6 +1117,7 @@ impl Reconnect {
             }
             Err(ResponseError::Status(s)) => self.give_up(GiveUpReason::Status(s)),
             Err(ResponseError::NoContent) => self.give_up(GiveUpReason::NoContent),
+            Err(ResponseError::ContentEncoding) => self.give_up(GiveUpReason::ContentEncoding),
             Err(_) => self.give_up(GiveUpReason::ContentType),
         }
         verdict

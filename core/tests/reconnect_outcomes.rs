@@ -4,7 +4,8 @@
 use core::time::Duration;
 
 use ssekit::client::{
-    Action, CloseReason, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
+    is_identity_encoding, Action, CloseReason, Disconnect, Failure, GiveUpReason, Reconnect,
+    ReconnectConfig, ResponseError,
 };
 use ssekit::time::Instant;
 
@@ -175,6 +176,55 @@ fn with_reconnecting_a_cut_stream_is_retried_as_a_clean_end_is() {
         )
     );
     assert_eq!(waits(Disconnect::Eof).0, secs(3));
+}
+
+#[test]
+fn a_compressed_event_stream_is_refused_for_good_even_when_reconnecting() {
+    for coding in [
+        "gzip",
+        "br",
+        "deflate",
+        "GZIP",
+        "identity, gzip",
+        "x-custom",
+    ] {
+        let mut rc = Reconnect::new(ReconnectConfig::default().max_attempts(None));
+        expect_connect(&mut rc);
+        assert_eq!(
+            rc.handle_response_head(secs(0), 200, SSE, Some(coding)),
+            Err(ResponseError::ContentEncoding),
+            "{coding}"
+        );
+        assert!(!ResponseError::ContentEncoding.is_retryable());
+        assert_eq!(
+            rc.poll_action(),
+            Some(Action::GiveUp(GiveUpReason::ContentEncoding))
+        );
+        assert_eq!(rc.poll_action(), None);
+        assert_eq!(rc.poll_timeout(), None, "no retry is scheduled");
+    }
+}
+
+#[test]
+fn identity_or_no_content_encoding_is_read_and_other_checks_come_first() {
+    for coding in [None, Some("identity"), Some(" IDENTITY "), Some("")] {
+        let mut rc = Reconnect::new(ReconnectConfig::default());
+        expect_connect(&mut rc);
+        assert_eq!(rc.handle_response_head(secs(0), 200, SSE, coding), Ok(()));
+        assert!(rc.is_open());
+    }
+    // The status and the content type are what a response is refused for first.
+    let mut rc = Reconnect::new(ReconnectConfig::default());
+    expect_connect(&mut rc);
+    let html = rc.handle_response_head(secs(0), 200, Some("text/html"), Some("gzip"));
+    assert_eq!(html, Err(ResponseError::ContentType));
+    let mut rc = Reconnect::new(ReconnectConfig::default());
+    expect_connect(&mut rc);
+    let busy = rc.handle_response_head(secs(0), 503, None, Some("gzip"));
+    assert_eq!(busy, Err(ResponseError::Status(503)));
+    assert!(rc.poll_timeout().is_some(), "a 503 is retried");
+    assert!(is_identity_encoding("identity,identity"));
+    assert!(!is_identity_encoding("identityx"));
 }
 
 #[test]

@@ -95,7 +95,9 @@ macro_rules! event_source_builder {
 
         /// Adds a request header, sent on every connection. Names that are not tokens and
         /// values with control characters are refused (no header injection, `Last-Event-ID`
-        /// included).
+        /// included). Every request asks for `Accept-Encoding: identity`; one set here
+        /// replaces it, but a response in a coding other than `identity` still ends the
+        /// stream with `Error::ContentEncoding`.
         ///
         /// # Example
         /// ```

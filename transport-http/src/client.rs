@@ -20,10 +20,12 @@ use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST, LOCATION};
+use http::header::{
+    HeaderName, HeaderValue, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, HOST, LOCATION,
+};
 use http::{HeaderMap, Method, Request, Uri};
 use ssekit::client::{
-    Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig,
+    Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig, ResponseError,
 };
 use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
@@ -194,6 +196,11 @@ pub fn origin_form<B>(req: &mut Request<B>) -> Result<(), Error> {
 /// unchanged, on every reconnect), headers, reconnect policy, decoder limits, response
 /// timeout and a per-request hook. Each transport's `EventSource` builder fills one in.
 ///
+/// Every request also carries `Accept-Encoding: identity` (the decoder reads no
+/// compressed body; a response in another coding is refused with
+/// [`Error::ContentEncoding`]), and the policy's jitter is seeded from the OS unless it
+/// sets a seed (see [`into_session`](Self::into_session)).
+///
 /// # Example
 /// ```
 /// use ssekit_http::client::RequestSpec;
@@ -325,7 +332,9 @@ impl RequestSpec {
 
     /// Adds a request header, sent on every connection. The core refuses names that are not
     /// tokens and values with control characters (no header injection, `Last-Event-ID`
-    /// included).
+    /// included). An `Accept-Encoding` set here (or by the hook) replaces the session's
+    /// `identity`, but the stream still only reads `identity`: a response in another
+    /// coding ends it with [`Error::ContentEncoding`].
     ///
     /// # Example
     /// ```
@@ -756,8 +765,10 @@ impl Session {
     /// A redirect (301, 302, 303, 307 or 308 with a `Location`) is followed: the next
     /// [`poll`](Self::poll) asks for the redirected request, after an [`Item::Redirected`];
     /// one whose `Location` fields name no single target ([`redirect::location`]) ends the
-    /// stream with [`Error::Redirect`]. Any other answer goes to
-    /// [`handle_response`](Self::handle_response).
+    /// stream with [`Error::Redirect`]. Any other answer is checked as by
+    /// [`handle_response`](Self::handle_response), and its `Content-Encoding` too: a 200
+    /// event stream in any coding but `identity` (the request asks for `identity`) ends the
+    /// stream with [`Error::ContentEncoding`], without a retry.
     ///
     /// # Example
     /// ```
@@ -782,7 +793,14 @@ impl Session {
             return false;
         }
         let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok());
-        self.handle_response(now, status, content_type)
+        let mut codings = headers.get_all(CONTENT_ENCODING).iter().peekable();
+        let content_encoding = codings.peek().is_some().then(|| {
+            codings
+                .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+                .collect::<Vec<_>>()
+                .join(", ")
+        });
+        self.respond(now, status, content_type, content_encoding.as_deref())
     }
 
     /// Prepares the request a `status` redirect with these `headers` (which hold a
@@ -837,7 +855,22 @@ impl Session {
         status: u16,
         content_type: Option<&str>,
     ) -> bool {
-        match self.rc.handle_response(now, status, content_type) {
+        self.respond(now, status, content_type, None)
+    }
+
+    /// A response head that is no redirect to follow, by its status, `Content-Type` and
+    /// `Content-Encoding`; `true` when its body should be read.
+    fn respond(
+        &mut self,
+        now: Instant,
+        status: u16,
+        content_type: Option<&str>,
+        content_encoding: Option<&str>,
+    ) -> bool {
+        match self
+            .rc
+            .handle_response_head(now, status, content_type, content_encoding)
+        {
             Ok(()) => {
                 self.decoder.reset();
                 self.connected = true;
@@ -847,10 +880,14 @@ impl Session {
                 true
             }
             Err(refused) => {
-                self.last_error = Some(if status == 200 {
-                    Error::ContentType(content_type.map(str::to_owned))
-                } else {
-                    Error::Status(status)
+                self.last_error = Some(match refused {
+                    ResponseError::ContentType => {
+                        Error::ContentType(content_type.map(str::to_owned))
+                    }
+                    ResponseError::ContentEncoding => {
+                        Error::ContentEncoding(content_encoding.unwrap_or_default().to_owned())
+                    }
+                    _ => Error::Status(status),
                 });
                 if refused.is_retryable() {
                     self.out
@@ -947,6 +984,9 @@ impl Session {
             GiveUpReason::ContentType => {
                 Some(self.last_error.take().unwrap_or(Error::ContentType(None)))
             }
+            GiveUpReason::ContentEncoding => {
+                Some(self.last_error.take().unwrap_or(Error::GaveUp(reason)))
+            }
             GiveUpReason::ReconnectDisabled {
                 last: Failure::Truncated,
             } => Some(Error::Truncated),
@@ -983,14 +1023,19 @@ impl Session {
         self.request()
     }
 
-    /// The request of this attempt as it stands: method, URL (absolute), body and the
-    /// policy's headers, then the hook; then, when a redirect of this attempt dropped the
+    /// The request of this attempt as it stands: method, URL (absolute), body,
+    /// `Accept-Encoding: identity` and the policy's headers (a configured `Accept-Encoding`
+    /// replaces it), then the hook; then, when a redirect of this attempt dropped the
     /// body, the headers that describe one, and when one left the opened origin, the
     /// credentials and `Host`, whoever set them (the hook included); then the target form.
     fn request(&mut self) -> Result<Request<Bytes>, Error> {
         let mut req = Request::new(self.current.body.clone());
         *req.method_mut() = self.current.method.clone();
         *req.uri_mut() = self.current.uri.clone();
+        // The decoder reads the body as it comes: no compression, from the server or from a
+        // proxy (RFC 9110 lets them compress when the request names no coding).
+        req.headers_mut()
+            .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
         for (name, value) in &self.headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;

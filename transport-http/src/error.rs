@@ -26,6 +26,8 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// assert_eq!(Error::Status(404).to_string(), "the server answered HTTP 404");
 /// let refused = Error::ContentType(Some("text/html".into()));
 /// assert_eq!(refused.to_string(), "the response is not an event stream (Content-Type: text/html)");
+/// let gzip = Error::ContentEncoding("gzip".into());
+/// assert_eq!(gzip.to_string(), "the response is compressed (Content-Encoding: gzip); the client reads identity only");
 /// assert_eq!(Error::Truncated.to_string(), "the stream was cut inside a line or an event (the partial event was discarded)");
 /// ```
 #[derive(Debug)]
@@ -49,6 +51,10 @@ pub enum Error {
     Redirect(String),
     /// The server answered 200 with a `Content-Type` other than `text/event-stream`.
     ContentType(Option<String>),
+    /// The server answered a 200 event stream with this `Content-Encoding`, not `identity`
+    /// (`gzip`, `br`, ...): a compressed body, which the client does not decode (it asks for
+    /// `Accept-Encoding: identity`). Not retried, as a retry would be compressed too.
+    ContentEncoding(String),
     /// Without reconnecting, the stream ended inside a line or an event: cut, and not ended
     /// cleanly (a clean end ends it without an error). The partial event was discarded.
     Truncated,
@@ -114,6 +120,10 @@ impl fmt::Display for Error {
             Error::ContentType(None) => {
                 f.write_str("the response is not an event stream (no Content-Type)")
             }
+            Error::ContentEncoding(coding) => write!(
+                f,
+                "the response is compressed (Content-Encoding: {coding}); the client reads identity only"
+            ),
             Error::Truncated => f.write_str(
                 "the stream was cut inside a line or an event (the partial event was discarded)",
             ),

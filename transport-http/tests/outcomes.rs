@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use http::{HeaderMap, HeaderValue};
 use ssekit::client::ReconnectConfig;
 use ssekit::Instant;
 use ssekit_http::client::{only_events, Ended, Item, RequestSpec, Step, Target};
@@ -242,6 +243,89 @@ fn with_reconnecting_a_cut_stream_reconnects() {
     let later = deadline.unwrap();
     s.handle_timeout(later);
     assert!(matches!(s.poll(later), Step::Connect { attempt: 1, .. }));
+}
+
+#[test]
+fn requests_ask_for_identity_encoding_unless_the_caller_asks_otherwise() {
+    let accept_encoding = |spec: RequestSpec| {
+        let mut s = spec.into_session(Target::Origin);
+        let Step::Connect { request, .. } = s.poll(Instant::ZERO) else {
+            panic!()
+        };
+        let values: Vec<_> = request
+            .headers()
+            .get_all("accept-encoding")
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect();
+        values
+    };
+    assert_eq!(accept_encoding(get()), ["identity"]);
+    let post = RequestSpec::post("http://127.0.0.1:1/call", "{}", &["http"]).unwrap();
+    assert_eq!(accept_encoding(post), ["identity"]);
+    let asked = get().header("Accept-Encoding", "gzip").unwrap();
+    assert_eq!(accept_encoding(asked), ["gzip"]);
+    let hooked = get().on_connect(|req| {
+        req.headers_mut()
+            .insert("accept-encoding", HeaderValue::from_static("br"));
+    });
+    assert_eq!(accept_encoding(hooked), ["br"]);
+}
+
+/// A session (reconnecting, without an attempt limit) answered 200 `text/event-stream`
+/// with these `Content-Encoding` fields: its end and whether it connected again.
+fn answered_with(codings: &[&'static str]) -> (Vec<Item>, Option<Error>, bool) {
+    let mut s = get()
+        .reconnect(ReconnectConfig::default().jitter(0))
+        .into_session(Target::Absolute);
+    let now = Instant::ZERO;
+    let _connect = s.poll(now);
+    let mut head = HeaderMap::new();
+    head.insert(
+        "content-type",
+        HeaderValue::from_static("text/event-stream"),
+    );
+    for coding in codings {
+        head.append("content-encoding", HeaderValue::from_static(coding));
+    }
+    let accepted = s.handle_head(now, 200, &head);
+    let mut items = Vec::new();
+    loop {
+        match s.poll(now) {
+            Step::Item(item) => items.push(item),
+            Step::End(end) => return (items, end, false),
+            Step::Wait { .. } if accepted => return (items, None, false),
+            Step::Wait { deadline, .. } => {
+                s.handle_timeout(deadline.expect("a retry"));
+                let again = matches!(s.poll(deadline.unwrap()), Step::Connect { .. });
+                return (items, None, again);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_compressed_response_ends_the_stream_with_a_typed_error_and_no_retry() {
+    for (codings, named) in [
+        (&["gzip"][..], "gzip"),
+        (&["br"][..], "br"),
+        (&["identity", "gzip"][..], "identity, gzip"),
+    ] {
+        let (items, end, again) = answered_with(codings);
+        assert!(items.is_empty(), "{items:?}");
+        assert!(!again);
+        let Some(Error::ContentEncoding(coding)) = end else {
+            panic!("{codings:?}: {end:?}")
+        };
+        assert_eq!(coding, named);
+    }
+    // Identity is read.
+    for codings in [&[][..], &["identity"][..]] {
+        let (items, end, again) = answered_with(codings);
+        assert!(matches!(items[..], [Item::Connected { attempt: 0 }]));
+        assert!(end.is_none() && !again);
+    }
 }
 
 /// The wait before the first retry of an ORS call with `policy` (`None`: the default) whose

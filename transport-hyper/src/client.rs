@@ -202,7 +202,8 @@ impl EventSource {
 
     /// Only the events. The stream ends with `None` when the stream (or the policy) ends
     /// cleanly, and with the error that ended it otherwise: without reconnecting, a stream
-    /// cut inside an event ends with `Some(Err(`[`Error::Truncated`]`))`.
+    /// cut inside an event ends with `Some(Err(`[`Error::Truncated`]`))`, a compressed
+    /// response with [`Error::ContentEncoding`].
     ///
     /// # Example
     /// ```no_run

@@ -1095,6 +1095,9 @@ fn events_from(
         match item {
             Ok(event) => Ok(event.data().to_owned()),
             Err(ssekit_smol::Error::Truncated) => Err("truncated".into()),
+            Err(ssekit_smol::Error::ContentEncoding(coding)) => {
+                Err(format!("content-encoding {coding}"))
+            }
             Err(other) => Err(format!("other: {other}")),
         }
     }
@@ -1160,3 +1163,59 @@ fn without_reconnecting_events_end_with_an_error_after_a_cut_and_without_one_aft
     });
 }
 
+/// Five events (ids 0 to 4) gzip-compressed, as a server or a proxy in front of it sends
+/// them to a request that names no coding.
+const GZIPPED_EVENTS: &[u8] = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03\xcb\x4c\xb1\x52\x30\xe0\x4a\x49\x2c\x49\xb4\x52\x48\x2d\x4b\xcd\x2b\x01\xf2\xb8\x32\x81\x82\x86\x28\x82\x86\x10\x41\x23\x14\x41\x23\x88\xa0\x31\x8a\xa0\x31\x44\xd0\x04\x45\xd0\x84\x8b\x0b\x00\xc3\x1f\xfe\xeb\x69\x00\x00\x00";
+
+/// A server on 127.0.0.1 that answers each request (at most 20) with `response`, a whole
+/// HTTP/1.1 response, closes the connection, and records the request's head.
+fn serve_raw(response: Vec<u8>) -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>>) {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let heads = Arc::new(Mutex::new(Vec::new()));
+    let seen = heads.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(20) {
+            let Ok(mut conn) = conn else { continue };
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).is_ok_and(|n| n == 1) {
+                head.push(byte[0]);
+            }
+            seen.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&head).to_lowercase());
+            let _ = conn.write_all(&response);
+            let _ = conn.shutdown(std::net::Shutdown::Write);
+            // Until the client is done with it, so that the close is no reset.
+            let _ = conn.read_to_end(&mut Vec::new());
+        }
+    });
+    (addr, heads)
+}
+
+#[test]
+fn a_compressed_stream_is_a_typed_error_and_is_not_retried() {
+    for side in kit::SIDES {
+        let mut response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: gzip\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            GZIPPED_EVENTS.len()
+        )
+        .into_bytes();
+        response.extend_from_slice(GZIPPED_EVENTS);
+        let (addr, heads) = serve_raw(response);
+        // Reconnecting without an attempt limit: the refusal still ends the stream.
+        let got = events_from(side, &format!("http://{addr}/events"), fast());
+        assert_eq!(got, [Err("content-encoding gzip".to_owned())], "{side:?}");
+        let heads = heads.lock().unwrap();
+        assert_eq!(heads.len(), 1, "{side:?}: connected again: {heads:?}");
+        assert!(
+            heads[0].contains("\r\naccept-encoding: identity\r\n"),
+            "{side:?}: {}",
+            heads[0]
+        );
+    }
+}
