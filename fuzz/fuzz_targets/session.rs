@@ -12,7 +12,10 @@
 //! - a redirect is followed only when its `Location` fields name one target (the same
 //!   non-empty UTF-8 value, spaces and tabs around it aside); one that is to be followed
 //!   but names none (several different values, an empty one) ends the stream with
-//!   `Error::Redirect`, without a hop.
+//!   `Error::Redirect`, without a hop;
+//! - every request asks for `Accept-Encoding: identity`, and a 200 event stream in another
+//!   content coding ends the stream with `Error::ContentEncoding`, without a retry;
+//! - a stream ends with `Error::Truncated` only when it does not reconnect.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -36,18 +39,21 @@ struct Setup {
     raw: bool,
     max_attempts: Option<u8>,
     idle_ms: Option<u16>,
+    /// Without reconnecting.
+    once: bool,
 }
 
 #[derive(Arbitrary, Debug)]
 enum Op {
     /// A response head: a status (folded into 100..=599), `Location` fields (often none or
     /// one, sometimes copies of the first, sometimes others), maybe an event-stream content
-    /// type.
+    /// type, maybe `Content-Encoding` fields ([`content_encoding`]).
     Head {
         status: u16,
         location: Location,
         more: Vec<More>,
         event_stream: bool,
+        encoding: u8,
     },
     Data(Vec<u8>),
     End {
@@ -161,6 +167,17 @@ fn one_target(fields: &[HeaderValue]) -> bool {
         && fields.iter().all(|v| trimmed(v) == first)
 }
 
+/// The `Content-Encoding` fields of a head (none most often) and whether they leave the
+/// body as it is.
+fn content_encoding(pick: u8) -> (&'static [&'static str], bool) {
+    match pick % 6 {
+        0..=2 => (&[], true),
+        3 => (&["identity"], true),
+        4 => (&["gzip"], false),
+        _ => (&["identity", "br"], false),
+    }
+}
+
 /// What the transport is doing, from the last step.
 enum Phase {
     Connecting,
@@ -205,6 +222,10 @@ struct Watch {
     hops: u64,
     /// Whether the stream ended with `Error::Redirect`.
     redirect_refused: bool,
+    /// Whether the stream ended with `Error::ContentEncoding`.
+    encoding_refused: bool,
+    /// Whether the stream ended with `Error::Truncated`.
+    truncated: bool,
 }
 
 impl Watch {
@@ -219,6 +240,15 @@ impl Watch {
         let uri = session.uri();
         assert!(uri.host().is_some_and(|h| !h.is_empty()), "{uri}");
         assert!(matches!(uri.scheme_str(), Some("http" | "https")), "{uri}");
+        assert_eq!(
+            request
+                .headers()
+                .get_all("accept-encoding")
+                .iter()
+                .collect::<Vec<_>>(),
+            ["identity"],
+            "to {uri}"
+        );
         let (method, body) = (request.method().clone(), request.body().clone());
         if let Some(status) = redirected {
             self.hops += 1;
@@ -275,6 +305,9 @@ fn settle(session: &mut Session, now: Instant, budget: usize, watch: &mut Watch)
             Step::Wait { read: false, .. } => return Phase::Idle,
             Step::End(end) => {
                 watch.redirect_refused = matches!(end, Some(ssekit_http::Error::Redirect(_)));
+                watch.encoding_refused =
+                    matches!(end, Some(ssekit_http::Error::ContentEncoding(_)));
+                watch.truncated = matches!(end, Some(ssekit_http::Error::Truncated));
                 return Phase::Over;
             }
             other => panic!("a step this driver does not know: {other:?}"),
@@ -312,6 +345,7 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
     }
     let mut policy = ReconnectConfig::default()
         .jitter(0)
+        .reconnect(!setup.once)
         .max_attempts(setup.max_attempts.map(u32::from));
     if let Some(ms) = setup.idle_ms {
         policy = policy.idle_timeout(Some(core::time::Duration::from_millis(u64::from(ms))));
@@ -351,6 +385,8 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
         last: None,
         hops: 0,
         redirect_refused: false,
+        encoding_refused: false,
+        truncated: false,
     };
     let mut now_ms: u64 = 1 << 32;
     let at = |ms: u64| Instant::from_millis(ms);
@@ -368,9 +404,14 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                     location,
                     more,
                     event_stream,
+                    encoding,
                 },
             ) => {
                 let mut head = HeaderMap::new();
+                let (codings, identity) = content_encoding(encoding);
+                for coding in codings {
+                    head.append("content-encoding", HeaderValue::from_static(coding));
+                }
                 let fields = location_fields(location, more);
                 for value in &fields {
                     head.append("location", value.clone());
@@ -393,6 +434,12 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                     assert!(
                         one_target(&fields),
                         "HTTP {status} followed with {fields:?}"
+                    );
+                }
+                if status == 200 && event_stream && !identity {
+                    assert!(
+                        matches!(phase, Phase::Over) && watch.encoding_refused,
+                        "a 200 event stream in {codings:?} was not refused for good"
                     );
                 }
                 if followed && !one_target(&fields) {
@@ -438,5 +485,9 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                 }
             }
         };
+        assert!(
+            !watch.truncated || setup.once,
+            "Error::Truncated from a stream that reconnects"
+        );
     }
 });

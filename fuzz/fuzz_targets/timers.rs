@@ -6,7 +6,7 @@
 use arbitrary::Arbitrary;
 use core::time::Duration;
 use libfuzzer_sys::fuzz_target;
-use ssekit::client::{Disconnect, Reconnect, ReconnectConfig};
+use ssekit::client::{Disconnect, Reconnect, ReconnectConfig, ResponseError};
 use ssekit::server::KeepAlive;
 use ssekit::time::Instant;
 use ssekit::Event;
@@ -30,6 +30,7 @@ enum Op {
         now: u64,
         status: u16,
         event_stream: bool,
+        encoding: u8,
     },
     Bytes(u64),
     Event {
@@ -38,7 +39,7 @@ enum Op {
     Retry(u64),
     Closed {
         now: u64,
-        eof: bool,
+        how: u8,
     },
     Stop,
     PollAction,
@@ -102,9 +103,20 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                 now,
                 status,
                 event_stream,
+                encoding,
             } => {
                 let content_type = event_stream.then_some("text/event-stream; charset=utf-8");
-                let _ = rc.handle_response(Instant::from_millis(now), status, content_type);
+                let content_encoding = match encoding % 4 {
+                    0 | 1 => None,
+                    2 => Some("identity"),
+                    _ => Some("gzip"),
+                };
+                let now = Instant::from_millis(now);
+                let verdict = rc.handle_response_head(now, status, content_type, content_encoding);
+                if verdict == Err(ResponseError::ContentEncoding) {
+                    // Refused for good: no retry is scheduled.
+                    assert_eq!(rc.poll_timeout(), None);
+                }
             }
             Op::Bytes(t) => rc.handle_bytes(Instant::from_millis(t)),
             Op::Event { id } => {
@@ -117,11 +129,11 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                 let _ = rc.handle_event(&builder.build());
             }
             Op::Retry(ms) => rc.handle_retry(ms),
-            Op::Closed { now, eof } => {
-                let how = if eof {
-                    Disconnect::Eof
-                } else {
-                    Disconnect::Error
+            Op::Closed { now, how } => {
+                let how = match how % 3 {
+                    0 => Disconnect::Eof,
+                    1 => Disconnect::Truncated,
+                    _ => Disconnect::Error,
                 };
                 rc.handle_closed(Instant::from_millis(now), how);
             }
