@@ -1,10 +1,12 @@
 //! Seeds from the operating system's random number generator, for the transports.
 //!
-//! The core and the rest of this crate draw no randomness: they take seeds, so tests are
-//! reproducible. The transports call [`os_seed`] where a seed must not be guessable or
-//! shared between processes: the jitter of a client's reconnection delays (equal seeds
-//! make a fleet of clients reconnect in lockstep) and the key of a server's task ids
-//! (an ORS task id is the capability to read a tool call's result).
+//! The core draws no randomness: it takes seeds, so tests are reproducible. [`os_seed`] is
+//! called where a seed must not be guessable or shared between processes and the caller
+//! gave none: the jitter of a client's reconnection delays
+//! ([`RequestSpec::into_session`](crate::client::RequestSpec::into_session) and each ORS
+//! call; equal seeds make a fleet of clients reconnect in lockstep, and a seed the caller
+//! sets is kept, for tests) and, in the transports, the key of a server's task ids (an ORS
+//! task id is the capability to read a tool call's result) and its session ids.
 //!
 //! ```
 //! let a: [u8; 32] = ssekit_http::entropy::os_seed();

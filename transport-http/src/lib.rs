@@ -4,8 +4,8 @@
 //! written once for [`ssekit-hyper`] (tokio) and [`ssekit-smol`] (smol / async-io): both
 //! re-export these types, so an [`Item`](client::Item) or an [`Error`] is the same type on
 //! either runtime. Like the [`ssekit`] core it is deterministic: no IO, no clock (callers
-//! pass [`ssekit::Instant`]s), no RNG but [`entropy::os_seed`], which the transports call
-//! for the seeds that must not be guessable.
+//! pass [`ssekit::Instant`]s), and no randomness but [`entropy::os_seed`], for the seeds that
+//! must not be guessable where the caller gave none (reconnect jitter, task-id keys).
 //!
 //! ```text
 //!  EventSource builder ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step::Connect(request) ─▶ transport: HTTP exchange
