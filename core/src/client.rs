@@ -298,11 +298,11 @@ impl ReconnectConfig {
     /// A stream that stayed alive this long (default 60 s) counts as healthy: when it ends,
     /// the backoff and the attempt count start over.
     ///
-    /// Alive means from its acceptance to its last sign of life: the end of the stream when
-    /// the server or the network ends it ([`Reconnect::handle_closed`]), but the last bytes
-    /// received ([`Reconnect::handle_bytes`]) when the idle timeout ends it. The silence the
-    /// idle timeout measured does not count, so a server that accepts and then never sends
-    /// is not healthy however long the idle timeout is, and
+    /// Alive means from its acceptance to the last bytes received
+    /// ([`Reconnect::handle_bytes`]; keep-alive comments count), however the stream ends:
+    /// the idle timeout, the server or the network. Silence does not count, so a server
+    /// that accepts and then never sends is not healthy, whether the idle timeout or the
+    /// server (a proxy's read timeout) closes the connection, and
     /// [`max_attempts`](Self::max_attempts) still ends its reconnect loop.
     ///
     /// # Example
@@ -1282,8 +1282,9 @@ impl Reconnect {
         };
         match self.state {
             State::Connecting => self.fail(now, failure),
-            State::Open { since, .. } => {
-                self.stream_ended(now, since);
+            State::Open { since, last_rx } => {
+                // Alive until its last bytes: a silent minute before a close is no health.
+                self.stream_ended(last_rx, since);
                 self.fail(now, failure);
             }
             _ => {}

@@ -102,22 +102,28 @@ fn a_stream_that_received_bytes_for_reset_after_is_healthy_when_the_idle_timeout
 }
 
 #[test]
-fn a_stream_the_server_ends_is_alive_until_its_end() {
-    // The end itself is a sign of life: a stream the server closes after 60 s is healthy,
-    // bytes or not (as core/tests/session.rs pins for a clean end).
+fn a_stream_the_server_ends_is_alive_until_its_last_bytes() {
+    // However the stream ends, it was alive until its last bytes: 60 s of them is healthy,
+    // 60 s of silence before the server (or a proxy's read timeout) closes it is not.
     for how in [Disconnect::Eof, Disconnect::Truncated, Disconnect::Error] {
-        let mut rc = Reconnect::new(
-            ReconnectConfig::default()
-                .retry_timeout(Duration::from_secs(1))
-                .jitter(0),
-        );
-        expect_connect(&mut rc);
-        rc.handle_closed(secs(0), Disconnect::Error);
-        let start = wait_out(&mut rc);
-        expect_connect(&mut rc);
-        rc.handle_response(start, 200, SSE).unwrap();
-        rc.handle_closed(start + Duration::from_secs(60), how);
-        assert_eq!(rc.attempts(), 1, "{how:?}");
+        for (bytes_until, healthy) in [(Some(60), true), (Some(59), false), (None, false)] {
+            let mut rc = Reconnect::new(
+                ReconnectConfig::default()
+                    .retry_timeout(Duration::from_secs(1))
+                    .jitter(0),
+            );
+            expect_connect(&mut rc);
+            rc.handle_closed(secs(0), Disconnect::Error);
+            let start = wait_out(&mut rc);
+            expect_connect(&mut rc);
+            rc.handle_response(start, 200, SSE).unwrap();
+            if let Some(at) = bytes_until {
+                rc.handle_bytes(start + Duration::from_secs(at));
+            }
+            rc.handle_closed(start + Duration::from_secs(61), how);
+            let attempts = if healthy { 1 } else { 2 };
+            assert_eq!(rc.attempts(), attempts, "{how:?} {bytes_until:?}");
+        }
     }
 }
 

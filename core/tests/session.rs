@@ -424,6 +424,7 @@ fn backoff_resets_after_a_healthy_stream() {
     let start = ms(7_000);
     expect_connect(&mut rc);
     rc.handle_response(start, 200, SSE).unwrap();
+    rc.handle_bytes(start + Duration::from_secs(59));
     rc.handle_closed(start + Duration::from_secs(59), Disconnect::Eof);
     // 59 s is not healthy yet: the backoff keeps growing.
     let wake = rc.poll_timeout().unwrap();
@@ -434,11 +435,12 @@ fn backoff_resets_after_a_healthy_stream() {
     rc.handle_timeout(wake);
     expect_connect(&mut rc);
     rc.handle_response(wake, 200, SSE).unwrap();
-    rc.handle_closed(wake + Duration::from_secs(60), Disconnect::Eof);
+    rc.handle_bytes(wake + Duration::from_secs(60));
+    rc.handle_closed(wake + Duration::from_secs(61), Disconnect::Eof);
     assert_eq!(rc.attempts(), 1);
     assert_eq!(
         rc.poll_timeout(),
-        Some(wake + Duration::from_secs(60) + Duration::from_millis(1_000))
+        Some(wake + Duration::from_secs(61) + Duration::from_millis(1_000))
     );
 }
 

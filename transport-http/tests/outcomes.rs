@@ -390,3 +390,68 @@ fn ors_calls_draw_their_own_jitter_unless_a_seed_is_set() {
     let waits: std::collections::BTreeSet<_> = (0..5).map(|_| first_ors_retry(None)).collect();
     assert!(waits.len() > 1, "{waits:?}");
 }
+
+/// The attempt an ORS call reports when it connects the second time, after its first
+/// stream delivered events until `delivered_until` and was cut at 61 s (two refused
+/// connections before it).
+fn ors_attempt_after_a_cut(delivered_until: Option<u64>) -> u32 {
+    use ssekit_http::ors::{Call, CallStep, Flow, Trace};
+    let config = ReconnectConfig::default()
+        .retry_timeout(Duration::from_secs(1))
+        .reset_after(Duration::from_secs(60))
+        .jitter(0);
+    let mut call = Call::new("t", serde_json::json!({}), config, Default::default());
+    let mut attempts = Vec::new();
+    let mut trace = |t: Trace| {
+        if let Trace::Connected { attempt, .. } = t {
+            attempts.push(attempt);
+        }
+    };
+    let mut now = Instant::ZERO;
+    let connect = |call: &mut Call, now: &mut Instant| loop {
+        match call.poll(*now, &mut |_| {}) {
+            CallStep::Connect { .. } => return,
+            CallStep::Wait { until } => {
+                *now = until;
+                call.handle_timeout(until);
+            }
+            other => panic!("the call did not connect: {other:?}"),
+        }
+    };
+    for _ in 0..2 {
+        connect(&mut call, &mut now);
+        call.handle_closed(now);
+    }
+    connect(&mut call, &mut now);
+    let start = now;
+    call.handle_item(start, Ok(Item::Connected { attempt: 0 }), &mut trace);
+    if let Some(at) = delivered_until {
+        let task = ssekit::Event::builder()
+            .event("task_id")
+            .unwrap()
+            .data("t1")
+            .build();
+        let at = start + Duration::from_secs(at);
+        let flow = call.handle_item(at, Ok(Item::Event(task)), &mut trace);
+        assert!(matches!(flow, Flow::Continue));
+    }
+    now = start + Duration::from_secs(61);
+    let cut = Ok(Item::Disconnected(Ended::Truncated));
+    assert!(matches!(
+        call.handle_item(now, cut, &mut trace),
+        Flow::Close
+    ));
+    call.handle_closed(now);
+    connect(&mut call, &mut now);
+    call.handle_item(now, Ok(Item::Connected { attempt: 0 }), &mut trace);
+    attempts[1]
+}
+
+#[test]
+fn an_ors_call_that_delivered_for_reset_after_starts_its_attempts_over() {
+    // Its events are its signs of life: delivering for 60 s is healthy, so the count starts
+    // over (attempt 1); a stream silent since 30 s, or since it opened, is not (attempt 3).
+    assert_eq!(ors_attempt_after_a_cut(Some(60)), 1);
+    assert_eq!(ors_attempt_after_a_cut(Some(30)), 3);
+    assert_eq!(ors_attempt_after_a_cut(None), 3);
+}

@@ -251,8 +251,16 @@ impl Call {
                     resume: self.task_id.clone(),
                 });
             }
-            Ok(Item::Event(event)) => return self.event(event, trace),
-            Ok(Item::Comment(_)) => trace(Trace::KeepAlive),
+            // Signs of life: a call that delivered for `reset_after` starts its backoff
+            // and attempt count over when it is cut.
+            Ok(Item::Event(event)) => {
+                self.rc.handle_bytes(now);
+                return self.event(event, trace);
+            }
+            Ok(Item::Comment(_)) => {
+                self.rc.handle_bytes(now);
+                trace(Trace::KeepAlive);
+            }
             Ok(Item::Disconnected(ended)) => {
                 if let Ended::Failed(why) = &ended {
                     self.last_failure = Some(why.clone());
@@ -270,10 +278,13 @@ impl Call {
                 self.last_failure = Some(format!("HTTP {status}"));
                 return Flow::Close;
             }
-            // Answers that come again on a retry: a refused status, type or redirect.
-            Err(e @ (Error::Status(_) | Error::ContentType(_) | Error::Redirect(_))) => {
-                return Flow::Done(Err(e))
-            }
+            // Answers that come again on a retry: a refused status, type, coding or redirect.
+            Err(
+                e @ (Error::Status(_)
+                | Error::ContentType(_)
+                | Error::ContentEncoding(_)
+                | Error::Redirect(_)),
+            ) => return Flow::Done(Err(e)),
             Err(e) => {
                 self.last_failure = Some(e.to_string());
                 self.how = Disconnect::Error;

@@ -393,12 +393,6 @@ impl<T: OrsIo> Client<T> {
                 CallStep::Connect { body } => {
                     let mut items = self.post_stream(&path, body, Some(session))?;
                     while let Some(item) = T::next(&mut items).await {
-                        // A compressed answer comes again on a retry, as a refused status
-                        // or content type does (which the call ends on).
-                        let item = match item {
-                            Err(e @ Error::ContentEncoding(_)) => return Err(e),
-                            item => item,
-                        };
                         match call.handle_item(self.io.now(), item, &mut trace) {
                             Flow::Continue => {}
                             Flow::Done(result) => return result,
