@@ -1869,6 +1869,15 @@ struct OAuthApi {
 }
 
 async fn oauth_api(expires_in: Option<u64>, refuse: fn(usize, &str) -> bool) -> OAuthApi {
+    oauth_api_failing(expires_in, refuse, |_| false).await
+}
+
+/// [`oauth_api`] whose token endpoint answers 500 to its `n`th request when `fails(n)`.
+async fn oauth_api_failing(
+    expires_in: Option<u64>,
+    refuse: fn(usize, &str) -> bool,
+    fails: fn(u32) -> bool,
+) -> OAuthApi {
     let tokens = Arc::new(Mutex::new(0));
     let streams = Arc::new(Mutex::new(Vec::new()));
     let (counted, logged) = (tokens.clone(), streams.clone());
@@ -1881,6 +1890,11 @@ async fn oauth_api(expires_in: Option<u64>, refuse: fn(usize, &str) -> bool) -> 
                     *n += 1;
                     *n
                 };
+                if fails(n) {
+                    let mut resp = http::Response::new(http_body_util::Full::new(Bytes::new()));
+                    *resp.status_mut() = http::StatusCode::INTERNAL_SERVER_ERROR;
+                    return boxed(resp);
+                }
                 let mut answer =
                     json!({"access_token": format!("tok-{n}"), "token_type": "bearer"});
                 if let Some(secs) = expires_in {
@@ -2001,6 +2015,52 @@ async fn an_expiring_token_is_fetched_again_before_a_reconnect() {
             "expires_in {expires_in:?}"
         );
     }
+}
+
+/// A token endpoint that fails when a stale token is to be renewed before a reconnect does
+/// not end the stream: the current token is sent, and the server (here taking it) decides.
+/// When the server refuses it, the renewal after the 401 failing too ends the stream.
+#[tokio::test]
+async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token() {
+    let never = |_: usize, _: &str| false;
+    let api = oauth_api_failing(Some(1), never, |n| n > 1).await;
+    let mut events = within(5, api.provider().connect(&serde_json::Map::new()))
+        .await
+        .unwrap()
+        .events();
+    for id in ["1", "2", "3"] {
+        let event = within(5, events.next()).await.unwrap().unwrap();
+        assert_eq!(event.id(), Some(id));
+    }
+    drop(events);
+    let (tokens, streams) = api.seen();
+    assert!(
+        tokens >= 3,
+        "a renewal was tried before each reconnect: {tokens}"
+    );
+    assert_eq!(
+        streams[..3],
+        [
+            asked("tok-1", None, 200),
+            asked("tok-1", Some("1"), 200),
+            asked("tok-1", Some("2"), 200),
+        ]
+    );
+
+    // Refused after the first connection, with the endpoint down: the stream ends with the
+    // endpoint's error once the server has said 401.
+    let api = oauth_api_failing(Some(1), |connection, _| connection > 1, |n| n > 1).await;
+    let mut events = within(5, api.provider().connect(&serde_json::Map::new()))
+        .await
+        .unwrap()
+        .events();
+    assert_eq!(
+        within(5, events.next()).await.unwrap().unwrap().id(),
+        Some("1")
+    );
+    let end = within(5, events.next()).await;
+    assert!(matches!(end, Some(Err(_))), "{end:?}");
+    assert!(within(5, events.next()).await.is_none());
 }
 
 /// A 401 on a reconnect with the token the server took before drops it and fetches a new

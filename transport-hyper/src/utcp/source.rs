@@ -12,8 +12,10 @@
 //!  on_connect hook ─▶ Authorization: Bearer <the cell's token>
 //! ```
 //!
-//! A token fetch that fails ends the stream with its error. A 401 to a token just fetched,
-//! or a second 401 in a row, ends it with [`Error::Status`]`(401)`.
+//! A token fetch before a reconnect that fails keeps the current token: the server judges
+//! it, and its 401 brings a fetch that, failing as well, ends the stream with its error. A
+//! 401 to a token just fetched, or a second 401 in a row, ends it with
+//! [`Error::Status`]`(401)`.
 
 use std::fmt;
 use std::pin::Pin;
@@ -100,8 +102,9 @@ struct Refresh {
 /// expiry (`expires_in`), a new token is fetched first; when the server answers a
 /// reconnect with 401, the token it took before is dropped and a new one fetched, once,
 /// and the stream opened again from the last event's id (reported as
-/// [`Item::Disconnected`] with `HTTP 401`). A failed token fetch ends the stream with its
-/// error. Its `Debug` output leaves the credentials out.
+/// [`Item::Disconnected`] with `HTTP 401`). A failed fetch before a reconnect keeps the
+/// current token (a token endpoint down for a moment does not end the stream); a failed
+/// fetch after a 401 ends the stream with its error. Its `Debug` output leaves the credentials out.
 ///
 /// # Example
 /// ```no_run
@@ -262,9 +265,11 @@ impl Run {
         }
         if let Some(at) = self.due.take() {
             tokio::time::sleep_until(at).await;
-            if let Err(e) = self.renew().await {
-                return self.end(e);
-            }
+            // A token endpoint that fails now (down for a moment) does not end a stream whose
+            // token may still be good: it connects with that one, a later reconnect tries
+            // again, and a 401 to it comes to the renewal below, which ends the stream if it
+            // fails too.
+            let _kept_the_current_token = self.renew().await;
         }
         match self.items.next().await {
             Some(Ok(item)) => {
