@@ -122,6 +122,25 @@ impl fmt::Debug for Redacted {
     }
 }
 
+/// A URL as `Debug` output shows it: `scheme://host[:port]/path`, with any user info left
+/// out and a query or fragment shown as `?<redacted>` (where API keys and passwords go).
+pub(crate) struct ShownUrl<'a>(pub(crate) &'a str);
+
+impl fmt::Debug for ShownUrl<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.parse::<http::Uri>() {
+            Ok(uri) if uri.authority().is_some() => {
+                let mut shown = oauth2::shown_url(&uri);
+                if uri.query().is_some() || self.0.contains('#') {
+                    shown.push_str("?<redacted>");
+                }
+                fmt::Debug::fmt(&shown, f)
+            }
+            _ => f.write_str("<redacted: not an absolute URL>"),
+        }
+    }
+}
+
 /// Header names with their values left out, for `Debug` output (a header value is where a
 /// token goes).
 pub(crate) struct HeaderNames<'a>(pub(crate) Vec<&'a str>);
@@ -154,7 +173,7 @@ impl fmt::Debug for Auth {
                 ..
             } => f
                 .debug_struct("OAuth2")
-                .field("token_url", token_url)
+                .field("token_url", &ShownUrl(token_url))
                 .field("client_id", client_id)
                 .field("client_secret", &Redacted)
                 .field("scope", scope)
@@ -226,7 +245,7 @@ impl fmt::Debug for SseProvider {
         f.debug_struct("SseProvider")
             .field("name", &self.name)
             .field("provider_type", &self.provider_type)
-            .field("url", &self.url)
+            .field("url", &ShownUrl(&self.url))
             .field("event_type", &self.event_type)
             .field("reconnect", &self.reconnect)
             .field("retry_timeout", &self.retry_timeout)

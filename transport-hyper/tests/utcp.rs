@@ -1620,6 +1620,34 @@ fn debug_output_leaves_the_secrets_out() {
     }
 }
 
+#[test]
+fn debug_output_leaves_credentials_in_urls_out() {
+    let provider = SseProvider::from_json(
+        &json!({"name": "n", "provider_type": "sse",
+            "url": "https://user:S3-url-password@api.example.com/events?api_key=S3-query#S3-frag",
+            "auth": {"auth_type": "oauth2", "client_id": "c", "client_secret": "s",
+                "token_url": "https://id:S3-token-password@auth.example.com/token?key=S3-token-query"}})
+        .to_string(),
+    )
+    .unwrap();
+    let text = format!("{provider:?}");
+    for secret in [
+        "S3-url-password",
+        "S3-query",
+        "S3-frag",
+        "S3-token-password",
+        "S3-token-query",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    for shown in [
+        "\"https://api.example.com/events?<redacted>\"",
+        "\"https://auth.example.com/token?<redacted>\"",
+    ] {
+        assert!(text.contains(shown), "{shown} not in {text}");
+    }
+}
+
 #[tokio::test]
 async fn an_oversized_token_response_is_refused() {
     let token = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
