@@ -113,12 +113,15 @@ pub enum Auth {
     },
 }
 
+/// What `Debug` output shows in place of a secret.
+pub(crate) const REDACTED: &str = "<redacted>";
+
 /// Stands for a secret in `Debug` output.
 pub(crate) struct Redacted;
 
 impl fmt::Debug for Redacted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
+        f.write_str(REDACTED)
     }
 }
 
@@ -132,7 +135,8 @@ impl fmt::Debug for ShownUrl<'_> {
             Ok(uri) if uri.authority().is_some() => {
                 let mut shown = oauth2::shown_url(&uri);
                 if uri.query().is_some() || self.0.contains('#') {
-                    shown.push_str("?<redacted>");
+                    shown.push('?');
+                    shown.push_str(REDACTED);
                 }
                 fmt::Debug::fmt(&shown, f)
             }

@@ -112,7 +112,7 @@ pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
     let uri: http::Uri = provider_url
         .parse()
         .map_err(|e| Error::Request(format!("URL {provider_url:?}: {e}")))?;
-    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+    let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
         return Err(Error::Request(format!(
             "URL {provider_url:?} has no scheme and host"
         )));
@@ -122,11 +122,19 @@ pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
             "URL {provider_url:?}: scheme {scheme:?} is not one of {SCHEMES:?}"
         )));
     }
-    let host_port = authority
-        .as_str()
-        .rsplit_once('@')
-        .map_or(authority.as_str(), |(_, after)| after);
-    Ok(format!("{scheme}://{host_port}{DISCOVERY_PATH}"))
+    Ok(format!("{}{DISCOVERY_PATH}", origin(&uri)))
+}
+
+/// `scheme://host[:port]` of `uri`, without its user info (where a password goes).
+pub(crate) fn origin(uri: &http::Uri) -> String {
+    let scheme = uri.scheme_str().unwrap_or("");
+    let host_port = uri.authority().map_or("", |authority| {
+        authority
+            .as_str()
+            .rsplit_once('@')
+            .map_or(authority.as_str(), |(_, after)| after)
+    });
+    format!("{scheme}://{host_port}")
 }
 
 /// Fetches and parses the manual at `/utcp` on the domain of `provider_url`, with the

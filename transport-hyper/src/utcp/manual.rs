@@ -30,7 +30,7 @@ use std::fmt;
 use serde_json::{json, Map, Value};
 
 use super::schema::{Schema, SchemaError};
-use super::SseProvider;
+use super::{SseProvider, REDACTED};
 use crate::Error;
 
 /// A manual or tool definition that is not in the accepted shape (see [the module](self)).
@@ -130,8 +130,6 @@ impl fmt::Debug for Tool {
 }
 
 /// What stands for a secret in a redacted provider object.
-const REDACTED: &str = "<redacted>";
-
 /// The fields of `auth` shown in `Debug` output, as [`SseProvider`]'s `Debug` shows them
 /// (1.x's `location` too); the others are secrets, or may be.
 const AUTH_SHOWN: [&str; 7] = [

@@ -25,7 +25,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use tokio::time::Instant;
 
-use super::discovery::{bounded_exchange, Bounded};
+use super::discovery::{bounded_exchange, origin, Bounded};
 use super::{encode_component, Auth, Redacted};
 use crate::client::{HttpClient, SCHEMES};
 use crate::Error;
@@ -195,14 +195,7 @@ pub(crate) fn check_token_url(token_url: &str) -> Result<Uri, TokenUrlError> {
 /// A URL as errors show it: `scheme://host[:port]/path`, without the user info, query and
 /// fragment, where credentials go.
 pub(crate) fn shown_url(uri: &Uri) -> String {
-    let scheme = uri.scheme_str().unwrap_or("");
-    let host_port = uri.authority().map_or("", |authority| {
-        authority
-            .as_str()
-            .rsplit_once('@')
-            .map_or(authority.as_str(), |(_, after)| after)
-    });
-    format!("{scheme}://{host_port}{}", uri.path())
+    format!("{}{}", origin(uri), uri.path())
 }
 
 #[derive(Deserialize)]
