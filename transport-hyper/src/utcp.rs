@@ -129,18 +129,30 @@ impl fmt::Debug for Redacted {
 /// out and a query or fragment shown as `?<redacted>` (where API keys and passwords go).
 pub(crate) struct ShownUrl<'a>(pub(crate) &'a str);
 
+impl ShownUrl<'_> {
+    /// The URL as `Debug` output shows it, or `None` if it is not an absolute URL (and
+    /// so is not shown at all).
+    pub(crate) fn text(&self) -> Option<String> {
+        let uri = self.0.parse::<http::Uri>().ok()?;
+        uri.scheme()?;
+        uri.authority()?;
+        let mut shown = oauth2::shown_url(&uri);
+        if uri.query().is_some() || self.0.contains('#') {
+            shown.push('?');
+            shown.push_str(REDACTED);
+        }
+        Some(shown)
+    }
+}
+
+/// What `Debug` output shows in place of a text that should be a URL and is not one.
+pub(crate) const NOT_A_URL: &str = "<redacted: not an absolute URL>";
+
 impl fmt::Debug for ShownUrl<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.parse::<http::Uri>() {
-            Ok(uri) if uri.authority().is_some() => {
-                let mut shown = oauth2::shown_url(&uri);
-                if uri.query().is_some() || self.0.contains('#') {
-                    shown.push('?');
-                    shown.push_str(REDACTED);
-                }
-                fmt::Debug::fmt(&shown, f)
-            }
-            _ => f.write_str("<redacted: not an absolute URL>"),
+        match self.text() {
+            Some(shown) => fmt::Debug::fmt(&shown, f),
+            None => f.write_str(NOT_A_URL),
         }
     }
 }

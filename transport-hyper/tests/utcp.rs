@@ -1731,6 +1731,32 @@ fn a_tools_debug_output_leaves_the_providers_secrets_out() {
     ] {
         assert!(text.contains(shown), "{shown} not in {text}");
     }
+    // URLs in the object lose their user info and query, as `SseProvider`'s `Debug` shows
+    // them; a text that is not an absolute URL is not shown.
+    let text = format!(
+        "{:?}",
+        tool(json!({"name": "p", "provider_type": "sse",
+            "url": "https://user:S3-url-password@api.example.com/e?api_key=S3-query",
+            "auth": {"auth_type": "oauth2", "client_id": "c", "client_secret": "s",
+                "token_url": "https://id:S3-token-password@auth.example.com/t#S3-frag"},
+            "discovery_uri": "S3-not-a-url"}))
+    );
+    for secret in [
+        "S3-url-password",
+        "S3-query",
+        "S3-token-password",
+        "S3-frag",
+        "S3-not-a-url",
+    ] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    for shown in [
+        "https://api.example.com/e?<redacted>",
+        "https://auth.example.com/t?<redacted>",
+        "<redacted: not an absolute URL>",
+    ] {
+        assert!(text.contains(shown), "{shown} not in {text}");
+    }
     // The tool itself is untouched: the secrets are still there to use.
     let provider = tool(
         json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",

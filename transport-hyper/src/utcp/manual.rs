@@ -30,7 +30,7 @@ use std::fmt;
 use serde_json::{json, Map, Value};
 
 use super::schema::{Schema, SchemaError};
-use super::{SseProvider, REDACTED};
+use super::{ShownUrl, SseProvider, NOT_A_URL, REDACTED};
 use crate::Error;
 
 /// A manual or tool definition that is not in the accepted shape (see [the module](self)).
@@ -111,7 +111,9 @@ pub struct Tool {
     /// `var_name`, `location`, `username`, `client_id`, `scope` and `token_url` (as
     /// [`SseProvider`]'s `Debug` does), and anywhere in the object a field whose name
     /// speaks of a secret (`secret`, `password`, `token`, `api_key`, `authorization`,
-    /// `cookie`, `credential`, `private_key`; not a URL such as `token_url`).
+    /// `cookie`, `credential`, `private_key`; not a URL such as `token_url`). A field whose
+    /// name ends in `url` or `uri` is shown as `scheme://host[:port]/path`, without user
+    /// info, and with `?<redacted>` for a query or fragment.
     pub provider: Option<Value>,
 }
 
@@ -168,6 +170,24 @@ fn is_secret_field(name: &str) -> bool {
     .any(|word| name.contains(word))
 }
 
+/// Whether a field of this name holds a URL (`url`, `token_url`, `discovery_uri`), which
+/// `Debug` output shows without user info or query, as [`ShownUrl`] does.
+fn is_url_field(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name.ends_with("url") || name.ends_with("uri")
+}
+
+/// A field that is not a secret as `Debug` output shows it: a URL without its user info
+/// and query, anything else with its own secrets redacted.
+fn shown_field(name: &str, value: &Value) -> Value {
+    match value {
+        Value::String(text) if is_url_field(name) => {
+            json!(ShownUrl(text).text().as_deref().unwrap_or(NOT_A_URL))
+        }
+        _ => redacted(value),
+    }
+}
+
 /// A copy of a provider object for `Debug` output, its secrets replaced (see
 /// [`Tool::provider`]).
 fn redacted(value: &Value) -> Value {
@@ -187,7 +207,7 @@ fn redacted(value: &Value) -> Value {
                             auth.iter()
                                 .map(|(key, v)| {
                                     let v = if AUTH_SHOWN.contains(&key.as_str()) {
-                                        redacted(v)
+                                        shown_field(key, v)
                                     } else {
                                         json!(REDACTED)
                                     };
@@ -200,7 +220,7 @@ fn redacted(value: &Value) -> Value {
                         ("headers" | "auth", Value::Null) => Value::Null,
                         ("headers" | "auth", _) => json!(REDACTED),
                         _ if is_secret_field(name) => json!(REDACTED),
-                        _ => redacted(field),
+                        _ => shown_field(name, field),
                     };
                     (name.clone(), shown)
                 })
