@@ -31,7 +31,7 @@ use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
-use crate::{entropy, Error};
+use crate::{entropy, redacted_url, Error};
 
 /// What an `EventSource` reports: events, and what happened to the connection.
 ///
@@ -252,7 +252,7 @@ impl RequestSpec {
     ) -> Result<Self, Error> {
         let uri: Uri = url
             .parse()
-            .map_err(|e| Error::Request(format!("bad URL {url:?}: {e}")))?;
+            .map_err(|e| Error::Request(format!("bad URL {:?}: {e}", redacted_url(url))))?;
         let scheme_ok = uri.scheme_str().is_some_and(|s| schemes.contains(&s));
         let port_ok = uri
             .authority()
@@ -260,7 +260,8 @@ impl RequestSpec {
         if !scheme_ok || uri.host().is_none() || !port_ok {
             let schemes: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
             return Err(Error::Request(format!(
-                "bad URL {url:?}: expected {}host[:port]/...",
+                "bad URL {:?}: expected {}host[:port]/...",
+                redacted_url(url),
                 schemes.join(" or ")
             )));
         }

@@ -185,3 +185,39 @@ impl From<hyper_util::client::legacy::Error> for Error {
         Error::Http(Box::new(e))
     }
 }
+
+/// A URL as error messages quote it: without user info (`user:password@`), and with
+/// `?<redacted>` for a query or fragment (where API keys go), so a message can be logged.
+/// It works on text as given, so it also serves a URL that does not parse.
+///
+/// # Example
+/// ```
+/// use ssekit_http::redacted_url;
+/// assert_eq!(redacted_url("https://u:pw@h:8/a?key=k"), "https://h:8/a?<redacted>");
+/// assert_eq!(redacted_url("http://h/a b"), "http://h/a b");
+/// assert_eq!(redacted_url("pw@h/x#f"), "h/x?<redacted>");
+/// ```
+pub fn redacted_url(url: &str) -> String {
+    let (before_query, has_query) = match url.find(['?', '#']) {
+        Some(end) => (&url[..end], true),
+        None => (url, false),
+    };
+    let authority_start = before_query
+        .find("://")
+        .map_or(0, |scheme_end| scheme_end + 3);
+    let authority_end = before_query[authority_start..]
+        .find('/')
+        .map_or(before_query.len(), |slash| authority_start + slash);
+    let mut shown = String::with_capacity(before_query.len() + 12);
+    match before_query[authority_start..authority_end].rfind('@') {
+        Some(at) => {
+            shown.push_str(&before_query[..authority_start]);
+            shown.push_str(&before_query[authority_start + at + 1..]);
+        }
+        None => shown.push_str(before_query),
+    }
+    if has_query {
+        shown.push_str("?<redacted>");
+    }
+    shown
+}

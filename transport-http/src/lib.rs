@@ -65,7 +65,7 @@ pub mod ors;
 pub mod redirect;
 pub mod server;
 
-pub use error::{BoxError, Error};
+pub use error::{redacted_url, BoxError, Error};
 
 /// What [`event_source_builder!`] expands to refers to; not a public API.
 #[doc(hidden)]

@@ -35,6 +35,8 @@ use http::header::{
 };
 use http::{HeaderMap, Method, Uri};
 
+use crate::redacted_url;
+
 /// Whether `status` is a redirect this module follows (`300` and `304` are not: they
 /// name no single new location).
 ///
@@ -323,7 +325,10 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     let (scheme, authority, path_and_query) = if has_scheme(location) {
         let (scheme, rest) = location.split_once(':').unwrap_or((location, ""));
         let Some(rest) = rest.strip_prefix("//") else {
-            return Err(format!("Location {location:?} names no host"));
+            return Err(format!(
+                "Location {:?} names no host",
+                redacted_url(location)
+            ));
         };
         let (authority, rest) = split_authority(location, rest)?;
         (scheme, authority, rest)
@@ -350,11 +355,15 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     };
     if !authority.is_ascii() {
         return Err(format!(
-            "Location {location:?} names a host that is not ASCII (IDNA is not supported)"
+            "Location {:?} names a host that is not ASCII (IDNA is not supported)",
+            redacted_url(location)
         ));
     }
     if !port_is_valid(authority) {
-        return Err(format!("Location {location:?} names a port out of range"));
+        return Err(format!(
+            "Location {:?} names a port out of range",
+            redacted_url(location)
+        ));
     }
     let mut url = format!("{scheme}://{authority}");
     percent_encode(&remove_dot_segments(path), b"/", &mut url);
@@ -364,9 +373,12 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     }
     let uri: Uri = url
         .parse()
-        .map_err(|e| format!("Location resolves to {url:?}: {e}"))?;
+        .map_err(|e| format!("Location resolves to {:?}: {e}", redacted_url(&url)))?;
     if uri.host().is_none_or(str::is_empty) {
-        return Err(format!("Location resolves to {url:?}, with no host"));
+        return Err(format!(
+            "Location resolves to {:?}, with no host",
+            redacted_url(&url)
+        ));
     }
     Ok(uri)
 }
@@ -388,7 +400,10 @@ fn split_authority<'a>(location: &str, s: &'a str) -> Result<(&'a str, String), 
     let end = s.find(['/', '?']).unwrap_or(s.len());
     let (authority, rest) = s.split_at(end);
     if authority.is_empty() {
-        return Err(format!("Location {location:?} names no host"));
+        return Err(format!(
+            "Location {:?} names no host",
+            redacted_url(location)
+        ));
     }
     let rest = if rest.starts_with('/') {
         rest.to_owned()

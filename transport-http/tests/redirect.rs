@@ -343,6 +343,38 @@ fn unsafe_or_unusable_locations_are_refused() {
     assert!(matches!(end_error(&mut s), Error::Redirect(w) if w.contains("UTF-8")));
 }
 
+/// URLs can carry credentials in their user info and query: errors about a URL or a
+/// `Location` quote it without them.
+#[test]
+fn url_errors_leave_user_info_and_queries_out() {
+    for bad in [
+        "http://user:S3-pw@127.0.0.1:65616/?key=S3-key",
+        "ftp://user:S3-pw@127.0.0.1/x?key=S3-key",
+        "http://user:S3-pw@[::1/x#S3-key",
+    ] {
+        let err = RequestSpec::get(bad, &["http"])
+            .err()
+            .expect(bad)
+            .to_string();
+        assert!(!err.contains("S3-"), "{err}");
+        assert!(err.contains("?<redacted>"), "{err}");
+    }
+    for (to, why) in [
+        (
+            "http://u:S3-pw@127.0.0.1:65616/?S3-key",
+            "port out of range",
+        ),
+        ("http://u:S3-pw@bücher.example/?S3-key", "not ASCII"),
+        ("http://u:S3-pw@/?S3-key", "resolves to"),
+    ] {
+        let mut s = post("http://127.0.0.1:1/").into_session(Target::Absolute);
+        let _first = next_request(&mut s);
+        assert!(!s.handle_head(NOW, 307, &location(to)));
+        let err = end_error(&mut s).to_string();
+        assert!(err.contains(why) && !err.contains("S3-"), "{to}: {err}");
+    }
+}
+
 #[test]
 fn a_reconnect_starts_again_from_the_url_the_stream_was_opened_with() {
     let mut s = post("http://127.0.0.1:1/start").into_session(Target::Absolute);

@@ -31,6 +31,7 @@ use super::manual::{Manual, ManualError};
 use super::{HeaderNames, SseProvider};
 use crate::client::{http_client, HttpClient, SCHEMES};
 use crate::Error;
+use ssekit_http::redacted_url;
 
 /// The path of the discovery endpoint.
 ///
@@ -111,15 +112,17 @@ impl From<Error> for DiscoveryError {
 pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
     let uri: http::Uri = provider_url
         .parse()
-        .map_err(|e| Error::Request(format!("URL {provider_url:?}: {e}")))?;
+        .map_err(|e| Error::Request(format!("URL {:?}: {e}", redacted_url(provider_url))))?;
     let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
         return Err(Error::Request(format!(
-            "URL {provider_url:?} has no scheme and host"
+            "URL {:?} has no scheme and host",
+            redacted_url(provider_url)
         )));
     };
     if !SCHEMES.contains(&scheme) {
         return Err(Error::Request(format!(
-            "URL {provider_url:?}: scheme {scheme:?} is not one of {SCHEMES:?}"
+            "URL {:?}: scheme {scheme:?} is not one of {SCHEMES:?}",
+            redacted_url(provider_url)
         )));
     }
     Ok(format!("{}{DISCOVERY_PATH}", origin(&uri)))
