@@ -404,7 +404,9 @@ impl SessionReply {
 }
 
 /// A JSON request to `base` + `path` with the ORS headers (`Content-Type`, `X-API-Key`,
-/// `X-Session-ID`; the credentials marked sensitive, as an event stream's are).
+/// `X-Session-ID`; the credentials marked sensitive, as an event stream's are), asking for
+/// an uncompressed JSON answer (`Accept: application/json`, `Accept-Encoding: identity`:
+/// the client does not decompress, as it does not for an event stream).
 ///
 /// # Example
 /// ```
@@ -412,6 +414,7 @@ impl SessionReply {
 /// assert_eq!(req.uri(), "http://127.0.0.1:1/ping");
 /// assert_eq!(req.headers()["x-session-id"], "s1");
 /// assert!(req.headers()["x-session-id"].is_sensitive());
+/// assert_eq!(req.headers()["accept-encoding"], "identity");
 /// # Ok::<(), ssekit_http::Error>(())
 /// ```
 pub fn json_request(
@@ -431,6 +434,14 @@ pub fn json_request(
     headers.insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        http::header::ACCEPT,
+        http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        http::header::ACCEPT_ENCODING,
+        http::HeaderValue::from_static("identity"),
     );
     if let Some(key) = api_key {
         let mut key: http::HeaderValue = key
