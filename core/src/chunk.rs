@@ -698,7 +698,10 @@ impl core::error::Error for ReassembleError {}
 ///
 /// Feed it only `chunk` and `end` events (the [`ors::ToolCall`](crate::profile::ors::ToolCall)
 /// profile routes a whole tool-call stream). An `end` with no `chunk` before it is returned
-/// as is, without a copy; otherwise the pieces are copied once, into one buffer.
+/// as is, without a copy; otherwise each piece is copied as it arrives, once, into one
+/// buffer that never grows past the cap. Keeping the pieces as they came would be a copy
+/// less, but a piece of decoded data shares the buffer it was read in: a server could make
+/// each byte of the payload hold a whole read buffer alive, far past the cap.
 ///
 /// # Example
 /// ```
@@ -714,7 +717,9 @@ impl core::error::Error for ReassembleError {}
 #[derive(Clone, Debug)]
 pub struct Reassembler {
     max_size: usize,
-    parts: Vec<Utf8Bytes>,
+    /// The `chunk` data so far, copied.
+    joined: String,
+    /// Bytes collected, the `end` data included.
     size: usize,
     ended: bool,
     failed: Option<ReassembleError>,
@@ -737,7 +742,7 @@ impl Reassembler {
     pub const fn new() -> Self {
         Reassembler {
             max_size: DEFAULT_MAX_PAYLOAD,
-            parts: Vec::new(),
+            joined: String::new(),
             size: 0,
             ended: false,
             failed: None,
@@ -839,7 +844,9 @@ impl Reassembler {
     /// # Ok::<(), ssekit::chunk::ReassembleError>(())
     /// ```
     pub fn push_chunk(&mut self, data: &Utf8Bytes) -> Result<(), ReassembleError> {
-        self.accept(data)
+        self.accept(data)?;
+        self.append(data);
+        Ok(())
     }
 
     /// Completes the payload with the data of the `end` event and returns it.
@@ -854,20 +861,25 @@ impl Reassembler {
     pub fn push_end(&mut self, data: &Utf8Bytes) -> Result<Utf8Bytes, ReassembleError> {
         self.accept(data)?;
         self.ended = true;
-        let parts = core::mem::take(&mut self.parts);
-        Ok(match parts.as_slice() {
-            [] => Utf8Bytes::new(),
-            [one] => one.clone(),
-            many => {
-                // Each part is UTF-8, so their concatenation is: joined as a `String`, it is
-                // copied once and never validated again.
-                let mut joined = String::with_capacity(self.size);
-                for part in many {
-                    joined.push_str(part);
-                }
-                Utf8Bytes::from(joined)
-            }
-        })
+        if self.joined.is_empty() {
+            return Ok(data.clone());
+        }
+        self.append(data);
+        Ok(Utf8Bytes::from(core::mem::take(&mut self.joined)))
+    }
+
+    /// Copies `data` behind the pieces so far, growing the buffer by doubling, as `String`
+    /// does, but never past the cap ([`accept`](Self::accept) checked the size).
+    fn append(&mut self, data: &str) {
+        let needed = self.joined.len() + data.len();
+        if self.joined.capacity() < needed {
+            let wanted = needed
+                .max(self.joined.capacity().saturating_mul(2))
+                .min(self.max_size)
+                .max(needed);
+            self.joined.reserve_exact(wanted - self.joined.len());
+        }
+        self.joined.push_str(data);
     }
 
     fn accept(&mut self, data: &Utf8Bytes) -> Result<(), ReassembleError> {
@@ -885,14 +897,11 @@ impl Reassembler {
             }));
         }
         self.size = size;
-        if !data.is_empty() {
-            self.parts.push(data.clone());
-        }
         Ok(())
     }
 
     fn fail(&mut self, err: ReassembleError) -> ReassembleError {
-        self.parts = Vec::new();
+        self.joined = String::new();
         self.failed = Some(err);
         err
     }
