@@ -859,9 +859,12 @@ impl RecentIds {
             self.bytes -= old.len();
             self.set.remove(&old);
         }
+        // A copy, not `id` itself: decoded text shares the buffer it was read in, and up to
+        // `max_ids` such slices would hold as many read buffers alive, far past `max_bytes`.
+        let id = Utf8Bytes::copy_from_str(id);
         self.bytes += id.len();
         self.order.push_back(id.clone());
-        self.set.insert(id.clone());
+        self.set.insert(id);
         true
     }
 }

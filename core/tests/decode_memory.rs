@@ -366,3 +366,79 @@ fn tiny_pieces_hold_no_more_than_the_current_event_whatever_the_stream_length() 
         }
     }
 }
+
+/// Decoded data shares the buffer it was read in. A result reassembled from `chunk` events
+/// must not keep those buffers: a server that puts one byte of `chunk` into each large
+/// read would otherwise make each byte of the result hold a read buffer alive (1,000
+/// one-byte chunks held 125 MiB), far past the result's cap.
+#[test]
+fn an_ors_result_holds_its_bytes_not_the_buffers_they_were_read_in() {
+    use ssekit::profile::ors::ToolCall;
+    use ssekit::sequence::Validator;
+    let _serial = one_at_a_time();
+    let mut validator = Validator::new(ToolCall::new().check_result(false));
+    let mut dec = Decoder::new();
+    dec.feed(Bytes::from_static(b"event: task_id\ndata: t1\n\n"))
+        .unwrap();
+    while let Some(frame) = dec.next_frame().unwrap() {
+        validator.frame(&frame).unwrap();
+    }
+    let mut read = b"event: chunk\ndata: x\n\n:".to_vec();
+    read.extend(std::iter::repeat_n(b'p', 64 << 10));
+    read.push(b'\n');
+    let (peak, _) = measure(|| {
+        for _ in 0..1000 {
+            dec.feed(Bytes::from(read.clone())).unwrap();
+            while let Some(frame) = dec.next_frame().unwrap() {
+                validator.frame(&frame).unwrap();
+            }
+        }
+    });
+    dec.feed(Bytes::from_static(b"event: end\ndata: \n\n"))
+        .unwrap();
+    while let Some(frame) = dec.next_frame().unwrap() {
+        validator.frame(&frame).unwrap();
+    }
+    let Some(ssekit::profile::ors::Terminal::End(result)) = validator.profile().terminal() else {
+        panic!("no result")
+    };
+    assert_eq!(result.as_str(), "x".repeat(1000));
+    eprintln!("1,000 one-byte chunks in 64 KiB reads: peak heap growth {peak} bytes");
+    assert!(
+        peak >= 64 << 10,
+        "the counting allocator saw only {peak} bytes"
+    );
+    assert!(peak <= 4 * (64 << 10), "peak {peak}");
+}
+
+/// The client's record of recent event ids (kept to drop replayed events after a reconnect)
+/// holds copies: 256 ids that shared their read buffers would hold 256 of them alive.
+#[test]
+fn recent_event_ids_hold_their_bytes_not_the_buffers_they_were_read_in() {
+    use ssekit::client::{Delivery, Reconnect};
+    let _serial = one_at_a_time();
+    let mut reconnect = Reconnect::new(Default::default());
+    let mut dec = Decoder::new();
+    let (peak, _) = measure(|| {
+        for n in 0..1000 {
+            // One read: the event, then a 64 KiB comment.
+            let mut read = format!("id: {n}\ndata: x\n\n:").into_bytes();
+            read.resize(read.len() + (64 << 10), b'p');
+            read.push(b'\n');
+            dec.feed(Bytes::copy_from_slice(&read)).unwrap();
+            while let Some(frame) = dec.next_frame().unwrap() {
+                if let Some(delivery) = reconnect.handle_frame(&frame) {
+                    assert_eq!(delivery, Delivery::Deliver);
+                }
+            }
+        }
+    });
+    eprintln!("1,000 ids in 64 KiB reads: peak heap growth {peak} bytes");
+    assert!(
+        peak >= 64 << 10,
+        "the counting allocator saw only {peak} bytes"
+    );
+    // A few reads at most: the one being built and copied, the one the decoder reads, the
+    // one the last event id still shares (it is sent on reconnect); not one per recent id.
+    assert!(peak <= 8 * (64 << 10), "peak {peak}");
+}
