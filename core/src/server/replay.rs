@@ -19,7 +19,9 @@ use crate::text::Utf8Bytes;
 /// buffer is emptied, so no reconnect can silently skip it.
 ///
 /// Ids should be unique within the stream; events without an id are retained too and
-/// replayed after the id that precedes them.
+/// replayed after the id that precedes them. A client that received such an event before
+/// it lost the connection receives it again (the client drops replayed events by their
+/// ids, and it has none): give every event an id where a repeat matters.
 ///
 /// # Example
 /// ```
