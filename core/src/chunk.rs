@@ -61,7 +61,6 @@
 //! `"a b c"` without one and still not serve that sketch; use an SSE parser there.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::fmt;
 
 use bytes::Bytes;
@@ -925,6 +924,7 @@ impl Reassembler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec::Vec;
 
     fn pieces(chunker: Chunker, payload: &str) -> Vec<Piece> {
         chunker
