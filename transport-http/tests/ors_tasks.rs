@@ -34,7 +34,7 @@ fn result(text: String) -> Vec<Bytes> {
 #[test]
 fn more_calls_in_flight_than_max_tasks_evict_none_of_them() {
     let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new(os_seed()).max_tasks(4));
-    let calls: Vec<Cursor> = (0..6).map(|_| tasks.start(Instant::ZERO)).collect();
+    let calls: Vec<Cursor> = (0..6).map(|_| tasks.start(Instant::ZERO).unwrap()).collect();
     for call in &calls {
         assert_eq!(tasks.state(call.task_id()), Some(TaskState::Running));
         assert_eq!(
@@ -55,7 +55,7 @@ fn more_calls_in_flight_than_max_tasks_evict_none_of_them() {
         assert!(done);
     }
     // Finished calls make room for new ones, oldest first, back down to `max_tasks`.
-    let _new = tasks.start(Instant::from_secs(1));
+    let _new = tasks.start(Instant::from_secs(1)).unwrap();
     assert_eq!(tasks.len(), 4);
     for (i, call) in calls.iter().enumerate() {
         let kept = tasks.state(call.task_id()).is_some();
@@ -67,8 +67,8 @@ fn more_calls_in_flight_than_max_tasks_evict_none_of_them() {
 fn a_result_that_does_not_fit_fails_its_own_call_and_no_other() {
     let mut tasks: TaskRegistry<Bytes> =
         TaskRegistry::new(TaskConfig::new(os_seed()).max_bytes(64 << 10));
-    let running = tasks.start(Instant::ZERO);
-    let big = tasks.start(Instant::ZERO);
+    let running = tasks.start(Instant::ZERO).unwrap();
+    let big = tasks.start(Instant::ZERO).unwrap();
     // 100 KB of result: 25 chunks, over the 64 KiB bound.
     complete(
         &mut tasks,

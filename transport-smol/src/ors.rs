@@ -19,13 +19,39 @@ use event_listener::Event as Notify;
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
 use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
-use ssekit_http::ors::{call_frames, complete, encode, Follow};
+use ssekit_http::ors::{call_frames, complete, encode, refused, run_tool, Completion, Follow};
 
 mod client;
 pub use client::{CallOptions, Client, SmolOrs, Trace};
 
 use crate::server::SseBody;
 use crate::time::Clock;
+
+/// The `error` message of a call refused because [`TaskConfig::max_running`] tools are
+/// running.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_smol::ors::BUSY, "server busy: too many running tool calls");
+/// ```
+pub const BUSY: &str = "server busy: too many running tool calls";
+
+/// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_smol::ors::Busy.to_string(), ssekit_smol::ors::BUSY);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Busy;
+
+impl std::fmt::Display for Busy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(BUSY)
+    }
+}
+
+impl std::error::Error for Busy {}
 
 struct Inner {
     tasks: Mutex<TaskRegistry<Bytes>>,
@@ -74,8 +100,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Default for Calls {
     /// Task ids keyed from the OS RNG ([`os_seed`](ssekit_http::entropy::os_seed)), the
-    /// other [`TaskConfig`] defaults (results kept 60 s, 1024 tasks, 64 MiB), pings after
-    /// 10 s of silence, chunks of at most 4096 bytes.
+    /// other [`TaskConfig`] defaults (results kept 60 s, 1024 tasks, 64 MiB, 1024 running
+    /// tasks), pings after 10 s of silence, chunks of at most 4096 bytes.
     ///
     /// # Example
     /// ```
@@ -131,7 +157,14 @@ impl Calls {
     /// is streamed again from its start (`run` is dropped unpolled); an unknown or expired id
     /// gets an `error` event, unless the [`TaskConfig`] lets clients choose ids, in which case
     /// `run` starts under that id. `run`'s `Err(message)` becomes an `error` event; its
-    /// [`ToolResult`] is chunked into `chunk`* + `end`.
+    /// [`ToolResult`] is chunked into `chunk`* + `end`. A `run` that panics ends the call in
+    /// `error` ([`TOOL_PANICKED`](ssekit_http::ors::TOOL_PANICKED)), as does a task dropped
+    /// before it finished (the executor went away).
+    ///
+    /// When [`TaskConfig::max_running`] tools are running, a call that would start one is
+    /// refused: `task_id` (an id never stored) then `error` [`BUSY`] (`run` is dropped
+    /// unpolled). A body alone cannot carry an HTTP status; to answer such calls with a 503,
+    /// which the official client retries with backoff, use [`try_call`](Self::try_call).
     ///
     /// # Example
     /// ```
@@ -143,6 +176,29 @@ impl Calls {
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
+        self.try_call(task_id, run).unwrap_or_else(|Busy| {
+            let frames = refused(&mut lock(&self.inner.tasks), BUSY);
+            self.body(futures_lite::stream::iter(frames))
+        })
+    }
+
+    /// As [`call`](Self::call), but a call refused because [`TaskConfig::max_running`]
+    /// tools are running is `Err(`[`Busy`]`)` (`run` is dropped unpolled), for the
+    /// application to answer `503 Service Unavailable`: the official ORS client retries
+    /// 5xx answers with backoff, and the call never ran, so retrying it is safe.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::TaskConfig;
+    /// use ssekit_smol::ors::{Busy, Calls};
+    /// let calls = Calls::new(TaskConfig::new(ssekit_http::entropy::os_seed()).max_running(1));
+    /// let _running = calls.try_call(None, std::future::pending());
+    /// assert_eq!(calls.try_call(None, async { Err("x".to_owned()) }).err(), Some(Busy));
+    /// ```
+    pub fn try_call<F>(&self, task_id: Option<&str>, run: F) -> Result<SseBody, Busy>
+    where
+        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
+    {
         let now = self.inner.clock.now();
         let mut tasks = lock(&self.inner.tasks);
         tasks.handle_timeout(now);
@@ -150,23 +206,30 @@ impl Calls {
             Open::Started(cursor) => {
                 let id = cursor.task_id().to_owned();
                 let inner = Arc::clone(&self.inner);
-                smol::spawn(async move {
-                    let frames = call_frames(run.await, &inner.chunker);
+                // Every exit of the task (a panic, the executor dropping it) finishes the
+                // call: its clients never wait for ever.
+                let completion = Completion::new(move |frames| {
                     let now = inner.clock.now();
                     complete(&mut lock(&inner.tasks), &id, frames, now);
                     inner.changed.notify(usize::MAX);
+                });
+                let chunker = self.inner.chunker;
+                smol::spawn(async move {
+                    let outcome = run_tool(|| run).await;
+                    completion.finish(call_frames(outcome, &chunker));
                 })
                 .detach();
                 cursor
             }
             Open::Resumed(cursor) => cursor,
+            Open::Busy => return Err(Busy),
             _ => {
                 let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
-                return self.body(futures_lite::stream::iter([frame]));
+                return Ok(self.body(futures_lite::stream::iter([frame])));
             }
         };
         drop(tasks);
-        self.body(self.follow(cursor))
+        Ok(self.body(self.follow(cursor)))
     }
 
     fn body(&self, frames: impl futures_lite::Stream<Item = Bytes> + Send + 'static) -> SseBody {

@@ -98,8 +98,8 @@ pub enum IdFormat {
 /// Registry policy: the key of the task ids, result TTL, bounds, client ids and id format.
 ///
 /// Made by [`TaskConfig::new`] from the key, the one setting without a default. The others:
-/// finished results kept 60 s; at most 1024 tasks and 64 MiB of output; unknown client ids
-/// refused; hyphenated UUIDs. Its `Debug` output leaves the key out.
+/// finished results kept 60 s; at most 1024 tasks and 64 MiB of output; at most 1024
+/// running tasks; unknown client ids refused; hyphenated UUIDs. Its `Debug` output leaves the key out.
 ///
 /// # Example
 /// ```
@@ -119,6 +119,7 @@ pub struct TaskConfig {
     result_ttl: Duration,
     max_tasks: usize,
     max_bytes: usize,
+    max_running: usize,
     client_ids: ClientIds,
     id_format: IdFormat,
     key: [u8; 32],
@@ -131,6 +132,7 @@ impl fmt::Debug for TaskConfig {
             .field("result_ttl", &self.result_ttl)
             .field("max_tasks", &self.max_tasks)
             .field("max_bytes", &self.max_bytes)
+            .field("max_running", &self.max_running)
             .field("client_ids", &self.client_ids)
             .field("id_format", &self.id_format)
             .finish_non_exhaustive()
@@ -164,12 +166,14 @@ impl TaskConfig {
     /// let mut again: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
     /// // The same key, the same ids: never share a key between servers.
     /// assert_eq!(tasks.start(Instant::ZERO), again.start(Instant::ZERO));
+    /// # Ok::<(), ssekit::server::StartError>(())
     /// ```
     pub fn new(key: [u8; 32]) -> Self {
         TaskConfig {
             result_ttl: Duration::from_secs(60),
             max_tasks: 1024,
             max_bytes: 64 << 20,
+            max_running: 1024,
             client_ids: ClientIds::Refuse,
             id_format: IdFormat::Hyphenated,
             key,
@@ -192,7 +196,7 @@ impl TaskConfig {
     /// The most tasks kept (at least 1): starting one more evicts the task that finished
     /// longest ago. A running task is never evicted (its stream would end in
     /// `unknown task_id` while its tool still runs): with this many calls in flight, new ones
-    /// are still admitted, as the server holds their calls anyway.
+    /// are still admitted, up to [`max_running`](Self::max_running).
     ///
     /// # Example
     /// ```
@@ -216,6 +220,30 @@ impl TaskConfig {
     /// ```
     pub fn max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// The most running tasks (default 1024, at least 1): starting one more fails
+    /// ([`StartError::Busy`], [`Open::Busy`]) until one finishes. Running tasks are never
+    /// evicted and, in ORS, a tool keeps running after its client hangs up, so without this
+    /// bound clients that post calls and leave grow the registry (and the tools) without
+    /// limit.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{Open, StartError, TaskConfig, TaskRegistry};
+    /// use ssekit::time::Instant;
+    /// # let key = [7u8; 32];
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key).max_running(1));
+    /// let running = tasks.start(Instant::ZERO)?;
+    /// assert_eq!(tasks.start(Instant::ZERO), Err(StartError::Busy));
+    /// assert_eq!(tasks.open(None, Instant::ZERO), Open::Busy);
+    /// tasks.finish(running.task_id(), Instant::ZERO).unwrap();
+    /// assert!(tasks.start(Instant::ZERO).is_ok());
+    /// # Ok::<(), StartError>(())
+    /// ```
+    pub fn max_running(mut self, tasks: usize) -> Self {
+        self.max_running = tasks.max(1);
         self
     }
 
@@ -254,7 +282,7 @@ impl TaskConfig {
 /// use ssekit::server::{TaskConfig, TaskRegistry, TaskState};
 /// use ssekit::time::Instant;
 /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-/// let mut cursor = tasks.start(Instant::ZERO);
+/// let mut cursor = tasks.start(Instant::ZERO).unwrap();
 /// assert_eq!(tasks.read(&mut cursor).unwrap().state, TaskState::Running);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -274,7 +302,7 @@ pub enum TaskState {
 /// use ssekit::server::{TaskConfig, TaskRegistry};
 /// use ssekit::time::Instant;
 /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-/// let cursor = tasks.start(Instant::ZERO);
+/// let cursor = tasks.start(Instant::ZERO).unwrap();
 /// assert_eq!(cursor.task_id().len(), 36);
 /// assert_eq!(cursor.position(), 0);
 /// ```
@@ -308,7 +336,7 @@ impl Cursor {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// assert!(!tasks.start(Instant::ZERO).task_id_bytes().is_empty());
+    /// assert!(!tasks.start(Instant::ZERO).unwrap().task_id_bytes().is_empty());
     /// ```
     pub fn task_id_bytes(&self) -> &Utf8Bytes {
         &self.id
@@ -321,7 +349,7 @@ impl Cursor {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// assert_eq!(tasks.start(Instant::ZERO).position(), 0);
+    /// assert_eq!(tasks.start(Instant::ZERO).unwrap().position(), 0);
     /// ```
     pub fn position(&self) -> usize {
         self.next
@@ -348,6 +376,9 @@ pub enum Open {
     Resumed(Cursor),
     /// Send [`TaskRegistry::unknown_task_event`] and end the stream.
     Unknown,
+    /// A new task was needed but [`TaskConfig::max_running`] tasks are running: refuse the
+    /// call (it did not run; the client may retry later).
+    Busy,
 }
 
 /// Why a task could not be started under a given id.
@@ -369,6 +400,8 @@ pub enum StartError {
     Exists,
     /// The id is empty, longer than 256 bytes, or holds a control character.
     InvalidId,
+    /// [`TaskConfig::max_running`] tasks are running.
+    Busy,
 }
 
 impl fmt::Display for StartError {
@@ -376,6 +409,7 @@ impl fmt::Display for StartError {
         f.write_str(match self {
             StartError::Exists => "a task with this id exists",
             StartError::InvalidId => "task ids are 1 to 256 bytes without control characters",
+            StartError::Busy => "too many running tasks",
         })
     }
 }
@@ -426,7 +460,7 @@ impl core::error::Error for TaskError {}
 /// use ssekit::server::{TaskConfig, TaskRegistry, TaskState};
 /// use ssekit::time::Instant;
 /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
-/// let mut cursor = tasks.start(Instant::ZERO);
+/// let mut cursor = tasks.start(Instant::ZERO).unwrap();
 /// tasks.push(cursor.task_id(), Bytes::from_static(b"event: end\ndata: {}\n\n"))?;
 /// tasks.finish(cursor.task_id(), Instant::ZERO)?;
 /// let progress = tasks.read(&mut cursor)?;
@@ -513,7 +547,12 @@ pub struct TaskRegistry<T> {
     config: TaskConfig,
     /// Keyed by the id's bytes (`Bytes` borrows as `[u8]`, so `&str` ids look up directly).
     tasks: BTreeMap<Bytes, Task<T>>,
+    /// The finished tasks, oldest first (by finish time, then start order): expiry and
+    /// eviction take from the front without scanning the running tasks.
+    finished: BTreeMap<(Instant, u64), Bytes>,
+    /// Output bytes over all tasks, and over the finished ones.
     bytes: usize,
+    finished_bytes: usize,
     /// The id generator (its `Debug` shows no state).
     ids: ChaCha20Rng,
     next_seq: u64,
@@ -533,7 +572,9 @@ impl<T> TaskRegistry<T> {
         TaskRegistry {
             config,
             tasks: BTreeMap::new(),
+            finished: BTreeMap::new(),
             bytes: 0,
+            finished_bytes: 0,
             ids: ChaCha20Rng::from_seed(config.key),
             next_seq: 0,
         }
@@ -564,7 +605,7 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// let cursor = tasks.start(Instant::ZERO);
+    /// let cursor = tasks.start(Instant::ZERO).unwrap();
     /// let ev = TaskRegistry::<bytes::Bytes>::task_id_event(&cursor)?;
     /// assert_eq!((ev.event_type(), ev.data()), ("task_id", cursor.task_id()));
     /// # Ok::<(), ssekit::EncodeError>(())
@@ -594,7 +635,7 @@ impl<T> TaskRegistry<T> {
         T: ByteSize,
     {
         let Some(id) = task_id else {
-            return Open::Started(self.start(now));
+            return self.start(now).map_or(Open::Busy, Open::Started);
         };
         self.expire(now);
         if self.tasks.contains_key(id.as_bytes()) {
@@ -604,34 +645,62 @@ impl<T> TaskRegistry<T> {
             });
         }
         match self.config.client_ids {
-            ClientIds::Adopt => self
-                .start_with_id(id, now)
-                .map_or(Open::Unknown, Open::Started),
+            ClientIds::Adopt => match self.start_with_id(id, now) {
+                Ok(cursor) => Open::Started(cursor),
+                Err(StartError::Busy) => Open::Busy,
+                Err(_) => Open::Unknown,
+            },
             ClientIds::Refuse => Open::Unknown,
         }
     }
 
     /// Starts a task under a new id: a random UUID (v4) from the keyed ChaCha20 generator.
+    /// [`StartError::Busy`] when [`TaskConfig::max_running`] tasks are running.
     ///
     /// # Example
     /// ```
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// let id = tasks.start(Instant::ZERO).task_id().to_owned();
+    /// let id = tasks.start(Instant::ZERO)?.task_id().to_owned();
     /// assert_eq!(id.as_bytes()[14], b'4'); // version 4
+    /// # Ok::<(), ssekit::server::StartError>(())
     /// ```
-    pub fn start(&mut self, now: Instant) -> Cursor
+    pub fn start(&mut self, now: Instant) -> Result<Cursor, StartError>
     where
         T: ByteSize,
     {
+        self.expire(now);
+        if self.running() >= self.config.max_running {
+            return Err(StartError::Busy);
+        }
         loop {
-            let id = self.generate_id();
+            let id = self.unstored_id();
             if !self.tasks.contains_key(id.as_bytes().as_ref()) {
                 self.insert(id.clone(), now);
-                return Cursor { id, next: 0 };
+                return Ok(Cursor { id, next: 0 });
             }
         }
+    }
+
+    /// A fresh id, made as [`start`](Self::start) makes them, that no task has: for a call
+    /// refused before it ran, whose stream still begins with `task_id`. Nothing is stored,
+    /// so such calls take no place from other tasks; a resume with the id is unknown.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{Open, TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// let id = tasks.unstored_id();
+    /// assert_eq!(id.len(), 36);
+    /// assert!(tasks.is_empty());
+    /// assert_eq!(tasks.open(Some(&id), Instant::ZERO), Open::Unknown);
+    /// ```
+    pub fn unstored_id(&mut self) -> Utf8Bytes {
+        let mut random = [0u8; 16];
+        self.ids.fill_bytes(&mut random);
+        uuid_text(uuid_v4(u128::from_be_bytes(random)), self.config.id_format)
     }
 
     /// Starts a task under an id the caller chose.
@@ -654,6 +723,9 @@ impl<T> TaskRegistry<T> {
         if self.tasks.contains_key(id.as_bytes()) {
             return Err(StartError::Exists);
         }
+        if self.running() >= self.config.max_running {
+            return Err(StartError::Busy);
+        }
         let id = Utf8Bytes::copy_from_str(id);
         self.insert(id.clone(), now);
         Ok(Cursor { id, next: 0 })
@@ -668,7 +740,7 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
-    /// let c = tasks.start(Instant::ZERO);
+    /// let c = tasks.start(Instant::ZERO).unwrap();
     /// tasks.push(c.task_id(), ssekit::Event::message("x"))?;
     /// assert_eq!(tasks.retained_bytes(), b"data: x\n\n".len());
     /// # Ok::<(), ssekit::server::TaskError>(())
@@ -686,12 +758,7 @@ impl<T> TaskRegistry<T> {
         let max = self.config.max_bytes;
         if self.bytes.saturating_add(size) > max {
             // Evict only if that makes it fit: running tasks keep their output.
-            let running: usize = self
-                .tasks
-                .values()
-                .filter(|t| t.finished.is_none())
-                .map(|t| t.bytes)
-                .sum();
+            let running = self.bytes.saturating_sub(self.finished_bytes);
             if running.saturating_add(size) > max {
                 return Err(TaskError::OverBudget);
             }
@@ -714,20 +781,25 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskError, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// let c = tasks.start(Instant::ZERO);
+    /// let c = tasks.start(Instant::ZERO).unwrap();
     /// tasks.finish(c.task_id(), Instant::ZERO)?;
     /// assert_eq!(tasks.finish(c.task_id(), Instant::ZERO), Err(TaskError::Finished));
     /// # Ok::<(), TaskError>(())
     /// ```
     pub fn finish(&mut self, task_id: &str, now: Instant) -> Result<(), TaskError> {
-        let task = self
+        let (key, task) = self
             .tasks
-            .get_mut(task_id.as_bytes())
+            .get_key_value(task_id.as_bytes())
             .ok_or(TaskError::Unknown)?;
         if task.finished.is_some() {
             return Err(TaskError::Finished);
         }
-        task.finished = Some(now);
+        let (key, seq, bytes) = (key.clone(), task.seq, task.bytes);
+        if let Some(task) = self.tasks.get_mut(task_id.as_bytes()) {
+            task.finished = Some(now);
+        }
+        self.finished_bytes += bytes;
+        self.finished.insert((now, seq), key);
         Ok(())
     }
 
@@ -739,7 +811,7 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
-    /// let mut c = tasks.start(Instant::ZERO);
+    /// let mut c = tasks.start(Instant::ZERO).unwrap();
     /// tasks.push(c.task_id(), bytes::Bytes::from_static(b": one\n\n"))?;
     /// assert_eq!(tasks.read(&mut c)?.items.len(), 1);
     /// assert_eq!(tasks.read(&mut c)?.items.len(), 0); // nothing new
@@ -769,7 +841,7 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// let c = tasks.start(Instant::ZERO);
+    /// let c = tasks.start(Instant::ZERO).unwrap();
     /// assert_eq!(tasks.poll_timeout(), None);
     /// tasks.finish(c.task_id(), Instant::from_secs(5))?;
     /// assert_eq!(tasks.poll_timeout(), Some(Instant::from_secs(65)));
@@ -777,10 +849,10 @@ impl<T> TaskRegistry<T> {
     /// ```
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.tasks
-            .values()
-            .filter_map(|t| t.finished?.checked_add(self.config.result_ttl))
-            .min()
+        // The oldest finished task expires first (an expiry past the end of time never comes,
+        // nor does any after it).
+        let (&(finished, _), _) = self.finished.first_key_value()?;
+        finished.checked_add(self.config.result_ttl)
     }
 
     /// Drops every finished task whose TTL has run out at `now` (exactly at `finish + ttl`).
@@ -790,7 +862,7 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// let c = tasks.start(Instant::ZERO);
+    /// let c = tasks.start(Instant::ZERO).unwrap();
     /// tasks.finish(c.task_id(), Instant::ZERO)?;
     /// tasks.handle_timeout(Instant::from_secs(60));
     /// assert!(tasks.is_empty());
@@ -840,7 +912,7 @@ impl<T> TaskRegistry<T> {
     /// # let key = [7u8; 32];
     /// use ssekit::{server::{TaskConfig, TaskRegistry, TaskState}, time::Instant};
     /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
-    /// let c = tasks.start(Instant::ZERO);
+    /// let c = tasks.start(Instant::ZERO).unwrap();
     /// assert_eq!(tasks.state(c.task_id()), Some(TaskState::Running));
     /// assert_eq!(tasks.state("other"), None);
     /// ```
@@ -854,25 +926,26 @@ impl<T> TaskRegistry<T> {
         })
     }
 
+    /// Running tasks: those not in the finished index.
+    fn running(&self) -> usize {
+        self.tasks.len().saturating_sub(self.finished.len())
+    }
+
+    /// Drops the finished tasks whose TTL has run out, oldest first: O(expired · log n).
     fn expire(&mut self, now: Instant) {
         let ttl = self.config.result_ttl;
-        let mut freed = 0;
-        self.tasks.retain(|_, t| {
-            // An expiry past the end of time never comes.
-            let keep = t
-                .finished
-                .is_none_or(|f| f.checked_add(ttl).is_none_or(|expiry| now < expiry));
-            if !keep {
-                freed += t.bytes;
-            }
-            keep
-        });
-        self.bytes = self.bytes.saturating_sub(freed);
+        while let Some((&(finished, _), _)) = self.finished.first_key_value() {
+            // An expiry past the end of time never comes, nor does any after it.
+            match finished.checked_add(ttl) {
+                Some(expiry) if now >= expiry => self.evict_oldest_finished(),
+                _ => break,
+            };
+        }
     }
 
     fn insert(&mut self, id: Utf8Bytes, now: Instant) {
         self.expire(now);
-        // Only finished tasks make room; running ones stay, however many there are.
+        // Only finished tasks make room; running ones stay (up to `max_running`).
         while self.tasks.len() >= self.config.max_tasks {
             if !self.evict_oldest_finished() {
                 break;
@@ -890,29 +963,17 @@ impl<T> TaskRegistry<T> {
         self.next_seq += 1;
     }
 
-    /// Evicts the task that finished longest ago; `false` when no task has finished.
+    /// Evicts the task that finished longest ago (O(log n)); `false` when no task has
+    /// finished.
     fn evict_oldest_finished(&mut self) -> bool {
-        let victim = self
-            .tasks
-            .iter()
-            .filter_map(|(id, t)| Some(((t.finished?, t.seq), id)))
-            .min_by_key(|(age, _)| *age)
-            .map(|(_, id)| id.clone());
-        match victim {
-            Some(id) => {
-                if let Some(task) = self.tasks.remove(&id) {
-                    self.bytes = self.bytes.saturating_sub(task.bytes);
-                }
-                true
-            }
-            None => false,
+        let Some((_, id)) = self.finished.pop_first() else {
+            return false;
+        };
+        if let Some(task) = self.tasks.remove(&id) {
+            self.bytes = self.bytes.saturating_sub(task.bytes);
+            self.finished_bytes = self.finished_bytes.saturating_sub(task.bytes);
         }
-    }
-
-    fn generate_id(&mut self) -> Utf8Bytes {
-        let mut random = [0u8; 16];
-        self.ids.fill_bytes(&mut random);
-        uuid_text(uuid_v4(u128::from_be_bytes(random)), self.config.id_format)
+        true
     }
 }
 
@@ -938,6 +999,8 @@ fn uuid_text(v: u128, format: IdFormat) -> Utf8Bytes {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
     use alloc::borrow::ToOwned;
 
@@ -957,12 +1020,12 @@ mod tests {
     fn generated_ids_are_uuid_v4_text_and_deterministic_per_seed() {
         let mut a: TaskRegistry<Bytes> = TaskRegistry::new(config());
         let mut b2: TaskRegistry<Bytes> = TaskRegistry::new(config());
-        let id = a.start(Instant::ZERO).task_id().to_owned();
-        assert_eq!(id, b2.start(Instant::ZERO).task_id());
+        let id = a.start(Instant::ZERO).unwrap().task_id().to_owned();
+        assert_eq!(id, b2.start(Instant::ZERO).unwrap().task_id());
         let mut other: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new([8; 32]));
         assert_ne!(
             id,
-            other.start(Instant::ZERO).task_id(),
+            other.start(Instant::ZERO).unwrap().task_id(),
             "another key, other ids"
         );
         assert_eq!(id.len(), 36);
@@ -977,7 +1040,7 @@ mod tests {
             .all(|c| c == b'-' || c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         let mut simple: TaskRegistry<Bytes> =
             TaskRegistry::new(config().id_format(IdFormat::Simple));
-        let id = simple.start(Instant::ZERO).task_id().to_owned();
+        let id = simple.start(Instant::ZERO).unwrap().task_id().to_owned();
         assert_eq!(id.len(), 32);
         assert_eq!(id.as_bytes()[12], b'4');
         assert!(matches!(id.as_bytes()[16], b'8' | b'9' | b'a' | b'b'));
@@ -1037,8 +1100,8 @@ mod tests {
         assert_eq!(splitmix_prediction(&seen), Some(splitmix_id()));
         // Against ChaCha20's: no state to recover.
         let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(config());
-        let seen = tasks.start(Instant::ZERO);
-        let next = tasks.start(Instant::ZERO);
+        let seen = tasks.start(Instant::ZERO).unwrap();
+        let next = tasks.start(Instant::ZERO).unwrap();
         let prediction = splitmix_prediction(seen.task_id());
         assert_ne!(prediction.as_deref(), Some(next.task_id()));
     }
@@ -1053,23 +1116,23 @@ mod tests {
     #[test]
     fn bounded_in_tasks_by_evicting_finished_ones_never_running_ones() {
         let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_tasks(2));
-        let old_running = t.start(Instant::ZERO);
-        let finished = t.start(Instant::ZERO);
+        let old_running = t.start(Instant::ZERO).unwrap();
+        let finished = t.start(Instant::ZERO).unwrap();
         t.finish(finished.task_id(), Instant::ZERO).unwrap();
-        let new = t.start(Instant::ZERO);
+        let new = t.start(Instant::ZERO).unwrap();
         assert_eq!(t.len(), 2);
         assert_eq!(t.state(finished.task_id()), None);
         assert_eq!(t.state(old_running.task_id()), Some(TaskState::Running));
         // Both running: a third call is admitted and neither is evicted (each would end in
         // `unknown task_id` while its tool runs).
-        let newer = t.start(Instant::ZERO);
+        let newer = t.start(Instant::ZERO).unwrap();
         assert_eq!(t.len(), 3);
         for c in [&old_running, &new, &newer] {
             assert_eq!(t.state(c.task_id()), Some(TaskState::Running));
         }
         // Once one finishes, the next start makes room by evicting it.
         t.finish(new.task_id(), Instant::from_secs(1)).unwrap();
-        let _last = t.start(Instant::from_secs(1));
+        let _last = t.start(Instant::from_secs(1)).unwrap();
         assert_eq!(t.state(new.task_id()), None);
         assert_eq!(t.state(old_running.task_id()), Some(TaskState::Running));
     }
@@ -1077,16 +1140,16 @@ mod tests {
     #[test]
     fn bounded_in_bytes_by_evicting_finished_tasks_then_refusing_the_output() {
         let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_bytes(10));
-        let a = t.start(Instant::ZERO);
+        let a = t.start(Instant::ZERO).unwrap();
         t.push(a.task_id(), b("123456")).unwrap();
         t.finish(a.task_id(), Instant::ZERO).unwrap();
-        let c = t.start(Instant::ZERO);
+        let c = t.start(Instant::ZERO).unwrap();
         t.push(c.task_id(), b("123456")).unwrap();
         assert_eq!(t.state(a.task_id()), None, "the finished task made room");
         assert_eq!(t.retained_bytes(), 6);
         // Only running tasks left: the output that does not fit is refused, and `c` keeps
         // what it had; so is another running task's.
-        let d = t.start(Instant::ZERO);
+        let d = t.start(Instant::ZERO).unwrap();
         assert_eq!(t.push(c.task_id(), b("123456")), Err(TaskError::OverBudget));
         assert_eq!(t.push(d.task_id(), b("12345")), Err(TaskError::OverBudget));
         assert_eq!(t.state(c.task_id()), Some(TaskState::Running));
@@ -1105,9 +1168,175 @@ mod tests {
     }
 
     #[test]
+    fn running_tasks_are_bounded_and_a_finished_one_makes_room() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_running(2));
+        let a = t.start(Instant::ZERO).unwrap();
+        let _b = t.start(Instant::ZERO).unwrap();
+        assert_eq!(t.start(Instant::ZERO), Err(StartError::Busy));
+        assert_eq!(t.open(None, Instant::ZERO), Open::Busy);
+        assert_eq!(t.start_with_id("x", Instant::ZERO), Err(StartError::Busy));
+        assert_eq!(t.len(), 2, "a refused start stores nothing");
+        // Resuming a running task is not a start.
+        assert!(matches!(
+            t.open(Some(a.task_id()), Instant::ZERO),
+            Open::Resumed(_)
+        ));
+        t.finish(a.task_id(), Instant::ZERO).unwrap();
+        assert!(t.start(Instant::ZERO).is_ok());
+        let mut adopt: TaskRegistry<Bytes> =
+            TaskRegistry::new(config().max_running(1).client_ids(ClientIds::Adopt));
+        let _ = adopt.start(Instant::ZERO).unwrap();
+        assert_eq!(adopt.open(Some("trace"), Instant::ZERO), Open::Busy);
+    }
+
+    #[test]
+    fn unstored_ids_take_no_place() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_tasks(1));
+        let a = t.start(Instant::ZERO).unwrap();
+        t.finish(a.task_id(), Instant::ZERO).unwrap();
+        for _ in 0..10 {
+            let id = t.unstored_id();
+            assert_ne!(id.as_str(), a.task_id());
+        }
+        assert_eq!(t.state(a.task_id()), Some(TaskState::Finished));
+        assert_eq!(t.len(), 1);
+    }
+
+    /// The registry against a naive model (every task scanned, as before the finished
+    /// index): the same tasks, states, bytes and next expiry after every step.
+    #[test]
+    fn the_finished_index_keeps_the_scanning_semantics() {
+        let mut rng = SplitMix64::new(0x5EED);
+        let ttl = Duration::from_secs(5);
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(
+            config()
+                .max_tasks(8)
+                .max_bytes(40)
+                .max_running(6)
+                .result_ttl(ttl),
+        );
+        // id -> (seq, finished, bytes)
+        let mut model: BTreeMap<alloc::string::String, (u64, Option<Instant>, usize)> =
+            BTreeMap::new();
+        let mut seq = 0u64;
+        let mut now = Instant::ZERO;
+        let model_expire = |m: &mut BTreeMap<_, (u64, Option<Instant>, usize)>, now: Instant| {
+            m.retain(|_, (_, f, _)| f.is_none_or(|f: Instant| now < f + ttl));
+        };
+        let model_evict =
+            |m: &mut BTreeMap<alloc::string::String, (u64, Option<Instant>, usize)>| {
+                let victim = m
+                    .iter()
+                    .filter_map(|(id, (s, f, _))| Some(((f.as_ref().copied()?, *s), id.clone())))
+                    .min();
+                victim.is_some_and(|(_, id)| m.remove(&id).is_some())
+            };
+        for _ in 0..5_000 {
+            now += Duration::from_millis(rng.next_u64() % 700);
+            let ids: Vec<_> = model.keys().cloned().collect();
+            let pick = |r: u64| ids.get(r as usize % ids.len().max(1)).cloned();
+            match rng.next_u64() % 4 {
+                0 => {
+                    model_expire(&mut model, now);
+                    let running = model.values().filter(|v| v.1.is_none()).count();
+                    let got = t.start(now);
+                    if running >= 6 {
+                        assert_eq!(got, Err(StartError::Busy));
+                    } else {
+                        while model.len() >= 8 && model_evict(&mut model) {}
+                        model.insert(got.unwrap().task_id().to_owned(), (seq, None, 0));
+                        seq += 1;
+                    }
+                }
+                1 => {
+                    if let Some(id) = pick(rng.next_u64()) {
+                        let size = (rng.next_u64() % 12) as usize;
+                        let item = Bytes::from(alloc::vec![b'x'; size]);
+                        let expected = match model.get(&id) {
+                            Some((_, Some(_), _)) => Err(TaskError::Finished),
+                            _ => {
+                                let total: usize = model.values().map(|v| v.2).sum();
+                                let running: usize =
+                                    model.values().filter(|v| v.1.is_none()).map(|v| v.2).sum();
+                                if total + size > 40 && running + size > 40 {
+                                    Err(TaskError::OverBudget)
+                                } else {
+                                    let mut total = total;
+                                    while total + size > 40 && model_evict(&mut model) {
+                                        total = model.values().map(|v| v.2).sum();
+                                    }
+                                    if let Some(v) = model.get_mut(&id) {
+                                        v.2 += size;
+                                    }
+                                    Ok(())
+                                }
+                            }
+                        };
+                        assert_eq!(t.push(&id, item), expected);
+                    }
+                }
+                2 => {
+                    if let Some(id) = pick(rng.next_u64()) {
+                        let v = model.get_mut(&id).unwrap();
+                        let expected = if v.1.is_some() {
+                            Err(TaskError::Finished)
+                        } else {
+                            v.1 = Some(now);
+                            Ok(())
+                        };
+                        assert_eq!(t.finish(&id, now), expected);
+                    }
+                }
+                _ => {
+                    t.handle_timeout(now);
+                    model_expire(&mut model, now);
+                }
+            }
+            assert_eq!(t.len(), model.len());
+            assert_eq!(
+                t.retained_bytes(),
+                model.values().map(|v| v.2).sum::<usize>()
+            );
+            for (id, (_, f, _)) in &model {
+                let state = if f.is_some() {
+                    TaskState::Finished
+                } else {
+                    TaskState::Running
+                };
+                assert_eq!(t.state(id), Some(state));
+            }
+            let expiry = model.values().filter_map(|v| Some(v.1? + ttl)).min();
+            assert_eq!(t.poll_timeout(), expiry);
+        }
+    }
+
+    /// With many running tasks, each start no longer scans them all (a full scan per start
+    /// made 40 000 starts take tens of seconds in a debug build).
+    #[test]
+    fn starts_among_many_running_tasks_do_not_scan_them() {
+        let mut t: TaskRegistry<Bytes> =
+            TaskRegistry::new(config().max_running(usize::MAX).max_tasks(1 << 20));
+        let begun = std::time::Instant::now();
+        for i in 0..40_000u64 {
+            let now = Instant::from_millis(3 * i);
+            let c = t.start(now).unwrap();
+            if i % 2 == 0 {
+                t.finish(c.task_id(), now).unwrap();
+            }
+        }
+        assert!(
+            begun.elapsed() < std::time::Duration::from_secs(10),
+            "{:?}",
+            begun.elapsed()
+        );
+        // The 10 000 results finished before 59.997 s expired by 119.997 s.
+        assert_eq!(t.len(), 30_000);
+    }
+
+    #[test]
     fn expiry_frees_bytes() {
         let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config());
-        let a = t.start(Instant::ZERO);
+        let a = t.start(Instant::ZERO).unwrap();
         t.push(a.task_id(), b("xyz")).unwrap();
         t.finish(a.task_id(), Instant::ZERO).unwrap();
         t.handle_timeout(Instant::from_secs(60));

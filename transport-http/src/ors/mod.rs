@@ -16,4 +16,7 @@ mod stream;
 pub use call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace};
 pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
 pub use redirects::Redirects;
-pub use stream::{call_frames, complete, encode, named, Follow};
+pub use stream::{
+    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, CALL_ABANDONED,
+    TOOL_PANICKED,
+};

@@ -1,8 +1,13 @@
 //! The server's `/call` stream: outcome ─▶ [`call_frames`] (Chunker: `chunk`* + `end` |
 //! `error`) ─▶ [`complete`] (TaskRegistry push + finish) ─▶ wake followers; each connection
 //! is a [`Follow`]: `task_id`, then the task's output from its start, until it finishes.
+//! The tool runs under [`run_tool`] (a panic becomes an error) and its task is finished by a
+//! [`Completion`] (a task dropped unfinished still ends in `error`).
 
 use std::collections::VecDeque;
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::task::Poll;
 
 use bytes::{Bytes, BytesMut};
 use ssekit::chunk::{ChunkError, Chunker};
@@ -120,7 +125,7 @@ fn escape_whitespace_in_strings(json: &str) -> String {
 /// use ssekit::server::{TaskConfig, TaskRegistry};
 /// use ssekit::Instant;
 /// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
-/// let cursor = tasks.start(Instant::ZERO);
+/// let cursor = tasks.start(Instant::ZERO).unwrap();
 /// ssekit_http::ors::complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
 /// let mut follow = ssekit_http::ors::Follow::new(cursor);
 /// follow.read(&tasks);
@@ -146,6 +151,139 @@ pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Byte
     let _ = tasks.finish(task_id, now);
 }
 
+/// The `error` message of a call whose tool panicked (while its future was built or polled).
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::ors::TOOL_PANICKED.starts_with("internal error"));
+/// ```
+pub const TOOL_PANICKED: &str = "internal error: the tool panicked";
+
+/// The `error` message of a call whose task was dropped before it finished: cancelled, or
+/// its runtime shut down.
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::ors::CALL_ABANDONED.starts_with("internal error"));
+/// ```
+pub const CALL_ABANDONED: &str = "internal error: the tool call ended without a result";
+
+/// Runs a tool: builds its future with `build`, then polls it to the end. A panic in either
+/// (a tool's synchronous part runs in `build`) is `Err(`[`TOOL_PANICKED`]`)`, so the call
+/// still ends in an `error` event instead of leaving its clients waiting, kept alive by
+/// pings, for ever.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::ors::ToolResult;
+/// use ssekit_http::ors::{run_tool, TOOL_PANICKED};
+/// let build = || -> std::future::Ready<Result<ToolResult, String>> { panic!("a tool bug") };
+/// let outcome = futures_lite::future::block_on(run_tool(build));
+/// assert_eq!(outcome.unwrap_err(), TOOL_PANICKED);
+/// ```
+pub async fn run_tool<B, F>(build: B) -> Result<ToolResult, String>
+where
+    B: FnOnce() -> F,
+    F: Future<Output = Result<ToolResult, String>>,
+{
+    let Ok(future) = catch_unwind(AssertUnwindSafe(build)) else {
+        return Err(TOOL_PANICKED.to_owned());
+    };
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(
+        |cx| match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(outcome)) => Poll::Ready(outcome),
+            Err(_) => Poll::Ready(Err(TOOL_PANICKED.to_owned())),
+        },
+    )
+    .await
+}
+
+/// Finishes a running task exactly once: [`finish`](Self::finish) hands `record` the
+/// call's frames; dropped unfinished (the task that held it panicked, was cancelled, or its
+/// runtime shut down), it hands `record` one `error` event ([`CALL_ABANDONED`]). Every exit
+/// of the task that runs a tool so ends the call in `end` or `error`. `record` is where the
+/// transport calls [`complete`] under its lock and wakes the task's followers.
+///
+/// # Example
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use ssekit_http::ors::Completion;
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let record = { let seen = Arc::clone(&seen); move |frames| *seen.lock().unwrap() = frames };
+/// drop(Completion::new(record)); // e.g. the runtime dropped the tool's task
+/// assert_eq!(seen.lock().unwrap()[0], "event: error\ndata: internal error: the tool call ended without a result\n\n");
+/// ```
+#[must_use = "dropping a Completion finishes its task with an error"]
+pub struct Completion<R: FnOnce(Vec<Bytes>)> {
+    record: Option<R>,
+}
+
+impl<R: FnOnce(Vec<Bytes>)> std::fmt::Debug for Completion<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completion")
+            .field("finished", &self.record.is_none())
+            .finish()
+    }
+}
+
+impl<R: FnOnce(Vec<Bytes>)> Completion<R> {
+    /// A completion that will hand its frames to `record`.
+    ///
+    /// # Example
+    /// See [`Completion`].
+    pub fn new(record: R) -> Self {
+        Completion {
+            record: Some(record),
+        }
+    }
+
+    /// Records the call's frames (from [`call_frames`]).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::ors::{call_frames, Completion};
+    /// let mut seen = Vec::new();
+    /// Completion::new(|frames| seen = frames).finish(call_frames(Err("x".into()), &Default::default()));
+    /// assert_eq!(seen, ["event: error\ndata: x\n\n"]);
+    /// ```
+    pub fn finish(mut self, frames: Vec<Bytes>) {
+        if let Some(record) = self.record.take() {
+            record(frames);
+        }
+    }
+}
+
+impl<R: FnOnce(Vec<Bytes>)> Drop for Completion<R> {
+    fn drop(&mut self) {
+        if let Some(record) = self.record.take() {
+            record(vec![encode(&named("error", CALL_ABANDONED))]);
+        }
+    }
+}
+
+/// The stream of a call refused before it ran (no session, unknown tool, too many running
+/// calls): `task_id` with a fresh id that is never stored, then `error` with `message`. It
+/// takes no place in the registry, so refusals cannot evict other clients' cached results;
+/// a resume with that id gets `unknown task_id`.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskConfig, TaskRegistry};
+/// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
+/// let frames = ssekit_http::ors::refused(&mut tasks, "Session not found");
+/// assert!(frames[0].starts_with(b"event: task_id\ndata: "));
+/// assert_eq!(frames[1], "event: error\ndata: Session not found\n\n");
+/// assert!(tasks.is_empty());
+/// ```
+pub fn refused(tasks: &mut TaskRegistry<Bytes>, message: &str) -> Vec<Bytes> {
+    vec![
+        encode(&named("task_id", tasks.unstored_id())),
+        encode(&named("error", message.to_owned())),
+    ]
+}
+
 /// One connection following a task: its `task_id` event, then its output from the start,
 /// as the task produces it, until it finishes (or is forgotten: then an `error` event).
 /// The transport drains [`next_frame`](Self::next_frame), calls [`read`](Self::read) under
@@ -157,7 +295,7 @@ pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Byte
 /// use ssekit::Instant;
 /// use ssekit_http::ors::Follow;
 /// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
-/// let mut follow = Follow::new(tasks.start(Instant::ZERO));
+/// let mut follow = Follow::new(tasks.start(Instant::ZERO).unwrap());
 /// assert!(follow.next_frame().is_some()); // task_id
 /// follow.read(&tasks);
 /// assert!(follow.is_waiting()); // running, nothing new: wait for a change
@@ -236,7 +374,7 @@ impl Follow {
     /// ```
     /// # use ssekit::{server::{TaskConfig, TaskRegistry}, Instant};
     /// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
-    /// let mut follow = ssekit_http::ors::Follow::new(tasks.start(Instant::ZERO));
+    /// let mut follow = ssekit_http::ors::Follow::new(tasks.start(Instant::ZERO).unwrap());
     /// follow.stop();
     /// assert!(follow.next_frame().is_some() && follow.is_done());
     /// ```

@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
-use futures_util::FutureExt;
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
@@ -17,10 +16,12 @@ use http_body_util::{BodyExt, Full, Limited};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use ssekit::chunk::Chunker;
-use ssekit::server::{Cursor, IdFormat, TaskConfig, TaskRegistry};
+use ssekit::server::{Cursor, IdFormat, Open, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
 use ssekit_http::entropy::os_seed;
-use ssekit_http::ors::{call_frames, complete, encode, named, Follow};
+use ssekit_http::ors::{
+    call_frames, complete, encode, named, refused, run_tool, Completion, Follow,
+};
 use tokio::sync::watch;
 
 use super::Environment;
@@ -45,8 +46,9 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// Server policy. Defaults are the specification's: pings after 10 s of silence, sessions
 /// expire after 15 minutes without a call or `/ping`, finished results are kept 60 s,
 /// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
-/// sessions (`/create` answers 503 beyond that). Task output is bounded by the core
-/// `TaskRegistry` (1024 tasks, 64 MiB). Task ids, which let any session read a result, are
+/// sessions holding at most 256 MiB of `task_spec` between them (`/create` answers 503
+/// beyond either). Task output is bounded by the core `TaskRegistry` (1024 tasks, 64 MiB),
+/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). Task ids, which let any session read a result, are
 /// keyed by 32 bytes from the OS RNG ([`os_seed`]), new for every [`Server`].
 ///
 /// # Example
@@ -66,6 +68,8 @@ pub struct ServerConfig {
     max_body: usize,
     max_chunk: usize,
     max_sessions: usize,
+    max_task_spec_bytes: usize,
+    max_running_calls: usize,
     api_key: Option<String>,
 }
 
@@ -78,6 +82,8 @@ impl Default for ServerConfig {
             max_body: 1 << 20,
             max_chunk: ssekit::chunk::DEFAULT_MAX_CHUNK,
             max_sessions: 10_000,
+            max_task_spec_bytes: 256 << 20,
+            max_running_calls: 1024,
             api_key: None,
         }
     }
@@ -151,6 +157,42 @@ impl ServerConfig {
         self
     }
 
+    /// The most `task_spec` bytes held over all live sessions (default 256 MiB): the sum of
+    /// the `/create` request bodies of the live sessions. A `/create` that would go over is
+    /// answered 503, like one past [`max_sessions`](Self::max_sessions); a session's bytes
+    /// are released when it is deleted or expires.
+    ///
+    /// A session keeps its task as parsed JSON, which takes more memory than its text: up
+    /// to about 16 times (an array of small numbers, 2 bytes of text each, takes 32 bytes
+    /// per element), so the default bounds the sessions' tasks near 4 GiB in the worst case
+    /// and to a few hundred MiB for ordinary task objects.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_task_spec_bytes(64 << 20);
+    /// ```
+    pub fn max_task_spec_bytes(mut self, bytes: usize) -> Self {
+        self.max_task_spec_bytes = bytes;
+        self
+    }
+
+    /// The most tool calls running at once (default 1024, at least 1). A tool keeps
+    /// running when its client hangs up (as in ORS), so without a bound clients that post
+    /// calls and leave would grow the server without limit. A `/call` past it is answered
+    /// `503 Service Unavailable` with `Retry-After: 1` before any stream starts: the
+    /// official client retries 5xx answers with backoff, and since the tool did not run,
+    /// the retry is safe, whereas an `error` event would fail the call at once (the
+    /// client does not retry those).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_running_calls(256);
+    /// ```
+    pub fn max_running_calls(mut self, calls: usize) -> Self {
+        self.max_running_calls = calls.max(1);
+        self
+    }
+
     /// The most data bytes per `chunk`/`end` event (default 4096).
     ///
     /// # Example
@@ -168,9 +210,28 @@ type SetupState = watch::Receiver<Option<Result<(), String>>>;
 
 struct Session {
     env: usize,
-    task: Value,
+    /// Shared, so a request that needs the task clones a pointer, not the JSON.
+    task: Arc<Value>,
     last_seen: Instant,
     setup: SetupState,
+    /// The `/create` body size this session counts against `max_task_spec_bytes`.
+    spec_bytes: usize,
+}
+
+/// The live sessions and the `task_spec` bytes they hold.
+#[derive(Default)]
+struct Sessions {
+    map: HashMap<String, Session>,
+    spec_bytes: usize,
+}
+
+impl Sessions {
+    /// Removes a session, releasing its `task_spec` bytes.
+    fn remove(&mut self, sid: &str) -> Option<Session> {
+        let session = self.map.remove(sid)?;
+        self.spec_bytes = self.spec_bytes.saturating_sub(session.spec_bytes);
+        Some(session)
+    }
 }
 
 /// Waits for a session's setup; `Err` with its message if it failed.
@@ -185,7 +246,7 @@ struct Inner {
     envs: Vec<Arc<dyn Environment>>,
     config: ServerConfig,
     clock: Clock,
-    sessions: Mutex<HashMap<String, Session>>,
+    sessions: Mutex<Sessions>,
     tasks: Mutex<TaskRegistry<Bytes>>,
     changed: watch::Sender<u64>,
 }
@@ -347,6 +408,7 @@ impl Server {
         let tasks = TaskRegistry::new(
             TaskConfig::new(os_seed())
                 .result_ttl(config.result_ttl)
+                .max_running(config.max_running_calls)
                 .id_format(IdFormat::Simple),
         );
         Server {
@@ -354,7 +416,7 @@ impl Server {
                 envs: environments,
                 config,
                 clock: Clock::tokio(),
-                sessions: Mutex::new(HashMap::new()),
+                sessions: Mutex::new(Sessions::default()),
                 tasks: Mutex::new(tasks),
                 changed: watch::channel(0).0,
             }),
@@ -415,7 +477,7 @@ impl Server {
                 None => missing_sid(),
             },
             ["ping"] if m == Method::POST => match sid {
-                Some(sid) if self.touch(&sid).is_some() => {
+                Some(sid) if self.touch(&sid, None, |_| ()).is_some() => {
                     json_response(StatusCode::OK, &json!({"status": "ok"}))
                 }
                 Some(_) => detail(StatusCode::NOT_FOUND, "Active environment not found"),
@@ -499,7 +561,11 @@ impl Server {
             }
             ("prompt" | "task_tools", &Method::GET) => {
                 let Some(sid) = sid else { return missing_sid() };
-                let Some((_, task, setup)) = self.touch(&sid) else {
+                // A session of another environment is not found here, as on `/ping`.
+                let session = self.touch(&sid, Some(index), |s| {
+                    (Arc::clone(&s.task), s.setup.clone())
+                });
+                let Some((task, setup)) = session else {
                     return detail(StatusCode::NOT_FOUND, "Active environment not found");
                 };
                 if let Err(message) = ready(setup).await {
@@ -553,6 +619,7 @@ impl Server {
             None => 0,
         };
         let secrets = req.secrets;
+        let spec_bytes = body.len();
         let task = match (req.task_spec, req.split, req.index) {
             (Some(spec), None, None) => spec,
             (None, Some(split), Some(index)) => {
@@ -569,11 +636,17 @@ impl Server {
         let now = self.inner.clock.now();
         let mut sessions = lock(&self.inner.sessions);
         self.sweep(&mut sessions, now);
-        if sessions.contains_key(sid) {
+        if sessions.map.contains_key(sid) {
             return detail(StatusCode::BAD_REQUEST, "Session already exists");
         }
-        if sessions.len() >= self.inner.config.max_sessions {
+        if sessions.map.len() >= self.inner.config.max_sessions {
             return detail(StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
+        }
+        if sessions.spec_bytes.saturating_add(spec_bytes) > self.inner.config.max_task_spec_bytes {
+            return detail(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too much task_spec data held by live sessions",
+            );
         }
         let (done, setup) = watch::channel(None);
         if let Some(environment) = self.inner.envs.get(env) {
@@ -582,21 +655,24 @@ impl Server {
                 let _ = done.send(Some(run.await));
             });
         }
-        sessions.insert(
+        sessions.spec_bytes += spec_bytes;
+        sessions.map.insert(
             sid.to_owned(),
             Session {
                 env,
-                task,
+                task: Arc::new(task),
                 last_seen: now,
                 setup,
+                spec_bytes,
             },
         );
         json_response(StatusCode::OK, &json!({ "sid": sid }))
     }
 
-    fn sweep(&self, sessions: &mut HashMap<String, Session>, now: Instant) {
+    fn sweep(&self, sessions: &mut Sessions, now: Instant) {
         let timeout = self.inner.config.session_timeout;
         let expired: Vec<String> = sessions
+            .map
             .iter()
             .filter(|(_, s)| now >= s.last_seen + timeout)
             .map(|(sid, _)| sid.clone())
@@ -608,14 +684,23 @@ impl Server {
         }
     }
 
-    /// Refreshes a live session and returns its environment index, task and setup state.
-    fn touch(&self, sid: &str) -> Option<(usize, Value, SetupState)> {
+    /// Refreshes a live session (of environment `env`, when given: a session of another
+    /// one is not found, nor refreshed) and returns what `take` takes from it.
+    fn touch<R>(
+        &self,
+        sid: &str,
+        env: Option<usize>,
+        take: impl FnOnce(&Session) -> R,
+    ) -> Option<R> {
         let now = self.inner.clock.now();
         let mut sessions = lock(&self.inner.sessions);
         self.sweep(&mut sessions, now);
-        let session = sessions.get_mut(sid)?;
+        let session = sessions
+            .map
+            .get_mut(sid)
+            .filter(|s| env.is_none_or(|env| s.env == env))?;
         session.last_seen = now;
-        Some((session.env, session.task.clone(), session.setup.clone()))
+        Some(take(session))
     }
 
     /// Runs an environment's teardown for a session that ended, in the background.
@@ -629,21 +714,29 @@ impl Server {
         }
     }
 
+    /// A `/call`. Calls refused before they run (no session, unknown tool) get a stream
+    /// of `task_id` (an id never stored) and `error`, and take no place in the task
+    /// registry, so they cannot evict other clients' cached results. A call past
+    /// [`ServerConfig::max_running_calls`] is a 503 (see there for why).
     fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
         let now = self.inner.clock.now();
-        let session = self.touch(sid).filter(|(e, _, _)| *e == env);
+        let session = self.touch(sid, Some(env), |s| (Arc::clone(&s.task), s.setup.clone()));
         let mut tasks = lock(&self.inner.tasks);
         tasks.handle_timeout(now);
-        let Some((_, task, setup)) = session else {
-            let cursor = failed_task(&mut tasks, now, "Session not found");
+        let Some((task, setup)) = session else {
+            let frames = refused(&mut tasks, "Session not found");
             drop(tasks);
-            return self.sse(self.follow(cursor));
+            return self.sse(futures_util::stream::iter(frames));
         };
         if let Some(id) = &call.task_id {
             return match tasks.open(Some(id), now) {
-                ssekit::server::Open::Resumed(cursor) | ssekit::server::Open::Started(cursor) => {
+                Open::Resumed(cursor) | Open::Started(cursor) => {
                     drop(tasks);
                     self.sse(self.follow(cursor))
+                }
+                Open::Busy => {
+                    drop(tasks);
+                    busy()
                 }
                 _ => {
                     let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
@@ -654,37 +747,38 @@ impl Server {
         }
         let environment = Arc::clone(&self.inner.envs[env]);
         if !environment.tools().iter().any(|t| t.name == call.name) {
-            let cursor = failed_task(
-                &mut tasks,
-                now,
-                &format!("'{}' is not a valid tool", call.name),
-            );
+            let message = format!("'{}' is not a valid tool", call.name);
+            let frames = refused(&mut tasks, &message);
             drop(tasks);
-            return self.sse(self.follow(cursor));
+            return self.sse(futures_util::stream::iter(frames));
         }
-        let cursor = tasks.start(now);
+        let Ok(cursor) = tasks.start(now) else {
+            drop(tasks);
+            return busy();
+        };
         drop(tasks);
         let id = cursor.task_id().to_owned();
-        let inner = Arc::clone(&self.inner);
+        // Every exit of the spawned task (its end, a panic, the runtime dropping it)
+        // finishes the call, in `error` if not with the tool's result: its clients, kept
+        // alive by pings, never wait for ever.
+        let record = Arc::clone(&self.inner);
+        let completion = Completion::new(move |frames| {
+            let now = record.clock.now();
+            complete(&mut lock(&record.tasks), &id, frames, now);
+            record.changed.send_modify(|n| *n = n.wrapping_add(1));
+        });
+        let chunker = Chunker::new().max_chunk(self.inner.config.max_chunk);
         tokio::spawn(async move {
             let outcome = match ready(setup).await {
-                // A tool that panics must still finish its task, or its clients would wait
-                // (kept alive by pings) forever.
-                Ok(()) => std::panic::AssertUnwindSafe(environment.call(
-                    &task,
-                    &call.name,
-                    Value::Object(call.input),
-                ))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| Err("internal error: the tool panicked".to_owned())),
+                // The tool's synchronous part (building its future) and its future both
+                // run under `run_tool`: a panic in either is an `error`.
+                Ok(()) => {
+                    let input = Value::Object(call.input);
+                    run_tool(|| environment.call(&task, &call.name, input)).await
+                }
                 Err(message) => Err(message),
             };
-            let chunker = Chunker::new().max_chunk(inner.config.max_chunk);
-            let frames = call_frames(outcome, &chunker);
-            let now = inner.clock.now();
-            complete(&mut lock(&inner.tasks), &id, frames, now);
-            inner.changed.send_modify(|n| *n = n.wrapping_add(1));
+            completion.finish(call_frames(outcome, &chunker));
         });
         self.sse(self.follow(cursor))
     }
@@ -719,19 +813,20 @@ impl Server {
     }
 }
 
-/// A task that failed before it ran: its only output is the `error` event, so a resume
-/// with its id gets the same answer.
-fn failed_task(tasks: &mut TaskRegistry<Bytes>, now: Instant, message: &str) -> Cursor {
-    let cursor = tasks.start(now);
-    let _ = tasks.push(
-        cursor.task_id(),
-        encode(&named("error", message.to_owned())),
+/// A `/call` refused because [`ServerConfig::max_running_calls`] tools are running: 503,
+/// which the official client retries with backoff (see there).
+fn busy() -> Response<OrsBody> {
+    let mut resp = detail(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "server busy: too many running tool calls",
     );
-    let _ = tasks.finish(cursor.task_id(), now);
-    cursor
+    resp.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    resp
 }
 
-/// The result as `chunk`* + `end` frames, or an `error` frame if it cannot be sent intact.
 fn missing_sid() -> Response<OrsBody> {
     detail(StatusCode::BAD_REQUEST, "X-Session-ID header is required")
 }

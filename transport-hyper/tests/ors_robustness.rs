@@ -1,0 +1,331 @@
+//! The ORS server under faults and abuse: every call ends in `end` or `error` (a tool that
+//! panics, a task dropped by its runtime), refused calls take no place among the cached
+//! results, sessions answer only for their environment, and sessions' task specs and
+//! running calls are bounded.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use serde_json::{json, Value};
+use ssekit::{Decoder, Frame};
+use ssekit_hyper::ors::gsm8k::Gsm8k;
+use ssekit_hyper::ors::{
+    text_result, Environment, OrsBody, Server, ServerConfig, Split, ToolFuture, ToolSpec,
+};
+
+fn req(method: &str, path: &str, sid: Option<&str>, body: &str) -> http::Request<Full<Bytes>> {
+    let mut b = http::Request::builder().method(method).uri(path);
+    if let Some(sid) = sid {
+        b = b.header("x-session-id", sid);
+    }
+    b.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
+}
+
+/// The body's text for at most `limit`, and whether it ended in that time.
+async fn read_for(resp: http::Response<OrsBody>, limit: Duration) -> (String, bool) {
+    let mut body = resp.into_body();
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return (String::from_utf8_lossy(&out).into_owned(), false),
+            Ok(None) => return (String::from_utf8_lossy(&out).into_owned(), true),
+            Ok(Some(Ok(f))) => {
+                if let Ok(d) = f.into_data() {
+                    out.extend_from_slice(&d);
+                }
+            }
+            Ok(Some(Err(e))) => panic!("body error {e}"),
+        }
+    }
+}
+
+fn events(wire: &str) -> Vec<(String, String)> {
+    let mut dec = Decoder::new();
+    dec.feed_slice(wire.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = dec.next_frame().unwrap() {
+        if let Frame::Event(e) = frame {
+            out.push((e.event_type().to_owned(), e.data().to_owned()));
+        }
+    }
+    out
+}
+
+/// Tools that misbehave: `go` panics before its future exists (as gsm8k's own `call`
+/// does its synchronous work first), `poll` panics in its future, `hang` never ends,
+/// `wait` takes 300 ms, `ok` answers at once.
+struct Boom;
+impl Environment for Boom {
+    fn name(&self) -> &str {
+        "boom"
+    }
+    fn splits(&self) -> Vec<Split> {
+        vec![]
+    }
+    fn tasks(&self, _: &str) -> Option<Vec<Value>> {
+        None
+    }
+    fn tools(&self) -> Vec<ToolSpec> {
+        ["go", "poll", "hang", "wait", "ok"]
+            .iter()
+            .map(|name| ToolSpec::new(name, "", None))
+            .collect()
+    }
+    fn prompt(&self, _: &Value) -> String {
+        "boom".to_owned()
+    }
+    fn call(&self, task: &Value, tool: &str, _input: Value) -> ToolFuture {
+        match tool {
+            "go" => {
+                let n: u64 = task["n"].as_u64().expect("the task has no n");
+                Box::pin(async move { Ok(text_result(&n.to_string(), None, true)) })
+            }
+            "poll" => {
+                let n = task["n"].as_u64();
+                Box::pin(async move {
+                    Ok(text_result(
+                        &n.expect("the task has no n").to_string(),
+                        None,
+                        true,
+                    ))
+                })
+            }
+            "hang" => Box::pin(std::future::pending()),
+            "wait" => Box::pin(async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Ok(text_result("waited", None, true))
+            }),
+            _ => Box::pin(async { Ok(text_result("ok", None, true)) }),
+        }
+    }
+}
+
+fn server(config: ServerConfig) -> Server {
+    Server::with_config(
+        vec![Arc::new(Gsm8k), Arc::new(Boom)],
+        config.keep_alive(Duration::from_millis(100)),
+    )
+}
+
+async fn create(server: &Server, sid: &str, env: &str, task: &Value) -> u16 {
+    let body = json!({"env_name": env, "task_spec": task}).to_string();
+    let r = server
+        .handle(req("POST", "/create", Some(sid), &body))
+        .await;
+    r.status().as_u16()
+}
+
+async fn call(server: &Server, env: &str, sid: &str, body: Value) -> (Vec<(String, String)>, bool) {
+    let path = format!("/{env}/call");
+    let r = server
+        .handle(req("POST", &path, Some(sid), &body.to_string()))
+        .await;
+    assert_eq!(r.status(), 200);
+    let (wire, ended) = read_for(r, Duration::from_secs(5)).await;
+    (events(&wire), ended)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_error() {
+    let server = server(ServerConfig::default());
+    assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
+    for tool in ["go", "poll"] {
+        // Before the fix, `go` (a panic in `Environment::call` itself) left the call, and
+        // every resume, pinging for ever.
+        let (first, ended) = call(&server, "boom", "s", json!({"name": tool, "input": {}})).await;
+        assert!(ended, "{tool}: {first:?}");
+        assert_eq!(first.len(), 2, "{tool}: {first:?}");
+        assert_eq!(first[0].0, "task_id");
+        assert_eq!(
+            first[1],
+            (
+                "error".to_owned(),
+                ssekit_http::ors::TOOL_PANICKED.to_owned()
+            )
+        );
+        let resume = json!({"name": tool, "input": {}, "task_id": first[0].1});
+        let (again, ended) = call(&server, "boom", "s", resume).await;
+        assert!(ended, "{tool}: {again:?}");
+        assert_eq!(again, first, "{tool}");
+    }
+}
+
+#[test]
+fn a_call_whose_task_its_runtime_dropped_ends_in_error() {
+    let server = server(ServerConfig::default());
+    let doomed = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let task_id = doomed.block_on(async {
+        assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
+        let body = json!({"name": "hang", "input": {}}).to_string();
+        let r = server
+            .handle(req("POST", "/boom/call", Some("s"), &body))
+            .await;
+        let (wire, ended) = read_for(r, Duration::from_millis(300)).await;
+        assert!(!ended, "the tool hangs");
+        events(&wire)[0].1.clone()
+    });
+    // The runtime shuts down, dropping the tool's task before it finished.
+    drop(doomed);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let resume = json!({"name": "hang", "input": {}, "task_id": task_id});
+        let (events, ended) = call(&server, "boom", "s", resume).await;
+        assert!(ended, "{events:?}");
+        assert_eq!(
+            events,
+            [
+                ("task_id".to_owned(), task_id.clone()),
+                (
+                    "error".to_owned(),
+                    ssekit_http::ors::CALL_ABANDONED.to_owned()
+                )
+            ]
+        );
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_calls_do_not_evict_other_clients_cached_results() {
+    let server = server(ServerConfig::default());
+    let task = Gsm8k.tasks("test").unwrap()[0].clone();
+    assert_eq!(create(&server, "victim", "gsm8k", &task).await, 200);
+    let submit = json!({"name": "submit", "input": {"answer": 1}});
+    let (first, ended) = call(&server, "gsm8k", "victim", submit.clone()).await;
+    assert!(ended && first.last().unwrap().0 == "end", "{first:?}");
+    // More refused calls than the registry holds tasks (1024): without a session, and to
+    // an unknown tool. Before the fix each took a task slot and the victim's result was
+    // evicted long before its 60 s.
+    for i in 0..1100 {
+        let (sid, name) = if i % 2 == 0 {
+            ("no-such-session", "submit")
+        } else {
+            ("victim", "nope")
+        };
+        let body = json!({"name": name, "input": {}}).to_string();
+        let r = server
+            .handle(req("POST", "/gsm8k/call", Some(sid), &body))
+            .await;
+        if i < 2 {
+            let (wire, ended) = read_for(r, Duration::from_secs(5)).await;
+            let refusal = events(&wire);
+            assert!(ended, "{wire}");
+            assert_eq!(refusal.len(), 2, "{wire}");
+            assert_eq!(refusal[0].0, "task_id");
+            let message = ["Session not found", "'nope' is not a valid tool"][i];
+            assert_eq!(refusal[1], ("error".to_owned(), message.to_owned()));
+            // The refusal's id was never stored.
+            let resume = json!({"name": name, "input": {}, "task_id": refusal[0].1});
+            let (again, _) = call(&server, "gsm8k", "victim", resume).await;
+            assert_eq!(again, [("error".to_owned(), "unknown task_id".to_owned())]);
+        }
+    }
+    let mut resume = submit;
+    resume["task_id"] = json!(first[0].1);
+    let (again, ended) = call(&server, "gsm8k", "victim", resume).await;
+    assert!(ended);
+    assert_eq!(again, first, "the victim's result is still cached");
+}
+
+#[tokio::test]
+async fn prompt_and_task_tools_answer_only_for_the_sessions_environment() {
+    let server = server(ServerConfig::default());
+    assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
+    for route in ["prompt", "task_tools"] {
+        let r = server
+            .handle(req("GET", &format!("/boom/{route}"), Some("s"), ""))
+            .await;
+        assert_eq!(r.status(), 200, "{route}");
+        // Before the fix: 200, gsm8k's prompt over boom's task.
+        let r = server
+            .handle(req("GET", &format!("/gsm8k/{route}"), Some("s"), ""))
+            .await;
+        assert_eq!(r.status(), 404, "{route}");
+        let body = r.into_body().collect().await.unwrap().to_bytes();
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body, json!({"detail": "Active environment not found"}));
+    }
+}
+
+#[tokio::test]
+async fn task_specs_are_bounded_in_bytes_over_all_live_sessions() {
+    let server = server(ServerConfig::default().max_task_spec_bytes(1000));
+    let task = json!({"text": "x".repeat(500)});
+    let bytes = json!({"env_name": "boom", "task_spec": task})
+        .to_string()
+        .len();
+    assert!(bytes > 500 && bytes <= 1000 && 2 * bytes > 1000);
+    assert_eq!(create(&server, "a", "boom", &task).await, 200);
+    // Before the fix any number of sessions could hold up to 1 MiB each.
+    let body = json!({"env_name": "boom", "task_spec": task}).to_string();
+    let r = server
+        .handle(req("POST", "/create", Some("b"), &body))
+        .await;
+    assert_eq!(r.status(), 503);
+    let small = json!({"n": 1});
+    assert_eq!(create(&server, "c", "boom", &small).await, 200);
+    // Deleting a session releases its bytes.
+    let r = server.handle(req("POST", "/delete", Some("a"), "")).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(create(&server, "b", "boom", &task).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_does_not_copy_the_sessions_task() {
+    let server = server(ServerConfig::default());
+    // About 1 MiB of JSON, some 16 MiB parsed: before the fix each /ping deep-cloned it
+    // (about 20 ms each in a debug build).
+    let spec = format!("[{}0]", "0,".repeat((1 << 20) / 2 - 65));
+    let task: Value = serde_json::from_str(&spec).unwrap();
+    assert_eq!(create(&server, "big", "boom", &task).await, 200);
+    let begun = Instant::now();
+    for _ in 0..400 {
+        let r = server.handle(req("POST", "/ping", Some("big"), "")).await;
+        assert_eq!(r.status(), 200);
+        let r = server
+            .handle(req("GET", "/boom/prompt", Some("big"), ""))
+            .await;
+        assert_eq!(r.status(), 200);
+    }
+    assert!(
+        begun.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        begun.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn calls_past_max_running_calls_are_503_and_admitted_again_later() {
+    let server = server(ServerConfig::default().max_running_calls(2));
+    assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
+    let wait = json!({"name": "wait", "input": {}}).to_string();
+    let mut running = Vec::new();
+    for _ in 0..2 {
+        let r = server
+            .handle(req("POST", "/boom/call", Some("s"), &wait))
+            .await;
+        assert_eq!(r.status(), 200);
+        running.push(r);
+    }
+    // Before the fix running calls were unbounded.
+    let r = server
+        .handle(req("POST", "/boom/call", Some("s"), &wait))
+        .await;
+    assert_eq!(r.status(), 503);
+    assert_eq!(r.headers()["retry-after"], "1");
+    for r in running {
+        let (wire, ended) = read_for(r, Duration::from_secs(5)).await;
+        assert!(ended && wire.contains("event: end"), "{wire}");
+    }
+    let (events, ended) = call(&server, "boom", "s", json!({"name": "ok", "input": {}})).await;
+    assert!(ended && events.last().unwrap().0 == "end", "{events:?}");
+}

@@ -1,0 +1,141 @@
+//! `Calls` always ends a call: a tool that panics ends it (and every resume) in `error`
+//! instead of pings for ever, and calls past `TaskConfig::max_running` are refused without
+//! running or taking a place in the registry.
+#![cfg(feature = "http")]
+
+use std::time::Duration;
+
+use http_body_util::BodyExt;
+use ssekit::profile::ors::{ToolOutput, ToolResult};
+use ssekit::server::TaskConfig;
+use ssekit_smol::ors::{Busy, Calls, BUSY};
+use ssekit_smol::server::SseBody;
+
+/// The body's text for at most `limit`, and whether it ended in that time.
+async fn read_for(mut body: SseBody, limit: Duration) -> (String, bool) {
+    let mut out = Vec::new();
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        let frame = futures_lite::future::or(async { Some(body.frame().await) }, async {
+            async_io::Timer::at(deadline).await;
+            None
+        })
+        .await;
+        match frame {
+            None => return (String::from_utf8_lossy(&out).into_owned(), false),
+            Some(None) => return (String::from_utf8_lossy(&out).into_owned(), true),
+            Some(Some(Ok(f))) => {
+                if let Ok(d) = f.into_data() {
+                    out.extend_from_slice(&d);
+                }
+            }
+            Some(Some(Err(e))) => panic!("{e}"),
+        }
+    }
+}
+
+/// `(event, data)` of each named event of `wire`.
+fn events(wire: &str) -> Vec<(String, String)> {
+    wire.split("\n\n")
+        .filter_map(|block| {
+            let event = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((event.to_owned(), data.to_owned()))
+        })
+        .collect()
+}
+
+fn calls(config: TaskConfig) -> Calls {
+    Calls::with_options(config, Duration::from_millis(100), 4096)
+}
+
+#[test]
+fn a_tool_that_panics_ends_its_call_and_every_resume_in_error() {
+    smol::block_on(async {
+        let calls = calls(TaskConfig::new(ssekit_http::entropy::os_seed()));
+        let body = calls.call(None, async {
+            let missing = std::hint::black_box(None::<u32>);
+            // A tool bug: before the fix the task died, and the call only pinged.
+            Ok(ToolResult::success(ToolOutput::text(
+                missing.expect("a tool bug").to_string(),
+            )))
+        });
+        let (wire, ended) = read_for(body, Duration::from_secs(5)).await;
+        assert!(ended, "the call ended: {wire}");
+        let events = events(&wire);
+        assert_eq!(events.len(), 2, "{wire}");
+        assert_eq!(events[0].0, "task_id");
+        assert_eq!(
+            events[1],
+            (
+                "error".to_owned(),
+                ssekit_http::ors::TOOL_PANICKED.to_owned()
+            )
+        );
+        let body = calls.call(Some(&events[0].1), async { Err("unused".to_owned()) });
+        let (again, ended) = read_for(body, Duration::from_secs(5)).await;
+        assert!(ended, "the resume ended: {again}");
+        assert_eq!(
+            self::events(&again),
+            events,
+            "a resume replays the same ending"
+        );
+    });
+}
+
+#[test]
+fn calls_past_max_running_are_refused_without_running() {
+    smol::block_on(async {
+        let calls = calls(TaskConfig::new(ssekit_http::entropy::os_seed()).max_running(2));
+        let (release, released) = smol::channel::bounded::<()>(1);
+        let slow = |released: smol::channel::Receiver<()>| async move {
+            let _ = released.recv().await;
+            Ok(ToolResult::success(ToolOutput::text("done")))
+        };
+        let first = calls.call(None, slow(released.clone()));
+        let _second = calls.call(None, slow(released.clone()));
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&ran);
+        let refused = calls.try_call(None, async move {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+            Err("unused".to_owned())
+        });
+        assert_eq!(refused.err(), Some(Busy));
+        // `call` answers with a stream: task_id (never stored), then the error.
+        let (wire, ended) = read_for(
+            calls.call(None, async { Err("unused".to_owned()) }),
+            Duration::from_secs(5),
+        )
+        .await;
+        assert!(ended, "{wire}");
+        let refusal = events(&wire);
+        assert_eq!(refusal.len(), 2, "{wire}");
+        assert_eq!(refusal[0].0, "task_id");
+        assert_eq!(refusal[1], ("error".to_owned(), BUSY.to_owned()));
+        let (wire, _) = read_for(
+            calls.call(Some(&refusal[0].1), async { Err("unused".to_owned()) }),
+            Duration::from_secs(5),
+        )
+        .await;
+        assert_eq!(
+            events(&wire),
+            [("error".to_owned(), "unknown task_id".to_owned())],
+            "a refused call took no place in the registry"
+        );
+        smol::Timer::after(Duration::from_millis(50)).await;
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        // One finishes: a new call is admitted again.
+        release.send(()).await.unwrap();
+        let (wire, ended) = read_for(first, Duration::from_secs(5)).await;
+        assert!(ended && wire.contains("event: end"), "{wire}");
+        let (wire, ended) = read_for(
+            calls.call(None, async {
+                Ok(ToolResult::success(ToolOutput::text("again")))
+            }),
+            Duration::from_secs(5),
+        )
+        .await;
+        assert!(ended && wire.contains("event: end"), "{wire}");
+        drop(release);
+    });
+}
