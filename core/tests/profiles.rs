@@ -1576,6 +1576,28 @@ fn agent_name() {
     );
     let mismatch = format!("event: start\ndata: {COMPLETE}\n\n");
     assert_eq!(broken(agent::Run::new(), &mismatch), (agent::NAME, Some(0)));
+    // A JSON `event` that is not one string names nothing, whatever the event.
+    for bad in [
+        r#"{"event":5,"delta":"x"}"#,
+        r#"{"event":["content_delta"],"delta":"x"}"#,
+        r#"{"event":"content_delta","event":"content_delta","delta":"x"}"#,
+        r#"{"event":"\ud800","delta":"x"}"#,
+    ] {
+        assert_eq!(
+            broken(agent::Run::new(), &stream(&[START, bad, COMPLETE])),
+            (agent::NAME, Some(1)),
+            "{bad}"
+        );
+    }
+    // An escaped name (or key) is read like any other.
+    valid(
+        agent::Run::new(),
+        &stream(&[
+            START,
+            r#"{"\u0065vent":"content\u005fdelta","delta":"x"}"#,
+            COMPLETE,
+        ]),
+    );
 }
 
 #[test]
@@ -1644,6 +1666,54 @@ fn agent_fields() {
             "{bad}"
         );
     }
+}
+
+#[test]
+fn agent_fields_only_where_the_profile_reads_them() {
+    // Fields of the wrong type that the profile does not read for that event: not looked
+    // at (profile/mod.rs: "fields of events the profile does not read are not looked at").
+    for complete in [
+        r#"{"event":"complete","run_id":"r1","content":"Hi","usage":{},"step":1.5}"#,
+        r#"{"event":"complete","run_id":"r1","content":"Hi","usage":{},"delta":{"text":"x"}}"#,
+        r#"{"event":"complete","run_id":"r1","content":"Hi","usage":{},"tool_name":["a"]}"#,
+        r#"{"event":"complete","run_id":"r1","content":"Hi","usage":{},"session_id":1,"session_id":2}"#,
+    ] {
+        valid(agent::Run::new(), &stream(&[START, complete]));
+    }
+    valid(
+        agent::Run::new(),
+        &stream(&[
+            r#"{"event":"start","run_id":"r1","session_id":"s1","step":{},"delta":[]}"#,
+            r#"{"event":"delegation_start","delta":{"agent":"a"},"step":1.5,"tool_name":7}"#,
+            r#"{"event":"entity_chunk","delta":["x"],"session_id":false}"#,
+            r#"{"event":"step_started","step":1,"tool_name":null,"delta":2}"#,
+            r#"{"event":"tool_call","tool_name":"t","arguments":{},"step":[],"delta":3}"#,
+            r#"{"event":"tool_result","tool_name":"t","result":1,"step":1.5}"#,
+            r#"{"event":"content_delta","delta":"Hi","tool_name":{},"step":"x","step":"y"}"#,
+            r#"{"event":"step_completed","step":1,"delta":{}}"#,
+            COMPLETE,
+        ]),
+    );
+    // Escaped keys and nesting past the scanner's depth are read the same way (by serde).
+    let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    let p = valid(
+        agent::Run::new(),
+        &stream(&[
+            r#"{"event":"start","run_id":"r1","session_\u0069d":"s\u0031"}"#,
+            &format!(r#"{{"event":"tool_call","tool_name":"t","arguments":{deep},"step":{deep}}}"#),
+            &format!(r#"{{"event":"tool_result","tool_n\u0061me":"t","result":{deep}}}"#),
+            &format!(r#"{{"event":"content_delta","delta":"Hi","step":{deep}}}"#),
+            &format!(
+                r#"{{"event":"complete","run_id":"r1","content":{deep},"usage":{{}},"delta":{deep}}}"#
+            ),
+        ]),
+    );
+    assert_eq!((p.content(), p.session_id()), ("Hi", Some("s1")));
+    let bad = format!(r#"{{"event":"content_delta","delta":"x","usage":{deep},"d\u0065lta":"y"}}"#);
+    assert_eq!(
+        broken(agent::Run::new(), &stream(&[START, &bad, COMPLETE])),
+        (agent::FIELDS, Some(1))
+    );
 }
 
 #[test]
@@ -1718,6 +1788,85 @@ fn agent_tool_call_answered() {
         broken(agent::Run::new(), &stream(&[START, call, COMPLETE])),
         (agent::TOOL_CALL_ANSWERED, Some(2))
     );
+}
+
+#[test]
+fn agent_too_many_calls() {
+    let call =
+        |tool: &str| format!(r#"{{"event":"tool_call","tool_name":"{tool}","arguments":{{}}}}"#);
+    let result =
+        |tool: &str| format!(r#"{{"event":"tool_result","tool_name":"{tool}","result":1}}"#);
+    let approval = r#"{"event":"approval_requested","tool_name":"c","tool_input":{}}"#;
+    let (a, b) = (call("a"), call("b"));
+    let (result_a, result_b, result_c) = (result("a"), result("b"), result("c"));
+    // Three calls wait at most: the cap counts calls, however many share a tool.
+    let three = [
+        START, &a, &a, approval, &result_a, &b, &result_c, &result_a, &result_b, COMPLETE,
+    ];
+    valid(agent::Run::new().max_pending_calls(3), &stream(&three));
+    assert_eq!(
+        broken(agent::Run::new().max_pending_calls(2), &stream(&three)),
+        (agent::TOO_MANY_CALLS, Some(3))
+    );
+    assert_eq!(
+        broken(
+            agent::Run::new().max_pending_calls(0),
+            &stream(&[START, &a])
+        ),
+        (agent::TOO_MANY_CALLS, Some(1))
+    );
+    // The default: 65 536 calls wait, one more does not.
+    let mut p = agent::Run::new();
+    p.event(&Event::message(START)).unwrap();
+    let a = Event::message(a);
+    for _ in 0..agent::DEFAULT_MAX_PENDING_CALLS {
+        p.event(&a).unwrap();
+    }
+    assert_eq!(p.pending_calls(), 65_536);
+    assert_eq!(p.event(&a), Err(agent::TOO_MANY_CALLS));
+    // The names kept for the waiting calls count toward `max_accumulated`, once per tool.
+    let long = "x".repeat(8);
+    let d = r#"{"event":"content_delta","delta":"abcd"}"#;
+    let calls = [
+        START,
+        d,
+        &call(&long),
+        &call(&long),
+        &result(&long),
+        &result(&long),
+        d,
+        COMPLETE,
+    ];
+    valid(agent::Run::new().max_accumulated(16), &stream(&calls));
+    assert_eq!(
+        broken(agent::Run::new().max_accumulated(11), &stream(&calls)),
+        (agent::TOO_LARGE, Some(2))
+    );
+    // Answered calls leave room again: 4 + 8 while the calls wait, 8 after.
+    let calls = [START, d, &call(&long), &result(&long), d, COMPLETE];
+    valid(agent::Run::new().max_accumulated(12), &stream(&calls));
+}
+
+/// 100 000 calls of as many tools, then their 100 000 results in the same order: each
+/// answer costs O(log n) (a count per tool in a map), where a list searched and shifted per
+/// result made this quadratic (seconds in a debug build; about a second now). Not timed: a
+/// quadratic profile makes the test suite visibly slow.
+#[test]
+fn agent_many_calls_are_answered_in_linear_time() {
+    const N: usize = 100_000;
+    let call = |i| format!(r#"{{"event":"tool_call","tool_name":"t{i}","arguments":{{}}}}"#);
+    let result = |i| format!(r#"{{"event":"tool_result","tool_name":"t{i}","result":1}}"#);
+    let mut p = agent::Run::new().max_pending_calls(N);
+    p.event(&Event::message(START)).unwrap();
+    for i in 0..N {
+        p.event(&Event::message(call(i))).unwrap();
+    }
+    assert_eq!(p.pending_calls(), N);
+    for i in 0..N {
+        p.event(&Event::message(result(i))).unwrap();
+    }
+    assert_eq!(p.pending_calls(), 0);
+    assert_eq!(p.event(&Event::message(COMPLETE)), Ok(()));
 }
 
 #[test]
@@ -1832,7 +1981,7 @@ fn workflow_valid_interleaved_blocks() {
         &stream(&[
             WF_START,
             &block("block_started", "a"),
-            r#"{"event":"workflow_error","error":"x"}"#,
+            r#"{"event":"workflow_error","execution_id":"e1","error":"x"}"#,
         ]),
     );
     assert!(p.is_error());
@@ -1841,7 +1990,7 @@ fn workflow_valid_interleaved_blocks() {
         agent::Workflow::new(),
         &stream(&[
             WF_START,
-            r#"{"event":"block_started","block_id":7}"#,
+            r#"{"event":"block_started","block_id":7,"block_type":"function"}"#,
             r#"{"event":"block_output","block_id":7,"output":1}"#,
             r#"{"event":"block_completed","block_id":7}"#,
             WF_COMPLETE,
@@ -1863,7 +2012,7 @@ fn workflow_name() {
     valid(
         agent::Workflow::new(),
         &format!(
-            "event: workflow_start\ndata: {{}}\n\n{}",
+            "event: workflow_start\ndata: {{\"execution_id\":\"e1\"}}\n\n{}",
             stream(&[WF_COMPLETE])
         ),
     );
@@ -1871,6 +2020,16 @@ fn workflow_name() {
         broken(agent::Workflow::new(), &stream(&[WF_START, "{}"])),
         (workflow::NAME, Some(1))
     );
+    for bad in [
+        r#"{"event":{"name":"block_started"},"block_id":"a","block_type":"agent"}"#,
+        r#"{"event":"block_started","event":"block_started","block_id":"a","block_type":"agent"}"#,
+    ] {
+        assert_eq!(
+            broken(agent::Workflow::new(), &stream(&[WF_START, bad])),
+            (workflow::NAME, Some(1)),
+            "{bad}"
+        );
+    }
 }
 
 #[test]
@@ -1911,17 +2070,107 @@ fn workflow_fields() {
         agent::Workflow::new(),
         &stream(&[
             WF_START,
-            r#"{"event":"block_started","block_id":"a"}"#,
-            r#"{"event":"block_error","block_id":"a"}"#,
+            r#"{"event":"block_started","block_id":"a","block_type":null}"#,
+            r#"{"event":"block_chunk","block_id":"a","delta":""}"#,
+            r#"{"event":"content_delta","block_id":"a","delta":"x"}"#,
+            r#"{"event":"reasoning_delta","block_id":"a","delta":"y"}"#,
+            r#"{"event":"block_output","block_id":"a","output":null}"#,
+            r#"{"event":"block_completed","block_id":"a"}"#,
+            r#"{"event":"block_started","block_id":2,"block_type":"agent"}"#,
+            r#"{"event":"block_error","block_id":2,"error":{"message":"x"}}"#,
             WF_COMPLETE,
         ]),
+    );
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            WF_START,
+            r#"{"event":"workflow_error","execution_id":"e1","error":"x"}"#,
+        ]),
+    );
+    let start = r#"{"event":"block_started","block_id":"a","block_type":"agent"}"#;
+    // The platform's key fields, each left out or of the wrong type.
+    for bad in [
+        r#"{"event":"block_started","block_type":"agent"}"#,
+        r#"{"event":"block_started","block_id":"b"}"#,
+        r#"{"event":"block_started","block_id":1.5,"block_type":"agent"}"#,
+        r#"{"event":"block_started","block_id":{"id":"b"},"block_type":"agent"}"#,
+        r#"{"event":"block_chunk","block_id":"a"}"#,
+        r#"{"event":"content_delta","block_id":"a"}"#,
+        r#"{"event":"content_delta","block_id":"a","delta":null}"#,
+        r#"{"event":"content_delta","block_id":"a","delta":{"not":"a string"}}"#,
+        r#"{"event":"reasoning_delta","block_id":"a","delta":1}"#,
+        r#"{"event":"content_delta","delta":"x"}"#,
+        r#"{"event":"block_output","block_id":"a"}"#,
+        r#"{"event":"block_error","block_id":"a"}"#,
+        r#"{"event":"block_completed"}"#,
+        r#"{"event":"workflow_complete","result":{}}"#,
+        r#"{"event":"workflow_complete","execution_id":"e1"}"#,
+        r#"{"event":"workflow_error","error":"x"}"#,
+        r#"{"event":"workflow_error","execution_id":"e1"}"#,
+        // Given twice: serde's derived structs refuse that, and so does the profile.
+        r#"{"event":"block_output","block_id":"a","output":1,"output":2}"#,
+    ] {
+        assert_eq!(
+            broken(agent::Workflow::new(), &stream(&[WF_START, start, bad])),
+            (workflow::FIELDS, Some(2)),
+            "{bad}"
+        );
+    }
+    for bad in [
+        r#"{"event":"workflow_start"}"#,
+        r#"{"event":"workflow_start","execution_id":"e1","execution_id":"e2"}"#,
+    ] {
+        assert_eq!(
+            broken(agent::Workflow::new(), &stream(&[bad])),
+            (workflow::FIELDS, Some(0)),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn workflow_fields_only_where_the_profile_reads_them() {
+    // Fields of the wrong type that the profile does not read for that event: not looked
+    // at (profile/mod.rs: "fields of events the profile does not read are not looked at").
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            r#"{"event":"workflow_start","execution_id":"e1","block_id":{"id":"x"},"delta":[]}"#,
+            r#"{"event":"block_started","block_id":"a","block_type":"agent","delta":{},"block_id ":1.5}"#,
+            r#"{"event":"block_output","block_id":"a","output":"o","delta":{"text":"x"},"execution_id":1,"execution_id":2}"#,
+            r#"{"event":"block_completed","block_id":"a","delta":7,"output":1,"output":2}"#,
+            r#"{"event":"node_progress","block_id":{"id":"x"},"delta":[1],"block_id":1.5}"#,
+            r#"{"event":"workflow_complete","execution_id":"e1","result":{},"block_id":{"id":"x"},"delta":1}"#,
+        ]),
+    );
+    // Escaped keys and nesting past the scanner's depth are read the same way (by serde).
+    let deep = format!("{}1{}", "[".repeat(300), "]".repeat(300));
+    valid(
+        agent::Workflow::new(),
+        &stream(&[
+            r#"{"event":"workflow_st\u0061rt","\u0065xecution_id":"e1"}"#,
+            &format!(r#"{{"event":"block_started","block_id":"a","block_type":{deep}}}"#),
+            &format!(r#"{{"event":"block_output","block_id":"a","output":{deep},"delta":{deep}}}"#),
+            r#"{"event":"block_completed","bl\u006fck_id":"a"}"#,
+            &format!(
+                r#"{{"event":"workflow_complete","execution_id":"e1","result":{deep},"block_id":{{}}}}"#
+            ),
+        ]),
+    );
+    let bad = format!(
+        r#"{{"event":"block_output","block_id":"a","output":1,"delta":{deep},"\u006futput":2}}"#
     );
     assert_eq!(
         broken(
             agent::Workflow::new(),
-            &stream(&[WF_START, r#"{"event":"block_started"}"#])
+            &stream(&[
+                WF_START,
+                r#"{"event":"block_started","block_id":"a","block_type":"agent"}"#,
+                &bad
+            ])
         ),
-        (workflow::FIELDS, Some(1))
+        (workflow::FIELDS, Some(2))
     );
 }
 
@@ -2114,7 +2363,7 @@ fn workflow_unterminated() {
             WF_START,
             &block("block_started", "a"),
             &block("block_error", "a"),
-            r#"{"event":"workflow_error","error":"e"}"#,
+            r#"{"event":"workflow_error","execution_id":"e1","error":"e"}"#,
         ]),
     );
     assert_eq!(
@@ -2123,6 +2372,48 @@ fn workflow_unterminated() {
             &stream(&[WF_START, &block("block_started", "a")])
         ),
         (UNTERMINATED, None)
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// Reporting
+
+/// A violation names the event by its JSON name even when the event nests deeper than
+/// serde_json's recursion limit (128) or the scanner's depth, where it was named `message`.
+#[test]
+fn a_violation_names_a_deeply_nested_event_by_its_json_name() {
+    fn reported<P: Profile>(profile: P, events: &[&str]) -> (String, Rule) {
+        let Err(SequenceError::Violation(v)) = check(profile, &stream(events)) else {
+            panic!("no violation: {events:?}")
+        };
+        (v.event_type.as_str().to_string(), v.rule)
+    }
+    let deep = format!("{}1{}", "[".repeat(1000), "]".repeat(1000));
+    let agent_event =
+        format!(r#"{{"event":"complete","run_id":"r1","content":{deep},"usage":{{}}}}"#);
+    assert_eq!(
+        reported(agent::Run::new(), &[&agent_event]),
+        ("complete".to_string(), agent::START_FIRST)
+    );
+    let workflow_event =
+        format!(r#"{{"y":{deep},"event":"block_started","block_id":"a","block_type":"agent"}}"#);
+    assert_eq!(
+        reported(agent::Workflow::new(), &[&workflow_event]),
+        ("block_started".to_string(), workflow::START_FIRST)
+    );
+    let responses_event = format!(r#"{{"type":"response.in_progress","x":{deep}}}"#);
+    assert_eq!(
+        reported(responses::Stream::new(), &[&responses_event]),
+        ("response.in_progress".to_string(), responses::CREATED_FIRST)
+    );
+    // An escaped key or name is read too; what is not a string is not a name.
+    assert_eq!(
+        reported(agent::Run::new(), &[r#"{"ev\u0065nt":"compl\u0065te"}"#]),
+        ("complete".to_string(), agent::FIELDS)
+    );
+    assert_eq!(
+        reported(agent::Run::new(), &[r#"{"event":["start"]}"#]),
+        ("message".to_string(), agent::NAME)
     );
 }
 

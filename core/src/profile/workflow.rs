@@ -12,7 +12,7 @@
 //! | [`NAME`] | the event is named (JSON `event` or `event:`), and both agree when both are sent |
 //! | [`START_FIRST`] | the first event is `workflow_start` |
 //! | [`START_ONCE`] | `workflow_start` is sent once |
-//! | [`FIELDS`] | every `block_*` event and every delta carries `block_id` |
+//! | [`FIELDS`] | each event carries the key fields the platform's table lists: `workflow_start` `execution_id`; `block_started` `block_id` and `block_type`; `block_chunk`, `content_delta` and `reasoning_delta` `block_id` and a string `delta`; `block_output` `block_id` and `output`; `block_completed` `block_id`; `block_error` `block_id` and `error`; `workflow_complete` `execution_id` and `result`; `workflow_error` `execution_id` and `error`. `block_id` is a string or an integer. No other field, and no field of other events, is read |
 //! | [`BLOCK_STARTED_ONCE`] | a block id is started once |
 //! | [`BLOCK_RUNNING`] | chunks, deltas, `block_output`, `block_completed` and `block_error` are about a started, unfinished block |
 //! | [`OUTPUT_LAST`] | a block's chunks and deltas come before its one `block_output` |
@@ -46,8 +46,7 @@
 
 use alloc::collections::BTreeMap;
 
-use super::agent::name_of;
-use super::json::{Key, Text};
+use super::json::{self, Field, Fields, Key, Reads};
 use crate::event::Event;
 use crate::frame_ref::EventRef;
 use crate::sequence::{Profile, Rule};
@@ -62,6 +61,10 @@ use crate::text::Utf8Bytes;
 pub const JSON: Rule = Rule::new("workflow.json", "the data is a JSON object");
 
 /// The event is named, consistently.
+///
+/// A JSON `event` that is not a string (or a string with an escape that stands for no
+/// character) or that is given twice names no event: it breaks this rule whatever the
+/// event, since the profile cannot tell which fields to read.
 ///
 /// # Example
 /// ```
@@ -91,15 +94,31 @@ pub const START_FIRST: Rule = Rule::new(
 /// ```
 pub const START_ONCE: Rule = Rule::new("workflow.start-once", "`workflow_start` is sent once");
 
-/// Block events carry `block_id`.
+/// Events carry the key fields the platform's table lists for them.
+///
+/// A field is read only in the events it is listed for, and only its type is checked
+/// where the profile reads it: `block_id` (a string or an integer, compared as text) and
+/// `delta` (a string); the other key fields (`execution_id`, `block_type`, `output`, `error`,
+/// `result`) only need to be there (`null` counts). One of those missing (a `null`
+/// `block_id` or `delta` counts as missing), given twice or of another JSON type breaks the
+/// rule. Other fields, and the fields of other events, are not looked at.
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit::profile::workflow::FIELDS.id(), "workflow.fields");
+/// use ssekit::profile::workflow::{Workflow, FIELDS};
+/// use ssekit::sequence::Profile;
+/// use ssekit::Event;
+///
+/// let mut p = Workflow::new();
+/// p.event(&Event::message(r#"{"event":"workflow_start","execution_id":"e1"}"#))?;
+/// p.event(&Event::message(r#"{"event":"block_started","block_id":"a","block_type":"agent"}"#))?;
+/// let delta = r#"{"event":"content_delta","block_id":"a","delta":{"text":"Hi"}}"#;
+/// assert_eq!(p.event(&Event::message(delta)), Err(FIELDS));
+/// # Ok::<(), ssekit::sequence::Rule>(())
 /// ```
 pub const FIELDS: Rule = Rule::new(
     "workflow.fields",
-    "block events and deltas carry `block_id`",
+    "events carry their key fields: `workflow_start` execution_id, block events `block_id` (and block_type, a string delta, output or error), `workflow_complete` execution_id and result, `workflow_error` execution_id and error",
 );
 
 /// A block is started once.
@@ -188,12 +207,78 @@ pub const TOO_MANY_BLOCKS: Rule = Rule::new(
 /// ```
 pub const DEFAULT_MAX_BLOCKS: usize = 65_536;
 
-#[derive(serde::Deserialize)]
-struct Wire<'a> {
-    #[serde(borrow, default)]
-    event: Option<Text<'a>>,
-    #[serde(default)]
-    block_id: Option<Key>,
+/// The slots of the fields the profile reads ([`json::Schema`]).
+const EVENT: usize = 0;
+const BLOCK_ID: usize = 1;
+const DELTA: usize = 2;
+const EXECUTION_ID: usize = 3;
+const BLOCK_TYPE: usize = 4;
+const OUTPUT: usize = 5;
+const ERROR: usize = 6;
+const RESULT: usize = 7;
+
+/// The fields the profile reads, and for which events ([`FIELDS`]).
+pub(crate) struct Schema;
+
+impl json::Schema<8> for Schema {
+    const JSON: Rule = JSON;
+    const NAME: Rule = NAME;
+    const FIELDS: Rule = FIELDS;
+    const READS: [Reads; 8] = [
+        Reads::Text,    // event
+        Reads::Key,     // block_id
+        Reads::Text,    // delta
+        Reads::Present, // execution_id
+        Reads::Present, // block_type
+        Reads::Present, // output
+        Reads::Present, // error
+        Reads::Present, // result
+    ];
+
+    fn slot(key: &str) -> Option<usize> {
+        Some(match key {
+            "event" => EVENT,
+            "block_id" => BLOCK_ID,
+            "delta" => DELTA,
+            "execution_id" => EXECUTION_ID,
+            "block_type" => BLOCK_TYPE,
+            "output" => OUTPUT,
+            "error" => ERROR,
+            "result" => RESULT,
+            _ => return None,
+        })
+    }
+
+    fn reads(name: &str) -> u32 {
+        let slots: &[usize] = match name {
+            "workflow_start" => &[EXECUTION_ID],
+            "block_started" => &[BLOCK_ID, BLOCK_TYPE],
+            "block_chunk" | "content_delta" | "reasoning_delta" => &[BLOCK_ID, DELTA],
+            "block_output" => &[BLOCK_ID, OUTPUT],
+            "block_completed" => &[BLOCK_ID],
+            "block_error" => &[BLOCK_ID, ERROR],
+            "workflow_complete" => &[EXECUTION_ID, RESULT],
+            "workflow_error" => &[EXECUTION_ID, ERROR],
+            _ => &[],
+        };
+        slots.iter().fold(0, |bits, slot| bits | 1 << slot)
+    }
+}
+
+/// Whether the event carries the key fields the spec lists for `name` (`block_id`, which
+/// the rules below read, is checked where it is read).
+fn has_key_fields(name: &str, fields: &Fields<'_, 8>) -> bool {
+    let has = |slot| fields.has(slot);
+    match name {
+        "workflow_start" => has(EXECUTION_ID),
+        "block_started" => has(BLOCK_TYPE),
+        "block_chunk" | "content_delta" | "reasoning_delta" => has(DELTA),
+        "block_output" => has(OUTPUT),
+        "block_error" => has(ERROR),
+        "workflow_complete" => has(EXECUTION_ID) && has(RESULT),
+        "workflow_error" => has(EXECUTION_ID) && has(ERROR),
+        _ => true,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -210,7 +295,7 @@ enum Block {
 /// use ssekit::profile::workflow::{Workflow, BLOCK_RUNNING};
 /// use ssekit::sequence::Profile;
 /// let mut p = Workflow::new();
-/// p.event(&ssekit::Event::message(r#"{"event":"workflow_start"}"#))?;
+/// p.event(&ssekit::Event::message(r#"{"event":"workflow_start","execution_id":"e1"}"#))?;
 /// let chunk = ssekit::Event::message(r#"{"event":"block_chunk","block_id":"x","delta":"."}"#);
 /// assert_eq!(p.event(&chunk), Err(BLOCK_RUNNING));
 /// # Ok::<(), ssekit::sequence::Rule>(())
@@ -322,9 +407,12 @@ impl Profile for Workflow {
         if self.terminal {
             return Err(AFTER_TERMINAL);
         }
-        let wire: Wire<'_> = super::json::parse_object(event.data())
-            .ok_or_else(|| super::json::shape_rule(event, JSON, FIELDS))?;
-        let name = name_of(wire.event.as_ref(), event).ok_or(NAME)?;
+        let fields = json::read::<Schema, 8>(event)?;
+        if !has_key_fields(&fields.name, &fields) {
+            return Err(FIELDS);
+        }
+        let Fields { name, mut values } = fields;
+        let name: &str = &name;
         if !self.started {
             if name != "workflow_start" {
                 return Err(START_FIRST);
@@ -336,7 +424,11 @@ impl Profile for Workflow {
             "workflow_start" => Err(START_ONCE),
             "block_started" | "block_chunk" | "content_delta" | "reasoning_delta"
             | "block_output" | "block_completed" | "block_error" => {
-                let id = wire.block_id.ok_or(FIELDS)?;
+                let id = values
+                    .get_mut(BLOCK_ID)
+                    .and_then(Option::take)
+                    .and_then(Field::into_key)
+                    .ok_or(FIELDS)?;
                 self.block(name, id)
             }
             "workflow_complete" if self.running > 0 => Err(BLOCKS_FINISHED),
