@@ -35,7 +35,8 @@ enum Data {
         kind: u8,
         index: u8,
         text: String,
-        /// The Responses snapshot's status and id, and whether the item ids disagree.
+        /// The Responses snapshot's status and id, whether the item ids disagree, and whether
+        /// the agent and workflow key fields are left out.
         status: u8,
         ids: u8,
     },
@@ -103,8 +104,15 @@ fn data(d: &Data) -> String {
             let response_id = ids & 1;
             let item_id = index.wrapping_add(ids >> 6);
             let output = if ids & 2 == 0 { "[]" } else { "[{}]" };
+            // The agent and workflow tables' other key fields, so that those profiles get
+            // past their first event; now and then left out, to break `FIELDS`.
+            let key_fields = if ids & 4 == 0 {
+                r#","run_id":"r","session_id":"s","content":"c","usage":{},"message":"m","result":{},"tool_input":{},"text":"t","summary":"s","context_handler_id":"c","execution_id":"e","block_type":"agent","error":null"#
+            } else {
+                ""
+            };
             format!(
-                r#"{{"type":"{ty}","event":"{ty}","output_index":{index},"item_id":"i{index}","id":"i{item_id}","delta":"{text}","arguments":"{text}","tool_call":{{}},"step":{index},"tool_name":"t{index}","block_id":"b{index}","response":{{"id":"r{response_id}","status":"{status}","output":{output},"error":null}},"ok":true,"output":{{"blocks":[],"metadata":null,"reward":1.0,"finished":true}}}}"#
+                r#"{{"type":"{ty}","event":"{ty}","output_index":{index},"item_id":"i{index}","id":"i{item_id}","delta":"{text}","arguments":"{text}","tool_call":{{}},"step":{index},"tool_name":"t{index}","block_id":"b{index}","response":{{"id":"r{response_id}","status":"{status}","output":{output},"error":null}},"ok":true,"output":{{"blocks":[],"metadata":null,"reward":1.0,"finished":true}}{key_fields}}}"#
             )
         }
         Data::Done => "[DONE]".to_string(),
