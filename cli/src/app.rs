@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::{Method, Request, Response};
-use http_body_util::BodyExt;
+use http::{Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
 
 use hyper::body::Incoming;
 use serde_json::{json, Value};
@@ -19,6 +19,39 @@ use ssekit_hyper::server::{last_event_id, response, SseBody};
 
 /// The answer the fake model streams, word by word.
 const ANSWER: &str = "Natalia sold 48 clips in April and 24 in May, so 72 clips in all.";
+
+/// The largest request body the demo server reads, as the ORS server's default: a larger
+/// one is answered 413 once this much has arrived, not read whole.
+const MAX_BODY: usize = 1 << 20;
+
+/// A request's body, read up to [`MAX_BODY`]; `Err` is the 413 to answer (or a 400 for a
+/// body that broke off).
+async fn read_body(body: Incoming) -> Result<Bytes, Response<OrsBody>> {
+    match Limited::new(body, MAX_BODY).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(plain(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large",
+        )),
+        Err(_) => Err(plain(StatusCode::BAD_REQUEST, "request body broke off")),
+    }
+}
+
+/// A JSON `{"detail": message}` answer, as the ORS server gives its errors.
+fn plain(status: StatusCode, message: &str) -> Response<OrsBody> {
+    let body = json!({ "detail": message }).to_string();
+    let mut resp = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed_unsync(),
+    );
+    *resp.status_mut() = status;
+    resp.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    resp
+}
 
 #[derive(Clone)]
 pub struct App {
@@ -55,7 +88,8 @@ impl App {
     }
 
     /// Fault injection: every ORS call that is not a resume (no `task_id` in its body) has its
-    /// stream cut after `blocks` SSE blocks (events or pings) and a few bytes of the next.
+    /// stream cut after `blocks` SSE blocks (ended by a blank line: events, not the server's
+    /// `: ping` lines) and a few bytes of the next.
     pub fn cut_ors_after(mut self, blocks: Option<usize>) -> Self {
         self.cut_ors_after = blocks;
         self
@@ -68,16 +102,15 @@ impl App {
         match self.cut_ors_after {
             Some(blocks) if req.method() == Method::POST && req.uri().path().ends_with("/call") => {
                 let (parts, body) = req.into_parts();
-                let bytes = body
-                    .collect()
-                    .await
-                    .map(|c| c.to_bytes())
-                    .unwrap_or_default();
+                let bytes = match read_body(body).await {
+                    Ok(bytes) => bytes,
+                    Err(refused) => return refused,
+                };
                 let resume = serde_json::from_slice::<Value>(&bytes)
                     .is_ok_and(|v| v.get("task_id").is_some());
                 let resp = self
                     .ors
-                    .handle(Request::from_parts(parts, http_body_util::Full::new(bytes)))
+                    .handle(Request::from_parts(parts, Full::new(bytes)))
                     .await;
                 if resume {
                     resp
@@ -110,9 +143,9 @@ impl App {
                 .filter(|_| resume.is_none())
         };
         let (cut, stop) = (query_number("cut_after"), query_number("stop_after"));
-        let input = match req.into_body().collect().await {
-            Ok(body) => serde_json::from_slice::<Value>(&body.to_bytes()).unwrap_or(Value::Null),
-            Err(_) => Value::Null,
+        let input = match read_body(req.into_body()).await {
+            Ok(body) => serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null),
+            Err(refused) => return refused,
         };
         let prompt = input["input"].as_str().unwrap_or_default().to_owned();
         let mut frames: Vec<Bytes> = responses_events(&prompt)
@@ -264,13 +297,17 @@ mod tests {
     async fn cut_ends_inside_the_block_after_n_blocks() {
         let frames = [
             "event: a\ndata: 1\n",
-            "\n: ping\n\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\n",
+            "\n: ping\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\n",
         ];
         let inner = SseBody::from_bytes(futures_util::stream::iter(
             frames.map(|s| Bytes::from_static(s.as_bytes())),
         ))
         .boxed_unsync();
         let out = Cut::new(inner, 2).collect().await.unwrap().to_bytes();
-        assert_eq!(&out[..], b"event: a\ndata: 1\n\n: ping\n\nevent: b\nd");
+        // The server's pings end in no blank line, so they are not blocks.
+        assert_eq!(
+            &out[..],
+            b"event: a\ndata: 1\n\n: ping\nevent: b\ndata: 2\n\nevent: c\nd"
+        );
     }
 }

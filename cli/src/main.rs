@@ -44,8 +44,9 @@ enum Command {
         /// Keep-alive interval in milliseconds.
         #[arg(long, default_value_t = 10_000)]
         keep_alive_ms: u64,
-        /// Fault injection: cut every new ORS call's stream after N blocks (events or pings),
-        /// inside the next event, so clients must resume by task id.
+        /// Fault injection: cut every new ORS call's stream after N events (keep-alive pings,
+        /// which end in no blank line, do not count), inside the next one, so clients must
+        /// resume by task id.
         #[arg(long, value_name = "N")]
         cut_ors_after: Option<usize>,
         /// Require `X-API-Key: KEY` on every route but /health (the official client sends it

@@ -733,3 +733,36 @@ fn tail_max_redirects_zero_makes_a_redirect_an_error() {
     );
     assert_one_line_error(&out, "HTTP 308");
 }
+
+/// The demo server reads at most 1 MiB of a request body, on every route: a client that
+/// announces 400 MB gets 413 once 1 MiB has arrived (before, `/v1/responses` and `/call`
+/// under `--cut-ors-after` read all of it into memory).
+#[test]
+fn serve_answers_413_to_a_body_past_1_mib_without_reading_it_all() {
+    use std::io::Read;
+    use std::time::Duration;
+    let server = serve_with(&["--cut-ors-after", "2"]);
+    for path in ["/v1/responses", "/gsm8k/call"] {
+        let host = server.1.strip_prefix("http://").unwrap();
+        let mut sock = std::net::TcpStream::connect(host).unwrap();
+        sock.set_write_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let head = format!(
+            "POST {path} HTTP/1.1\r\nhost: {host}\r\nx-session-id: s\r\ncontent-type: application/json\r\ncontent-length: 400000000\r\n\r\n"
+        );
+        sock.write_all(head.as_bytes()).unwrap();
+        // 2 MiB of the 400 MB; the server may stop reading or close before all of it.
+        let zeros = vec![b'0'; 64 << 10];
+        for _ in 0..32 {
+            if sock.write_all(&zeros).is_err() {
+                break;
+            }
+        }
+        let mut answer = Vec::new();
+        let _ = sock.read_to_end(&mut answer);
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
+    }
+}
