@@ -159,7 +159,19 @@ impl<R: AsyncRead + Unpin> Stream for EventStream<R> {
                 }
                 Poll::Ready(Ok(n)) => {
                     this.buf.truncate(n);
-                    if let Err(e) = this.decoder.feed(this.buf.split().freeze()) {
+                    // A large read is handed over as it is, without a copy. A short one is
+                    // copied (into the decoder's staging buffer, shared by consecutive
+                    // short reads) and the read buffer kept: handed over, each short read
+                    // would take a fresh 16 KiB buffer, and the events read from it, kept
+                    // by the application, would hold all 16 KiB alive.
+                    let fed = if n < READ_SIZE / 4 {
+                        let fed = this.decoder.feed_slice(&this.buf);
+                        this.buf.clear();
+                        fed
+                    } else {
+                        this.decoder.feed(this.buf.split().freeze())
+                    };
+                    if let Err(e) = fed {
                         this.end = Some(this.decoder.finish());
                         return Poll::Ready(Some(Err(e.into())));
                     }

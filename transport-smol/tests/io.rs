@@ -228,3 +228,55 @@ fn an_event_that_would_inject_a_field_is_refused_before_any_write() {
         assert_eq!(sink.into_inner(), b"data: ok\n\n");
     });
 }
+
+/// Hands out `event` once per read, `left` times: a peer that sends events one at a time.
+struct OnePerRead {
+    left: usize,
+    event: &'static [u8],
+}
+
+impl futures_lite::AsyncRead for OnePerRead {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &mut [u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.left == 0 {
+            return std::task::Poll::Ready(Ok(0));
+        }
+        self.left -= 1;
+        buf[..self.event.len()].copy_from_slice(self.event);
+        std::task::Poll::Ready(Ok(self.event.len()))
+    }
+}
+
+/// The resident memory of this process, in KiB.
+fn resident_kib() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|kib| kib.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// Events read one per read and kept by the application hold about their own bytes, not
+/// the 16 KiB read buffer each came in (before: 20,000 events of 25 bytes held 324 MB).
+#[test]
+fn events_of_short_reads_do_not_hold_a_read_buffer_each() {
+    let before = resident_kib();
+    let kept: Vec<Frame> = run(async {
+        let event: &[u8] = b"data: {\"delta\":\"hello\"}\n\n";
+        let stream = EventStream::new(OnePerRead {
+            left: 20_000,
+            event,
+        });
+        stream.map(Result::unwrap).collect().await
+    });
+    let grown = resident_kib().saturating_sub(before);
+    assert_eq!(kept.len(), 20_000);
+    assert!(
+        grown < 64 << 10,
+        "20,000 kept events grew memory by {grown} KiB"
+    );
+}
