@@ -346,7 +346,8 @@ pub(crate) mod json {
 
     /// A scanned string field as serde reads it into `Option<Text>`: absent or `null` is
     /// `None`, another type or an escape that stands for no character is `Err`.
-    fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, ()> {
+    #[inline]
+    pub(crate) fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, ()> {
         match value {
             None => Ok(None),
             Some(v) if v.kind == Kind::Null => Ok(None),

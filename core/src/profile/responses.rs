@@ -68,8 +68,6 @@
 use alloc::collections::btree_map::{BTreeMap, Entry};
 use alloc::string::String;
 
-use alloc::borrow::Cow;
-
 use serde::de::IgnoredAny;
 
 use super::json::Text;
@@ -1179,17 +1177,7 @@ impl Stream {
 /// or an escape that stands for no character is [`FIELDS`].
 #[inline(always)]
 fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, Rule> {
-    match value {
-        None => Ok(None),
-        Some(v) if v.kind == Kind::Null => Ok(None),
-        Some(v) if v.kind != Kind::String => Err(FIELDS),
-        Some(v) if !v.escaped => Ok(Some(Text(Cow::Borrowed(v.raw)))),
-        Some(v) => {
-            let mut decoded = String::with_capacity(v.raw.len());
-            scan::unescape_into(v.raw, &mut decoded).ok_or(FIELDS)?;
-            Ok(Some(Text(Cow::Owned(decoded))))
-        }
-    }
+    super::json::text(value).map_err(|()| FIELDS)
 }
 
 /// An `output_index` as serde reads it into a `u64`: absent or `null` is `None`, anything
