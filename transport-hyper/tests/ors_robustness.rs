@@ -4,7 +4,7 @@
 //! running calls are bounded.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -280,14 +280,15 @@ async fn task_specs_are_bounded_in_bytes_over_all_live_sessions() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ping_does_not_copy_the_sessions_task() {
+async fn ping_and_prompt_go_on_answering_for_a_session_with_a_large_task() {
     let server = server(ServerConfig::default());
     // About 1 MiB of JSON, some 16 MiB parsed: before the fix each /ping deep-cloned it
     // (about 20 ms each in a debug build).
     let spec = format!("[{}0]", "0,".repeat((1 << 20) / 2 - 65));
     let task: Value = serde_json::from_str(&spec).unwrap();
     assert_eq!(create(&server, "big", "boom", &task).await, 200);
-    let begun = Instant::now();
+    // Not timed (no timed assertions in tests): the session holds the task in an `Arc`, so
+    // these requests copy a pointer; they must go on answering with the task.
     for _ in 0..400 {
         let r = server.handle(req("POST", "/ping", Some("big"), "")).await;
         assert_eq!(r.status(), 200);
@@ -296,11 +297,6 @@ async fn ping_does_not_copy_the_sessions_task() {
             .await;
         assert_eq!(r.status(), 200);
     }
-    assert!(
-        begun.elapsed() < Duration::from_secs(4),
-        "{:?}",
-        begun.elapsed()
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
