@@ -33,6 +33,10 @@ use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
 use crate::{entropy, redacted_url, Error};
 
+/// Body frames shorter than this are copied into the decoder rather than shared with it
+/// (see [`Session::handle_data`]).
+const SHORT_FRAME: usize = 4096;
+
 /// What an `EventSource` reports: events, and what happened to the connection.
 ///
 /// # Example
@@ -923,7 +927,16 @@ impl Session {
             return;
         }
         self.rc.handle_bytes(now);
-        if let Err(e) = self.decoder.feed(data).and_then(|()| self.drain()) {
+        // A short frame is copied (into the decoder's staging buffer, which consecutive
+        // short frames share): handed over, each event read from it would share, and so
+        // hold alive, the HTTP stack's whole read buffer (hyper's are 8 KiB and up), for as
+        // long as the application keeps the event.
+        let fed = if data.len() < SHORT_FRAME {
+            self.decoder.feed_slice(&data)
+        } else {
+            self.decoder.feed(data)
+        };
+        if let Err(e) = fed.and_then(|()| self.drain()) {
             self.failed = Some(e.into());
         }
     }
