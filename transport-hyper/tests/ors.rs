@@ -7,11 +7,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::within;
+use common::{events, within};
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
-use ssekit::{Decoder, Frame};
 use ssekit_hyper::ors::gsm8k::Gsm8k;
 use ssekit_hyper::ors::{CallOptions, Client, Server, ServerConfig, Trace};
 use ssekit_hyper::Error;
@@ -77,18 +76,6 @@ async fn raw(
         .unwrap_or_default();
     let body = resp.into_body().collect().await.unwrap().to_bytes();
     (status, ct, String::from_utf8(body.to_vec()).unwrap())
-}
-
-fn events(wire: &str) -> Vec<(String, String)> {
-    let mut dec = Decoder::new();
-    dec.feed_slice(wire.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    while let Some(frame) = dec.next_frame().unwrap() {
-        if let Frame::Event(e) = frame {
-            out.push((e.event_type().to_owned(), e.data().to_owned()));
-        }
-    }
-    out
 }
 
 #[tokio::test]

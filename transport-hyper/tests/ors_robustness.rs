@@ -3,13 +3,15 @@
 //! results, sessions answer only for their environment, and sessions' task specs and
 //! running calls are bounded.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
+use common::events;
 use http_body_util::{BodyExt, Full};
 use serde_json::{json, Value};
-use ssekit::{Decoder, Frame};
 use ssekit_hyper::ors::gsm8k::Gsm8k;
 use ssekit_hyper::ors::{
     text_result, Environment, OrsBody, Server, ServerConfig, Split, ToolFuture, ToolSpec,
@@ -40,18 +42,6 @@ async fn read_for(resp: http::Response<OrsBody>, limit: Duration) -> (String, bo
             Ok(Some(Err(e))) => panic!("body error {e}"),
         }
     }
-}
-
-fn events(wire: &str) -> Vec<(String, String)> {
-    let mut dec = Decoder::new();
-    dec.feed_slice(wire.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    while let Some(frame) = dec.next_frame().unwrap() {
-        if let Frame::Event(e) = frame {
-            out.push((e.event_type().to_owned(), e.data().to_owned()));
-        }
-    }
-    out
 }
 
 /// Tools that misbehave: `go` panics before its future exists (as gsm8k's own `call`

@@ -463,7 +463,7 @@ pub(crate) mod json {
 }
 
 #[cfg(all(test, feature = "json"))]
-mod tests {
+pub(crate) mod tests {
     use alloc::format;
     use alloc::string::{String, ToString};
     use alloc::vec;
@@ -556,6 +556,31 @@ mod tests {
         ]
     }
 
+    /// A JSON object of up to five `key`: `value` fields and, where `name` gives one, the
+    /// name field `name_key` first (`true`) or last: what the profiles' scanned readings
+    /// are held to serde's on.
+    pub(crate) fn named_object(
+        name_key: &'static str,
+        name: impl proptest::strategy::Strategy<Value = Option<(&'static str, bool)>>,
+        key: impl proptest::strategy::Strategy<Value = &'static str>,
+        value: impl proptest::strategy::Strategy<Value = String>,
+    ) -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let fields = proptest::collection::vec((key, value), 0..6);
+        (name, fields).prop_map(move |(name, fields)| {
+            let mut fields: Vec<String> = fields
+                .into_iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            match name {
+                Some((name, true)) => fields.insert(0, format!("\"{name_key}\":\"{name}\"")),
+                Some((name, false)) => fields.push(format!("\"{name_key}\":\"{name}\"")),
+                None => {}
+            }
+            format!("{{{}}}", fields.join(","))
+        })
+    }
+
     fn event_data() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let key = prop_oneof![
@@ -589,19 +614,7 @@ mod tests {
             0.8,
             (proptest::sample::select(&NAMES[..]), proptest::bool::ANY),
         );
-        let fields = proptest::collection::vec((key, value()), 0..6);
-        let body = (name, fields).prop_map(|(name, fields)| {
-            let mut fields: Vec<String> = fields
-                .into_iter()
-                .map(|(k, v)| format!("\"{k}\":{v}"))
-                .collect();
-            match name {
-                Some((name, true)) => fields.insert(0, format!("\"event\":\"{name}\"")),
-                Some((name, false)) => fields.push(format!("\"event\":\"{name}\"")),
-                None => {}
-            }
-            format!("{{{}}}", fields.join(","))
-        });
+        let body = named_object("event", name, key, value());
         prop_oneof![
             8 => body,
             1 => Just("[1]".to_string()),

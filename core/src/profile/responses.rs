@@ -1260,7 +1260,6 @@ mod tests {
     use super::*;
     use alloc::format;
     use alloc::string::ToString;
-    use alloc::vec::Vec;
 
     /// What a reading of the fields amounts to, comparable: every field, written out.
     type Reading = Result<String, Rule>;
@@ -1378,19 +1377,7 @@ mod tests {
             0.8,
             (proptest::sample::select(&KINDS[..]), proptest::bool::ANY),
         );
-        let fields = proptest::collection::vec((key, field_value()), 0..6);
-        let body = (kind, fields).prop_map(|(kind, fields)| {
-            let mut fields: Vec<String> = fields
-                .into_iter()
-                .map(|(k, v)| format!("\"{k}\":{v}"))
-                .collect();
-            match kind {
-                Some((kind, true)) => fields.insert(0, format!("\"type\":\"{kind}\"")),
-                Some((kind, false)) => fields.push(format!("\"type\":\"{kind}\"")),
-                None => {}
-            }
-            format!("{{{}}}", fields.join(","))
-        });
+        let body = super::super::tests::named_object("type", kind, key, field_value());
         prop_oneof![
             8 => body,
             1 => Just("[1]".to_string()),

@@ -47,3 +47,16 @@ pub async fn within<T>(secs: u64, fut: impl Future<Output = T>) -> T {
         .await
         .expect("test timed out")
 }
+
+/// `(event type, data)` of every event in `wire`.
+pub fn events(wire: &str) -> Vec<(String, String)> {
+    let mut dec = ssekit::Decoder::new();
+    dec.feed_slice(wire.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    while let Some(frame) = dec.next_frame().unwrap() {
+        if let ssekit::Frame::Event(e) = frame {
+            out.push((e.event_type().to_owned(), e.data().to_owned()));
+        }
+    }
+    out
+}
