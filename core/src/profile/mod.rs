@@ -346,7 +346,7 @@ pub(crate) mod json {
 
     /// A scanned string field as serde reads it into `Option<Text>`: absent or `null` is
     /// `None`, another type or an escape that stands for no character is `Err`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn text(value: Option<scan::Value<'_>>) -> Result<Option<Text<'_>>, ()> {
         match value {
             None => Ok(None),
