@@ -5,74 +5,20 @@
 //! Each test runs alone in this binary (`--test-threads` does not matter: a mutex
 //! serializes them) so the counters see only its allocations.
 
-// A test-only counting allocator needs `unsafe` to implement `GlobalAlloc`. It is sound because
-// it only forwards each call unchanged to `System` (same layout, same pointer) and keeps
-// counters with atomics; it never reads or writes the memory it hands out.
-#![allow(unsafe_code)]
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, AtomicUsize, Ordering::Relaxed};
-use std::sync::{Mutex, MutexGuard};
+#[path = "support/counting.rs"]
+mod counting;
 
 use bytes::Bytes;
+use counting::{one_at_a_time, Measured};
 use ssekit::decode::OnLimit;
 use ssekit::{Config, Decoder, Frame, Limits};
 
-struct Counting;
-// Only allocations made on a thread that opted in are counted: the test harness's own threads
-// allocate concurrently and must not disturb the figures.
-thread_local! {
-    static COUNTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-fn counted() -> bool {
-    COUNTING.try_with(|c| c.get()).unwrap_or(false)
-}
-/// Net bytes allocated on the counting thread since `measure` began (negative when it frees
-/// blocks allocated before).
-static CURRENT: AtomicIsize = AtomicIsize::new(0);
-static PEAK: AtomicIsize = AtomicIsize::new(0);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-static SERIAL: Mutex<()> = Mutex::new(());
-
-/// Holds the lock that keeps the measuring tests from running at once (they share the
-/// counters above); a test that failed while holding it does not fail the others.
-fn one_at_a_time() -> MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if counted() {
-            let size = layout.size() as isize;
-            let now = CURRENT.fetch_add(size, Relaxed) + size;
-            PEAK.fetch_max(now, Relaxed);
-            ALLOCATIONS.fetch_add(1, Relaxed);
-        }
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if counted() {
-            CURRENT.fetch_sub(layout.size() as isize, Relaxed);
-        }
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
 /// Runs `f` and returns the peak heap growth above the starting point, and allocations made.
 fn measure(f: impl FnOnce()) -> (usize, usize) {
-    CURRENT.store(0, Relaxed);
-    PEAK.store(0, Relaxed);
-    let before = ALLOCATIONS.load(Relaxed);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    let peak = usize::try_from(PEAK.load(Relaxed)).unwrap_or(0);
-    (peak, ALLOCATIONS.load(Relaxed) - before)
+    let Measured {
+        peak, allocations, ..
+    } = counting::measure(f);
+    (peak, allocations)
 }
 
 /// Feeds `piece` `times` times into a Resync decoder with `limits`, draining after each feed;

@@ -299,8 +299,13 @@ impl Call {
             return Flow::Done(Err(e.into()));
         }
         self.events += 1;
-        if let Some(id) = self.validator.profile().task_id() {
-            self.task_id = Some(id.to_string());
+        // Copied when the `task_id` event arrives (once per connection: the profile refuses a
+        // second one); copied at every event, a long id made each empty `chunk` cost its
+        // length.
+        if event.event_type() == "task_id" {
+            if let Some(id) = self.validator.profile().task_id() {
+                self.task_id = Some(id.to_string());
+            }
         }
         trace(Trace::Event(event));
         if self.validator.is_terminated() {
@@ -473,4 +478,21 @@ pub fn json_answer(status: u16, body: &[u8]) -> Result<Value, Error> {
         return Err(Error::Status(status));
     }
     Ok(serde_json::from_slice(body)?)
+}
+
+/// [`json_answer`] for an answer that is not used: the status and the JSON syntax are
+/// checked, and nothing is built (a [`Value`] can take about 100 times the answer's bytes).
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::ors::json_checked(200, b"{\"status\":\"ok\"}").is_ok());
+/// assert!(ssekit_http::ors::json_checked(200, b"{").is_err());
+/// assert!(matches!(ssekit_http::ors::json_checked(404, b"{}"), Err(ssekit_http::Error::Status(404))));
+/// ```
+pub fn json_checked(status: u16, body: &[u8]) -> Result<(), Error> {
+    if !(200..300).contains(&status) {
+        return Err(Error::Status(status));
+    }
+    serde_json::from_slice::<serde::de::IgnoredAny>(body)?;
+    Ok(())
 }

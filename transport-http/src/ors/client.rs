@@ -12,7 +12,9 @@ use ssekit::client::ReconnectConfig;
 use ssekit::profile::ors::ToolResult;
 use ssekit::Instant;
 
-use super::call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply};
+use super::call::{
+    json_answer, json_checked, json_request, Call, CallOptions, CallStep, Flow, SessionReply,
+};
 use super::{Redirects, Trace};
 use crate::client::{own_jitter_seed, Item, RequestSpec};
 use crate::Error;
@@ -212,6 +214,11 @@ impl<T: OrsIo> Client<T> {
     /// let splits = ors.request_json(http::Method::GET, "/gsm8k/splits", None, None).await?;
     /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
+    ///
+    /// The answer is parsed into a [`Value`], which can take up to about 100 times the
+    /// answer's bytes (`[{"":0},...]`): [`MAX_JSON_ANSWER`] bounds what a server can make
+    /// one call hold. [`ping`](Self::ping), [`create`](Self::create) and
+    /// [`delete`](Self::delete), whose answers are not used, only check theirs.
     pub async fn request_json(
         &self,
         method: Method,
@@ -219,6 +226,33 @@ impl<T: OrsIo> Client<T> {
         session: Option<&str>,
         body: Option<&Value>,
     ) -> Result<Value, Error> {
+        let resp = self.exchange(method, path, session, body).await?;
+        json_answer(resp.status().as_u16(), resp.body())
+    }
+
+    /// A JSON request whose answer is not used: a non-2xx status is [`Error::Status`], and
+    /// an answer that is not JSON an error, but the answer is checked, not parsed into a
+    /// tree.
+    async fn request_checked(
+        &self,
+        method: Method,
+        path: &str,
+        session: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<(), Error> {
+        let resp = self.exchange(method, path, session, body).await?;
+        json_checked(resp.status().as_u16(), resp.body())
+    }
+
+    /// Sends a JSON request, following redirects, within the idle timeout; the final
+    /// answer, whatever its status.
+    async fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        session: Option<&str>,
+        body: Option<&Value>,
+    ) -> Result<http::Response<Bytes>, Error> {
         let req = json_request(
             &self.base,
             method,
@@ -238,13 +272,12 @@ impl<T: OrsIo> Client<T> {
             }
         };
         let answer = first_of(exchange, self.io.sleep_until(deadline)).await;
-        let resp = answer.unwrap_or_else(|| {
+        answer.unwrap_or_else(|| {
             Err(Error::Io(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("no answer to {path} within {:?}", self.idle_timeout),
             )))
-        })?;
-        json_answer(resp.status().as_u16(), resp.body())
+        })
     }
 
     /// `POST /create_session`: a new session id, read from the SSE reply.
@@ -281,9 +314,8 @@ impl<T: OrsIo> Client<T> {
     /// ```
     pub async fn create(&self, session: &str, env: &str, task: &Value) -> Result<(), Error> {
         let body = json!({"env_name": env, "task_spec": task});
-        self.request_json(Method::POST, "/create", Some(session), Some(&body))
+        self.request_checked(Method::POST, "/create", Some(session), Some(&body))
             .await
-            .map(drop)
     }
 
     /// `/create_session` then `/create`: a session ready for calls.
@@ -312,9 +344,8 @@ impl<T: OrsIo> Client<T> {
     /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
     pub async fn ping(&self, session: &str) -> Result<(), Error> {
-        self.request_json(Method::POST, "/ping", Some(session), None)
+        self.request_checked(Method::POST, "/ping", Some(session), None)
             .await
-            .map(drop)
     }
 
     /// `POST /delete` then `POST /delete_session`, as the official client ends a session.
@@ -328,11 +359,10 @@ impl<T: OrsIo> Client<T> {
     /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
     pub async fn delete(&self, session: &str) -> Result<(), Error> {
-        self.request_json(Method::POST, "/delete", Some(session), None)
+        self.request_checked(Method::POST, "/delete", Some(session), None)
             .await?;
-        self.request_json(Method::POST, "/delete_session", Some(session), None)
+        self.request_checked(Method::POST, "/delete_session", Some(session), None)
             .await
-            .map(drop)
     }
 
     /// `POST /{env}/call`: runs a tool and returns its reassembled, validated result. A

@@ -13,7 +13,9 @@ mod client;
 mod redirects;
 mod stream;
 
-pub use call::{json_answer, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace};
+pub use call::{
+    json_answer, json_checked, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace,
+};
 pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
 pub use redirects::Redirects;
 pub use stream::{
