@@ -278,6 +278,10 @@ impl Io for HyperIo {
             return;
         };
         tokio::select! {
+            // A frame that is waiting wins over an expired idle deadline: the deadline
+            // passes while the application is slow to ask for the next item, and the
+            // stream is not idle then (smol's `or` polls the frame first too).
+            biased;
             frame = body.frame() => {
                 let now = self.clock.now();
                 match frame {

@@ -85,3 +85,37 @@ async fn a_burst_of_ready_events_is_coalesced_into_few_frames() {
     assert_eq!(bytes, 10_000 * b"data: \n\n".len() + 10_000 * 100);
     assert!(frames <= 100, "{frames} frames for 10 000 ready events");
 }
+
+/// An application slower than the idle timeout does not make a busy stream look idle: the
+/// bytes waiting when it asks for the next item are read before the expired deadline counts
+/// (before, either could win, and about half the reads ended the connection as idle).
+#[tokio::test]
+async fn a_consumer_slower_than_the_idle_timeout_gets_no_idle_disconnects() {
+    use ssekit_hyper::client::{Ended, Item};
+    let addr = spawn(|_req| async {
+        let events = futures_util::stream::unfold(0u64, |n| async move {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            Some((Event::message(n.to_string()), n + 1))
+        });
+        boxed(response(SseBody::new(events)))
+    })
+    .await;
+    let mut stream = EventSource::get(&format!("http://{addr}/"))
+        .unwrap()
+        .reconnect(ReconnectConfig::default().idle_timeout(Some(Duration::from_millis(100))))
+        .stream();
+    let mut events = 0;
+    while events < 8 {
+        match within(20, stream.next()).await {
+            Some(Ok(Item::Event(_))) => {
+                events += 1;
+                tokio::time::sleep(Duration::from_millis(200)).await; // the application's work
+            }
+            Some(Ok(Item::Disconnected(Ended::IdleTimeout))) => {
+                panic!("an idle disconnect after {events} events, with bytes waiting")
+            }
+            Some(Ok(_)) => {}
+            other => panic!("{other:?}"),
+        }
+    }
+}
