@@ -2202,3 +2202,65 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
     );
     assert_eq!(api.seen(), (1, vec![asked("tok-1", None, 401)]));
 }
+
+/// After a 401, the stream is opened again with a new token from the last event id; an id
+/// with a control character (valid SSE, no header value) is left out then, as the session's
+/// own reconnects leave it out, instead of ending the stream with a request error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out() {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let streams = Arc::new(AtomicUsize::new(0));
+    let counted = streams.clone();
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let streams = counted.clone();
+        async move {
+            if req.uri().path() == "/token" {
+                return boxed(http::Response::new(http_body_util::Full::new(
+                    Bytes::from_static(br#"{"access_token":"t","expires_in":3600}"#),
+                )));
+            }
+            match streams.fetch_add(1, Relaxed) {
+                0 => boxed(
+                    http::Response::builder()
+                        .header("content-type", "text/event-stream")
+                        .body(http_body_util::Full::new(Bytes::from_static(
+                            b"id: a\x01b\ndata: {}\n\n",
+                        )))
+                        .unwrap(),
+                ),
+                1 => boxed(
+                    http::Response::builder()
+                        .status(401)
+                        .body(http_body_util::Full::new(Bytes::new()))
+                        .unwrap(),
+                ),
+                _ => boxed(response(SseBody::new(futures_util::stream::iter([
+                    Event::message("{}"),
+                ])))),
+            }
+        }
+    })
+    .await;
+    let provider = SseProvider::from_json(
+        &json!({"name": "p", "provider_type": "sse", "url": format!("http://{addr}/stream"),
+            "retry_timeout": 100,
+            "auth": {"auth_type": "oauth2", "token_url": format!("http://{addr}/token"),
+                "client_id": "c", "client_secret": "s"}})
+        .to_string(),
+    )
+    .unwrap();
+    let mut items = provider
+        .connect(&serde_json::Map::new())
+        .await
+        .unwrap()
+        .stream();
+    let mut events = 0;
+    while events < 2 {
+        match within(20, items.next()).await {
+            Some(Ok(Item::Event(_))) => events += 1,
+            Some(Ok(_)) => {}
+            other => panic!("after {events} events: {other:?}"),
+        }
+    }
+    assert_eq!(streams.load(Relaxed), 3);
+}

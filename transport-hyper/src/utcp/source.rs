@@ -72,8 +72,15 @@ impl Plan {
         for (name, value) in &self.headers {
             source = source.secret_header(name, value)?;
         }
+        // An id with a control character is valid SSE but no header value: left out, as
+        // the session's own reconnects leave it out, rather than failing the reopen.
         if let Some(id) = &resume.last_event_id {
-            source = source.header("Last-Event-ID", id)?;
+            let sendable = ssekit::client::ReconnectConfig::default()
+                .header("Last-Event-ID", id.clone())
+                .is_ok();
+            if sendable {
+                source = source.header("Last-Event-ID", id)?;
+            }
         }
         if let Some(cell) = cell {
             // `Authorization` is a credential header: a redirect to another origin drops
