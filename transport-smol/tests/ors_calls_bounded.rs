@@ -87,13 +87,16 @@ fn a_tool_that_panics_ends_its_call_and_every_resume_in_error() {
 fn calls_past_max_running_are_refused_without_running() {
     smol::block_on(async {
         let calls = calls(TaskConfig::new(ssekit_http::entropy::os_seed()).max_running(2));
+        // Each call waits for its own release: with one shared channel, the release meant
+        // for the first could reach the second.
         let (release, released) = smol::channel::bounded::<()>(1);
+        let (_release_second, second_released) = smol::channel::bounded::<()>(1);
         let slow = |released: smol::channel::Receiver<()>| async move {
             let _ = released.recv().await;
             Ok(ToolResult::success(ToolOutput::text("done")))
         };
-        let first = calls.call(None, slow(released.clone()));
-        let _second = calls.call(None, slow(released.clone()));
+        let first = calls.call(None, slow(released));
+        let _second = calls.call(None, slow(second_released));
         let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = std::sync::Arc::clone(&ran);
         let refused = calls.try_call(None, async move {
