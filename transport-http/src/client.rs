@@ -37,6 +37,9 @@ use crate::{entropy, redacted_url, Error};
 /// (see [`Session::handle_data`]).
 const SHORT_FRAME: usize = 4096;
 
+/// The most items decoded ahead of the application (see `Session::drain`).
+const DRAIN_BATCH: usize = 32;
+
 /// What an `EventSource` reports: events, and what happened to the connection.
 ///
 /// # Example
@@ -693,6 +696,11 @@ impl Session {
     #[must_use]
     pub fn poll(&mut self, now: Instant) -> Step {
         loop {
+            if self.out.is_empty() && self.failed.is_none() {
+                if let Err(e) = self.drain(DRAIN_BATCH) {
+                    self.failed = Some(e.into());
+                }
+            }
             if let Some(item) = self.out.pop_front() {
                 return Step::Item(item);
             }
@@ -718,6 +726,7 @@ impl Session {
                     Err(e) => self.failed = Some(e),
                 },
                 Some(Action::Close(_)) => {
+                    self.drain_all();
                     self.connected = false;
                     self.keep_last_event_id();
                     self.out.push_back(Item::Disconnected(Ended::IdleTimeout));
@@ -936,7 +945,7 @@ impl Session {
         } else {
             self.decoder.feed(data)
         };
-        if let Err(e) = fed.and_then(|()| self.drain()) {
+        if let Err(e) = fed.and_then(|()| self.drain(DRAIN_BATCH)) {
             self.failed = Some(e.into());
         }
     }
@@ -958,6 +967,7 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_end(&mut self, now: Instant, error: Option<String>) {
+        self.drain_all();
         self.connected = false;
         self.keep_last_event_id();
         let (how, ended) = match (error, self.decoder.finish()) {
@@ -1099,9 +1109,23 @@ impl Session {
             .set_last_event_id(self.decoder.last_event_id_bytes().clone());
     }
 
-    fn drain(&mut self) -> Result<(), DecodeError> {
+    /// Every frame still in the decoder, into the queue, before the connection's end is:
+    /// the items of a stream come before its `Disconnected`.
+    fn drain_all(&mut self) {
+        if self.failed.is_none() {
+            if let Err(e) = self.drain(usize::MAX) {
+                self.failed = Some(e.into());
+            }
+        }
+    }
+
+    /// Frames from the decoder into the queue until it holds `batch` items or the decoder
+    /// has no whole frame. Draining a few at a time leaves the rest of a body frame as
+    /// bytes in the decoder (bounded by its `max_buffered`) rather than as queued items,
+    /// which take about 50 times the bytes of a short comment.
+    fn drain(&mut self, batch: usize) -> Result<(), DecodeError> {
         let resync = self.decoder.config().get_on_limit() == OnLimit::Resync;
-        loop {
+        while self.out.len() < batch {
             let frame = match self.decoder.next_frame() {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return Ok(()),
@@ -1125,6 +1149,7 @@ impl Session {
                 _ => {}
             }
         }
+        Ok(())
     }
 }
 
