@@ -34,7 +34,9 @@ fn result(text: String) -> Vec<Bytes> {
 #[test]
 fn more_calls_in_flight_than_max_tasks_evict_none_of_them() {
     let mut tasks: TaskRegistry<Bytes> = TaskRegistry::new(TaskConfig::new(os_seed()).max_tasks(4));
-    let calls: Vec<Cursor> = (0..6).map(|_| tasks.start(Instant::ZERO).unwrap()).collect();
+    let calls: Vec<Cursor> = (0..6)
+        .map(|_| tasks.start(Instant::ZERO).unwrap())
+        .collect();
     for call in &calls {
         assert_eq!(tasks.state(call.task_id()), Some(TaskState::Running));
         assert_eq!(
