@@ -581,6 +581,21 @@ pub(crate) mod tests {
         })
     }
 
+    /// An event with `data`, named by an `event:` field where `name` gives one.
+    pub(crate) fn sse_event(
+        name: Option<&str>,
+        data: &str,
+    ) -> Result<Event, proptest::test_runner::TestCaseError> {
+        Ok(match name {
+            Some(name) => Event::builder()
+                .event(name.to_string())
+                .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}")))?
+                .data(data.to_string())
+                .build(),
+            None => Event::message(data.to_string()),
+        })
+    }
+
     fn event_data() -> impl proptest::strategy::Strategy<Value = String> {
         use proptest::prelude::*;
         let key = prop_oneof![
@@ -633,14 +648,7 @@ pub(crate) mod tests {
             data in event_data(),
             name in proptest::option::of(proptest::sample::select(&NAMES[..])),
         ) {
-            let event = match name {
-                Some(name) => Event::builder()
-                    .event(name.to_string())
-                    .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}")))?
-                    .data(data.clone())
-                    .build(),
-                None => Event::message(data.clone()),
-            };
+            let event = sse_event(name, &data)?;
             agree::<super::agent::Schema, 15>(&event).map_err(proptest::test_runner::TestCaseError::fail)?;
             agree::<super::workflow::Schema, 8>(&event).map_err(proptest::test_runner::TestCaseError::fail)?;
         }

@@ -1396,14 +1396,7 @@ mod tests {
             data in event_data(),
             name in proptest::option::of(proptest::sample::select(&KINDS[..])),
         ) {
-            let event = match name {
-                Some(name) => Event::builder()
-                    .event(name.to_string())
-                    .map_err(|e| proptest::test_runner::TestCaseError::fail(format!("{e:?}")))?
-                    .data(data.clone())
-                    .build(),
-                None => Event::message(data.clone()),
-            };
+            let event = super::super::tests::sse_event(name, &data)?;
             let fast = reading(Stream::new().wire(event.as_event_ref()));
             let slow = reading(slow_wire(event.as_event_ref()));
             proptest::prop_assert_eq!(fast, slow, "{}", data);
