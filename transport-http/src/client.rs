@@ -696,10 +696,8 @@ impl Session {
     #[must_use]
     pub fn poll(&mut self, now: Instant) -> Step {
         loop {
-            if self.out.is_empty() && self.failed.is_none() {
-                if let Err(e) = self.drain(DRAIN_BATCH) {
-                    self.failed = Some(e.into());
-                }
+            if self.out.is_empty() {
+                self.fill(DRAIN_BATCH);
             }
             if let Some(item) = self.out.pop_front() {
                 return Step::Item(item);
@@ -726,7 +724,8 @@ impl Session {
                     Err(e) => self.failed = Some(e),
                 },
                 Some(Action::Close(_)) => {
-                    self.drain_all();
+                    // The items of a stream come before its `Disconnected`.
+                    self.fill(usize::MAX);
                     self.connected = false;
                     self.keep_last_event_id();
                     self.out.push_back(Item::Disconnected(Ended::IdleTimeout));
@@ -940,12 +939,13 @@ impl Session {
         // short frames share): handed over, each event read from it would share, and so
         // hold alive, the HTTP stack's whole read buffer (hyper's are 8 KiB and up), for as
         // long as the application keeps the event.
+        // Its frames are decoded as `poll` hands them out.
         let fed = if data.len() < SHORT_FRAME {
             self.decoder.feed_slice(&data)
         } else {
             self.decoder.feed(data)
         };
-        if let Err(e) = fed.and_then(|()| self.drain(DRAIN_BATCH)) {
+        if let Err(e) = fed {
             self.failed = Some(e.into());
         }
     }
@@ -967,7 +967,8 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_end(&mut self, now: Instant, error: Option<String>) {
-        self.drain_all();
+        // The items of a stream come before its `Disconnected`.
+        self.fill(usize::MAX);
         self.connected = false;
         self.keep_last_event_id();
         let (how, ended) = match (error, self.decoder.finish()) {
@@ -1109,11 +1110,11 @@ impl Session {
             .set_last_event_id(self.decoder.last_event_id_bytes().clone());
     }
 
-    /// Every frame still in the decoder, into the queue, before the connection's end is:
-    /// the items of a stream come before its `Disconnected`.
-    fn drain_all(&mut self) {
+    /// [`drain`](Self::drain) unless the stream already failed; a decode error ends it
+    /// (after the items before it).
+    fn fill(&mut self, batch: usize) {
         if self.failed.is_none() {
-            if let Err(e) = self.drain(usize::MAX) {
+            if let Err(e) = self.drain(batch) {
                 self.failed = Some(e.into());
             }
         }
