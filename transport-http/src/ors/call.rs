@@ -474,10 +474,7 @@ pub fn json_request(
 /// # Ok::<(), ssekit_http::Error>(())
 /// ```
 pub fn json_answer(status: u16, body: &[u8]) -> Result<Value, Error> {
-    if !(200..300).contains(&status) {
-        return Err(Error::Status(status));
-    }
-    Ok(serde_json::from_slice(body)?)
+    json_as(status, body)
 }
 
 /// [`json_answer`] for an answer that is not used: the status and the JSON syntax are
@@ -490,9 +487,13 @@ pub fn json_answer(status: u16, body: &[u8]) -> Result<Value, Error> {
 /// assert!(matches!(ssekit_http::ors::json_checked(404, b"{}"), Err(ssekit_http::Error::Status(404))));
 /// ```
 pub fn json_checked(status: u16, body: &[u8]) -> Result<(), Error> {
+    json_as::<serde::de::IgnoredAny>(status, body).map(drop)
+}
+
+/// A 2xx answer's body read as `T`; another status is [`Error::Status`].
+fn json_as<T: serde::de::DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, Error> {
     if !(200..300).contains(&status) {
         return Err(Error::Status(status));
     }
-    serde_json::from_slice::<serde::de::IgnoredAny>(body)?;
-    Ok(())
+    Ok(serde_json::from_slice(body)?)
 }
