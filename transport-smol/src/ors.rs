@@ -28,13 +28,8 @@ use crate::server::SseBody;
 use crate::time::Clock;
 
 /// The `error` message of a call refused because [`TaskConfig::max_running`] tools are
-/// running.
-///
-/// # Example
-/// ```
-/// assert_eq!(ssekit_smol::ors::BUSY, "server busy: too many running tool calls");
-/// ```
-pub const BUSY: &str = "server busy: too many running tool calls";
+/// running (the one the hyper server's 503 carries too).
+pub use ssekit_http::ors::BUSY;
 
 /// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
 ///

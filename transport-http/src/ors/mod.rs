@@ -19,6 +19,6 @@ pub use call::{
 pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
 pub use redirects::Redirects;
 pub use stream::{
-    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, CALL_ABANDONED,
-    TOOL_PANICKED,
+    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
+    CALL_ABANDONED, TOOL_PANICKED,
 };

@@ -159,6 +159,15 @@ pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Byte
 /// ```
 pub const TOOL_PANICKED: &str = "internal error: the tool panicked";
 
+/// The `error` message of a call refused because too many tools are running (the task
+/// registry's `max_running`), where no HTTP status can say so.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::ors::BUSY, "server busy: too many running tool calls");
+/// ```
+pub const BUSY: &str = "server busy: too many running tool calls";
+
 /// The `error` message of a call whose task was dropped before it finished: cancelled, or
 /// its runtime shut down.
 ///

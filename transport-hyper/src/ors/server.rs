@@ -20,7 +20,7 @@ use ssekit::server::{Cursor, IdFormat, Open, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
 use ssekit_http::entropy::os_seed;
 use ssekit_http::ors::{
-    call_frames, complete, encode, named, refused, run_tool, Completion, Follow,
+    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
 };
 use tokio::sync::watch;
 
@@ -48,8 +48,9 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
 /// sessions holding at most 256 MiB of `task_spec` between them (`/create` answers 503
 /// beyond either). Task output is bounded by the core `TaskRegistry` (1024 tasks, 64 MiB),
-/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). Task ids, which let any session read a result, are
-/// keyed by 32 bytes from the OS RNG ([`os_seed`]), new for every [`Server`].
+/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). Task ids,
+/// which let any session read a result, are keyed by 32 bytes from the OS RNG
+/// ([`os_seed`]), new for every [`Server`].
 ///
 /// # Example
 /// ```
@@ -816,10 +817,7 @@ impl Server {
 /// A `/call` refused because [`ServerConfig::max_running_calls`] tools are running: 503,
 /// which the official client retries with backoff (see there).
 fn busy() -> Response<OrsBody> {
-    let mut resp = detail(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "server busy: too many running tool calls",
-    );
+    let mut resp = detail(StatusCode::SERVICE_UNAVAILABLE, BUSY);
     resp.headers_mut().insert(
         http::header::RETRY_AFTER,
         http::HeaderValue::from_static("1"),
