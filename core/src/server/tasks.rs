@@ -683,8 +683,8 @@ impl<T> TaskRegistry<T> {
         }
     }
 
-    /// A fresh id, made as [`start`](Self::start) makes them, that no task has: for a call
-    /// refused before it ran, whose stream still begins with `task_id`. Nothing is stored,
+    /// A fresh id, made as [`start`](Self::start) makes them (122 random bits, so no
+    /// other task's but by a chance that is not checked): for a call refused before it ran, whose stream still begins with `task_id`. Nothing is stored,
     /// so such calls take no place from other tasks; a resume with the id is unknown.
     ///
     /// # Example
@@ -943,8 +943,8 @@ impl<T> TaskRegistry<T> {
         }
     }
 
+    /// Stores a new task; the callers expired what was due at `now` first.
     fn insert(&mut self, id: Utf8Bytes, now: Instant) {
-        self.expire(now);
         // Only finished tasks make room; running ones stay (up to `max_running`).
         while self.tasks.len() >= self.config.max_tasks {
             if !self.evict_oldest_finished() {
