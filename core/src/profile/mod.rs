@@ -82,17 +82,20 @@ pub(crate) mod json {
         name_field(event, field).unwrap_or_else(|| Utf8Bytes::copy_from_str(event.event_type()))
     }
 
-    /// Parses `data` as a JSON object into `T`. The first byte is checked because serde's
-    /// derived structs also accept a JSON array of the fields. Parsing from `&str` lets
-    /// serde_json skip UTF-8 checks of the strings it hands out (`Utf8Bytes::as_str` is O(1)).
+    /// Parses `data` as a JSON object into `T` (not an array: [`opens_an_object`]). Parsing
+    /// from `&str` lets serde_json skip UTF-8 checks of the strings it hands out (`Utf8Bytes::as_str` is O(1)).
     pub(crate) fn parse_object<'a, T: Deserialize<'a>>(data: &'a str) -> Option<T> {
-        if !data
-            .trim_start_matches([' ', '\t', '\n', '\r'])
-            .starts_with('{')
-        {
+        if !opens_an_object(data) {
             return None;
         }
         serde_json::from_str(data).ok()
+    }
+
+    /// Whether `data`'s first byte past JSON whitespace opens an object: serde's derived
+    /// structs and maps also take a JSON array, which the profiles do not.
+    fn opens_an_object(data: &str) -> bool {
+        data.trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with('{')
     }
 
     /// Why `event` did not parse as a profile's wire struct: `fields` when the data is a
@@ -390,10 +393,7 @@ pub(crate) mod json {
         reads: &[Reads; N],
         wanted: u32,
     ) -> Option<[Option<Field<'a>>; N]> {
-        if !data
-            .trim_start_matches([' ', '\t', '\n', '\r'])
-            .starts_with('{')
-        {
+        if !opens_an_object(data) {
             return None;
         }
         let seed = FieldsSeed {
