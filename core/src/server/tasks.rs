@@ -677,7 +677,7 @@ impl<T> TaskRegistry<T> {
         loop {
             let id = self.unstored_id();
             if !self.tasks.contains_key(id.as_bytes().as_ref()) {
-                self.insert(id.clone(), now);
+                self.insert(id.clone());
                 return Ok(Cursor { id, next: 0 });
             }
         }
@@ -727,7 +727,7 @@ impl<T> TaskRegistry<T> {
             return Err(StartError::Busy);
         }
         let id = Utf8Bytes::copy_from_str(id);
-        self.insert(id.clone(), now);
+        self.insert(id.clone());
         Ok(Cursor { id, next: 0 })
     }
 
@@ -944,7 +944,7 @@ impl<T> TaskRegistry<T> {
     }
 
     /// Stores a new task; the callers expired what was due at `now` first.
-    fn insert(&mut self, id: Utf8Bytes, now: Instant) {
+    fn insert(&mut self, id: Utf8Bytes) {
         // Only finished tasks make room; running ones stay (up to `max_running`).
         while self.tasks.len() >= self.config.max_tasks {
             if !self.evict_oldest_finished() {
