@@ -670,6 +670,26 @@ impl Session {
         &self.current.uri
     }
 
+    /// The last event ID the stream has reached, sent as `Last-Event-ID` by the next
+    /// connection when not empty: that of the last block (with data or not) of the
+    /// connections before, or the configured one. Kept when the session ends, so a stream
+    /// opened again elsewhere (after a 401, with a new token) resumes from it.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::ReconnectConfig;
+    /// use ssekit_http::client::{RequestSpec, Target};
+    /// let config = ReconnectConfig::default().header("Last-Event-ID", "7")?;
+    /// let s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?
+    ///     .reconnect(config)
+    ///     .into_session(Target::Absolute);
+    /// assert_eq!(s.last_event_id(), "7");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn last_event_id(&self) -> &str {
+        self.rc.last_event_id()
+    }
+
     /// How long a [`Step::Connect`] may wait for the response head.
     ///
     /// # Example
@@ -1237,6 +1257,14 @@ impl<T: Io> Drive<T> {
             io,
             done: false,
         }
+    }
+
+    /// The session it drives, to read its state (its [`last_event_id`](Session::last_event_id)).
+    ///
+    /// # Example
+    /// See [`Io`].
+    pub fn session(&self) -> &Session {
+        &self.session
     }
 
     /// The next item; `None` after the end (a 204, or a clean end without reconnecting),

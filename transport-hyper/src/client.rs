@@ -189,15 +189,21 @@ impl EventSource {
     /// # Ok(()) }
     /// ```
     pub fn stream(self) -> Items {
+        Box::pin(futures_util::stream::unfold(
+            self.driver(),
+            |mut d| async move { d.next().await.map(|item| (item, d)) },
+        ))
+    }
+
+    /// The run loop [`stream`](Self::stream) wraps, for callers in this crate that read its
+    /// session's state between items.
+    pub(crate) fn driver(self) -> Driver {
         let io = HyperIo {
             clock: Clock::tokio(),
             client: self.client,
             response: None,
         };
-        let driver = Drive::new(self.spec.into_session(Target::Absolute), io);
-        Box::pin(futures_util::stream::unfold(driver, |mut d| async move {
-            d.next().await.map(|item| (item, d))
-        }))
+        Drive::new(self.spec.into_session(Target::Absolute), io)
     }
 
     /// Only the events. The stream ends with `None` when the stream (or the policy) ends
@@ -225,9 +231,12 @@ impl EventSource {
 /// What [`EventSource::stream`] returns.
 pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
+/// What [`EventSource::driver`] returns.
+pub(crate) type Driver = Drive<HyperIo>;
+
 /// The IO of one stream on hyper-util's client: the shared [`Session`] decides, [`Drive`]
 /// loops, this connects, reads and waits.
-struct HyperIo {
+pub(crate) struct HyperIo {
     clock: Clock,
     client: Option<HttpClient>,
     response: Option<Incoming>,

@@ -2264,3 +2264,147 @@ async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out() {
     }
     assert_eq!(streams.load(Relaxed), 3);
 }
+
+/// The reopen after a 401 resumes from the stream's last event ID, as the session's own
+/// reconnects do: set by a block without data and by events of a type the provider does not
+/// deliver, not only by the events it delivered.
+#[tokio::test]
+async fn the_reopen_after_a_401_sends_the_streams_last_event_id() {
+    let ids: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
+    let logged = ids.clone();
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let logged = logged.clone();
+        async move {
+            let body = |status: u16, bytes: &'static [u8]| {
+                boxed(
+                    http::Response::builder()
+                        .status(status)
+                        .header("content-type", "text/event-stream")
+                        .body(http_body_util::Full::new(Bytes::from_static(bytes)))
+                        .unwrap(),
+                )
+            };
+            if req.uri().path() == "/token" {
+                return body(200, br#"{"access_token":"t","token_type":"bearer"}"#);
+            }
+            let id = req
+                .headers()
+                .get("last-event-id")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let connection = {
+                let mut logged = logged.lock().unwrap();
+                logged.push(id);
+                logged.len()
+            };
+            match connection {
+                // A delivered event, one of a type not delivered, a block without data.
+                1 => body(
+                    200,
+                    b"event: price_update\nid: 1\ndata: {\"n\":1}\n\n\
+                      event: heartbeat\nid: 2\ndata: {}\n\n\
+                      id: 3\n\n",
+                ),
+                // The token is revoked: the reconnect is refused.
+                2 => body(401, b""),
+                _ => body(200, b"event: price_update\nid: 9\ndata: {\"n\":9}\n\n"),
+            }
+        }
+    })
+    .await;
+    let mut provider = with_url(MARKET, &format!("http://{addr}/stream"));
+    provider.retry_timeout = 50;
+    provider.auth = Some(Auth::OAuth2 {
+        token_url: format!("http://{addr}/token"),
+        client_id: "c".into(),
+        client_secret: "s".into(),
+        scope: None,
+    });
+    let mut items = within(5, provider.connect(&serde_json::Map::new()))
+        .await
+        .unwrap()
+        .stream();
+    let mut delivered = Vec::new();
+    while delivered.len() < 2 {
+        match within(10, items.next()).await {
+            Some(Ok(Item::Event(e))) => delivered.push(e.id().unwrap_or("").to_owned()),
+            Some(Ok(_)) => {}
+            other => panic!("after {delivered:?}: {other:?}"),
+        }
+    }
+    drop(items);
+    assert_eq!(delivered, ["1", "9"]);
+    let ids = ids.lock().unwrap().clone();
+    assert_eq!(ids[0], None);
+    assert_eq!(ids[1].as_deref(), Some("3"), "the session's own reconnect");
+    assert_eq!(ids[2].as_deref(), Some("3"), "the reopen after the 401");
+}
+
+/// A token endpoint that takes only HTTP Basic client authentication (RFC 6749 §2.3.1 says
+/// every one must) answers the form-body credentials with 401: the token is asked for once
+/// more with Basic, without the secret in the body, and the stream opens with it.
+#[tokio::test]
+async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it() {
+    let log: Log = Arc::default();
+    let logged = log.clone();
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let logged = logged.clone();
+        async move {
+            let (parts, body) = req.into_parts();
+            let body = body.collect().await.unwrap().to_bytes();
+            let authorization = parts.headers.get("authorization").cloned();
+            logged.lock().unwrap().push(Seen {
+                method: parts.method.to_string(),
+                uri: parts.uri.to_string(),
+                headers: parts.headers,
+                body,
+            });
+            let answer = |status: u16, bytes: &'static [u8]| {
+                boxed(
+                    http::Response::builder()
+                        .status(status)
+                        .header("content-type", "text/event-stream")
+                        .body(http_body_util::Full::new(Bytes::from_static(bytes)))
+                        .unwrap(),
+                )
+            };
+            match (parts.uri.path(), authorization) {
+                // base64("c%3Aid:s%20t") = "YyUzQWlkOnMlMjB0"
+                ("/token", Some(basic)) if basic == "Basic YyUzQWlkOnMlMjB0" => {
+                    answer(200, br#"{"access_token":"tok","token_type":"bearer"}"#)
+                }
+                ("/token", _) => answer(401, br#"{"error":"invalid_client"}"#),
+                (_, Some(bearer)) if bearer == "Bearer tok" => {
+                    answer(200, b"event: notification\ndata: {}\n\n")
+                }
+                _ => answer(401, b""),
+            }
+        }
+    })
+    .await;
+    let mut provider = with_url(NOTIFY, &format!("http://{addr}/events"));
+    provider.reconnect = false;
+    provider.auth = Some(Auth::OAuth2 {
+        token_url: format!("http://{addr}/token"),
+        client_id: "c:id".into(),
+        client_secret: "s t".into(),
+        scope: Some("read".into()),
+    });
+    let mut events = within(5, provider.connect(&serde_json::Map::new()))
+        .await
+        .unwrap()
+        .events();
+    assert_eq!(
+        within(5, events.next()).await.unwrap().unwrap().data(),
+        "{}"
+    );
+    let seen = log.lock().unwrap().clone();
+    let tokens: Vec<_> = seen.iter().filter(|s| s.uri.ends_with("/token")).collect();
+    assert_eq!(tokens.len(), 2, "{seen:?}");
+    assert_eq!(
+        tokens[0].body,
+        "grant_type=client_credentials&client_id=c%3Aid&client_secret=s%20t&scope=read"
+    );
+    assert!(tokens[0].headers.get("authorization").is_none());
+    assert_eq!(tokens[1].body, "grant_type=client_credentials&scope=read");
+    assert_eq!(tokens[1].method, "POST");
+}

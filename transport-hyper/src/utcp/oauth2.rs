@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::discovery::{bounded_exchange, origin, Bounded};
-use super::{encode_component, Auth, Redacted};
+use super::{base64, encode_component, Auth, Redacted};
 use crate::client::{HttpClient, SCHEMES};
 use crate::Error;
 
@@ -330,21 +330,57 @@ impl Grant {
     }
 
     /// The client-credentials grant: a token from `token_url`, within [`TOKEN_TIMEOUT`] and
-    /// [`MAX_TOKEN_RESPONSE`], its lifetime counted from when the request was sent.
+    /// [`MAX_TOKEN_RESPONSE`] per request, its lifetime counted from when the request was
+    /// sent.
+    ///
+    /// The client authenticates with `client_id` and `client_secret` in the form body, as
+    /// UTCP's own clients do first; a token endpoint that answers that with 400 or 401 (RFC
+    /// 6749 §5.2's `invalid_client`) is asked once more with HTTP Basic, the method RFC
+    /// 6749 §2.3.1 says every token endpoint must support (UTCP's clients fall back to it
+    /// too). A request never carries both: the RFC allows one method per request.
     pub(crate) async fn fetch(&self, http: &HttpClient) -> Result<Token, Error> {
         let uri = check_token_url(&self.token_url)?;
-        let shown = shown_url(&uri);
-        let mut form = format!(
-            "grant_type=client_credentials&client_id={}&client_secret={}",
-            encode_component(&self.client_id),
-            encode_component(&self.client_secret)
-        );
+        match self.fetch_with(http, &uri, ClientAuth::Body).await {
+            Err(Error::Status(400 | 401)) => self.fetch_with(http, &uri, ClientAuth::Basic).await,
+            answer => answer,
+        }
+    }
+
+    async fn fetch_with(
+        &self,
+        http: &HttpClient,
+        uri: &Uri,
+        how: ClientAuth,
+    ) -> Result<Token, Error> {
+        let shown = shown_url(uri);
+        let mut form = String::from("grant_type=client_credentials");
+        let mut req = Request::post(uri.clone())
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json");
+        match how {
+            ClientAuth::Body => form.push_str(&format!(
+                "&client_id={}&client_secret={}",
+                encode_component(&self.client_id),
+                encode_component(&self.client_secret)
+            )),
+            ClientAuth::Basic => {
+                // RFC 6749 §2.3.1: each part form-urlencoded, then `id:secret` in base64.
+                let pair = format!(
+                    "{}:{}",
+                    encode_component(&self.client_id),
+                    encode_component(&self.client_secret)
+                );
+                let mut value =
+                    HeaderValue::from_str(&format!("Basic {}", base64(pair.as_bytes())))
+                        .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
+                value.set_sensitive(true);
+                req = req.header(AUTHORIZATION, value);
+            }
+        }
         if let Some(scope) = &self.scope {
             form.push_str(&format!("&scope={}", encode_component(scope)));
         }
-        let req = Request::post(uri)
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .header("Accept", "application/json")
+        let req = req
             .body(Full::new(Bytes::from(form)))
             .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
         let sent = Instant::now();
@@ -360,6 +396,15 @@ impl Grant {
         };
         Token::from_response(&body, sent)
     }
+}
+
+/// How a token request authenticates the client (RFC 6749 §2.3.1).
+#[derive(Clone, Copy)]
+enum ClientAuth {
+    /// `client_id` and `client_secret` in the form body.
+    Body,
+    /// `Authorization: Basic`.
+    Basic,
 }
 
 #[cfg(test)]

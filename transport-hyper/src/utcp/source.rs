@@ -31,7 +31,7 @@ use ssekit_http::client::{only_events, Ended, Item};
 use tokio::time::Instant;
 
 use super::oauth2::{Grant, TokenCell};
-use crate::client::{EventSource, HttpClient, Items};
+use crate::client::{Driver, EventSource, HttpClient, Items};
 use crate::Error;
 
 /// Everything a provider connection sends, kept to open it again after a 401.
@@ -46,7 +46,8 @@ pub(crate) struct Plan {
     pub(crate) http: HttpClient,
 }
 
-/// Where a stream opened again takes up: the last event's id and the server's `retry:`.
+/// Where a stream opened again takes up: the stream's last event ID (set by any block,
+/// with data or not, of any event type) and the server's `retry:`.
 #[derive(Default)]
 struct Resume {
     last_event_id: Option<String>,
@@ -189,7 +190,7 @@ impl ProviderSource {
             return self.source.stream();
         };
         let run = Run {
-            items: self.source.stream(),
+            items: self.source.driver(),
             refresh,
             resume: Resume::default(),
             accepted: false,
@@ -244,7 +245,7 @@ impl ProviderSource {
 /// The stream of a connection with OAuth2: the source's items, with the token renewed
 /// between them.
 struct Run {
-    items: Items,
+    items: Driver,
     refresh: Refresh,
     resume: Resume,
     /// The server accepted the current token (a connection opened with it).
@@ -290,12 +291,16 @@ impl Run {
                 if let Err(e) = self.renew().await {
                     return self.end(e);
                 }
+                // The session's, not the last delivered event's: blocks without data and
+                // events of other types set it too.
+                let last = self.items.session().last_event_id();
+                self.resume.last_event_id = (!last.is_empty()).then(|| last.to_owned());
                 match self
                     .refresh
                     .plan
                     .source(Some(&self.refresh.cell), &self.resume)
                 {
-                    Ok(source) => self.items = source.stream(),
+                    Ok(source) => self.items = source.driver(),
                     Err(e) => return self.end(e),
                 }
                 Some(Ok(Item::Disconnected(Ended::Failed("HTTP 401".to_owned()))))
@@ -333,12 +338,6 @@ impl Run {
     fn observe(&mut self, item: &Item) {
         match item {
             Item::Connected { .. } => self.accepted = true,
-            Item::Event(event) => match event.id() {
-                // An empty id clears the last event ID, as in the source.
-                Some("") => self.resume.last_event_id = None,
-                Some(id) => self.resume.last_event_id = Some(id.to_owned()),
-                None => {}
-            },
             Item::Retry(ms) => self.resume.retry = Some(*ms),
             Item::Reconnecting { after } => {
                 let at = Instant::now().checked_add(*after);
