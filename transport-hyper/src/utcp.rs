@@ -81,13 +81,17 @@ use crate::Error;
 #[serde(tag = "auth_type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Auth {
-    /// An API key sent in the header `var_name`.
+    /// An API key, sent under the name `var_name` where `location` says (UTCP 1.x; a
+    /// header by default).
     ApiKey {
         /// The key.
         api_key: String,
-        /// The header name (default `X-Api-Key`).
+        /// The header, query parameter or cookie name (default `X-Api-Key`).
         #[serde(default = "default_key_header")]
         var_name: String,
+        /// Where the key goes.
+        #[serde(default)]
+        location: KeyLocation,
     },
     /// HTTP Basic.
     Basic {
@@ -111,6 +115,31 @@ pub enum Auth {
         #[serde(default)]
         scope: Option<String>,
     },
+}
+
+/// Where an [`Auth::ApiKey`] is sent: UTCP 1.x's `location`.
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::utcp::{Auth, KeyLocation};
+/// let auth: Auth = serde_json::from_str(
+///     r#"{"auth_type":"api_key","api_key":"k","var_name":"key","location":"query"}"#)?;
+/// assert!(matches!(auth, Auth::ApiKey { location: KeyLocation::Query, .. }));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum KeyLocation {
+    /// The request header `var_name` (marked sensitive, and not sent to another origin).
+    #[default]
+    Header,
+    /// The query parameter `var_name`, percent-encoded (left out of `Debug` output and
+    /// errors, as every query is).
+    Query,
+    /// The cookie `var_name`, in a `Cookie` header (a credential header: not sent to
+    /// another origin).
+    Cookie,
 }
 
 /// What `Debug` output shows in place of a secret.
@@ -172,10 +201,13 @@ impl fmt::Debug for HeaderNames<'_> {
 impl fmt::Debug for Auth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Auth::ApiKey { var_name, .. } => f
+            Auth::ApiKey {
+                var_name, location, ..
+            } => f
                 .debug_struct("ApiKey")
                 .field("api_key", &Redacted)
                 .field("var_name", var_name)
+                .field("location", location)
                 .finish(),
             Auth::Basic { username, .. } => f
                 .debug_struct("Basic")
@@ -369,7 +401,9 @@ impl SseProvider {
             sub(value)?;
         }
         match &mut self.auth {
-            Some(Auth::ApiKey { api_key, var_name }) => {
+            Some(Auth::ApiKey {
+                api_key, var_name, ..
+            }) => {
                 sub(api_key)?;
                 sub(var_name)?;
             }
@@ -438,6 +472,7 @@ impl SseProvider {
         }
         let grant = Grant::of(self.auth.as_ref());
         headers.extend(self.static_auth_header());
+        query.extend(self.auth_query());
         // A fragment is never sent, and the request URI ends at `#`: query inputs appended
         // after one would be dropped without a word. The fragment goes, the query stays.
         let mut url = match self.url.split_once('#') {
@@ -488,10 +523,36 @@ impl SseProvider {
         }
     }
 
-    /// The header an API key or Basic `auth` asks for (OAuth2's is fetched: `None`).
+    /// The query parameter (`name=value`, encoded) an API key `auth` with
+    /// [`KeyLocation::Query`] asks for.
+    pub(crate) fn auth_query(&self) -> Option<String> {
+        match &self.auth {
+            Some(Auth::ApiKey {
+                api_key,
+                var_name,
+                location: KeyLocation::Query,
+            }) => Some(format!(
+                "{}={}",
+                encode_component(var_name),
+                encode_component(api_key)
+            )),
+            _ => None,
+        }
+    }
+
+    /// The header an API key (in a header or a cookie) or Basic `auth` asks for (OAuth2's
+    /// is fetched, and a key in the query is no header: `None`).
     fn static_auth_header(&self) -> Option<(String, String)> {
         match &self.auth {
-            Some(Auth::ApiKey { api_key, var_name }) => Some((var_name.clone(), api_key.clone())),
+            Some(Auth::ApiKey {
+                api_key,
+                var_name,
+                location,
+            }) => match location {
+                KeyLocation::Header => Some((var_name.clone(), api_key.clone())),
+                KeyLocation::Cookie => Some(("Cookie".to_owned(), format!("{var_name}={api_key}"))),
+                KeyLocation::Query => None,
+            },
             Some(Auth::Basic { username, password }) => Some((
                 "Authorization".to_owned(),
                 format!(

@@ -1376,14 +1376,21 @@ mod discovery {
                         .map_or("", |v| v.to_str().unwrap())
                         .to_owned()
                 };
-                asked.lock().unwrap().push(format!(
+                let mut line = format!(
                     "{} {} key={} auth={} tenant={}",
                     req.method(),
                     req.uri().path(),
                     header("x-api-key"),
                     header("authorization"),
                     header("x-tenant")
-                ));
+                );
+                if let Some(query) = req.uri().query() {
+                    line.push_str(&format!(" query={query}"));
+                }
+                if !header("cookie").is_empty() {
+                    line.push_str(&format!(" cookie={}", header("cookie")));
+                }
+                asked.lock().unwrap().push(line);
                 if req.uri().path() == "/token" {
                     return boxed(http::Response::new(Full::new(Bytes::from_static(
                         br#"{"access_token":"tok-9","token_type":"bearer"}"#,
@@ -1391,6 +1398,8 @@ mod discovery {
                 }
                 let allowed = header("x-tenant") == "t-1"
                     && (header("x-api-key") == "k-1"
+                        || req.uri().query() == Some("X-API-Key=k-1")
+                        || header("cookie") == "X-API-Key=k-1"
                         || header("authorization") == "Basic dTpw"
                         || header("authorization") == "Bearer tok-9");
                 match endpoint.answer(&req) {
@@ -1439,6 +1448,10 @@ mod discovery {
         );
         for auth in [
             json!({"auth_type": "api_key", "api_key": "$KEY", "var_name": "X-API-Key"}),
+            json!({"auth_type": "api_key", "api_key": "$KEY", "var_name": "X-API-Key",
+                "location": "query"}),
+            json!({"auth_type": "api_key", "api_key": "$KEY", "var_name": "X-API-Key",
+                "location": "cookie"}),
             json!({"auth_type": "basic", "username": "u", "password": "p"}),
             json!({"auth_type": "oauth2", "token_url": format!("{base}/token"),
                 "client_id": "c", "client_secret": "s"}),
@@ -1456,6 +1469,8 @@ mod discovery {
             [
                 "GET /utcp key= auth= tenant=",
                 "GET /utcp key=k-1 auth= tenant=t-1",
+                "GET /utcp key= auth= tenant=t-1 query=X-API-Key=k-1",
+                "GET /utcp key= auth= tenant=t-1 cookie=X-API-Key=k-1",
                 "GET /utcp key= auth=Basic dTpw tenant=t-1",
                 "POST /token key= auth= tenant=",
                 "GET /utcp key= auth=Bearer tok-9 tenant=t-1",
@@ -2407,4 +2422,43 @@ async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it() {
     assert!(tokens[0].headers.get("authorization").is_none());
     assert_eq!(tokens[1].body, "grant_type=client_credentials&scope=read");
     assert_eq!(tokens[1].method, "POST");
+}
+
+/// UTCP 1.x's `location` of an API key: a query parameter (percent-encoded, after the
+/// inputs, and left out of `Debug` output) or a cookie, and a header by default; never two
+/// of them.
+#[tokio::test]
+async fn an_api_key_goes_where_its_location_says() {
+    for (location, query, cookie, header) in [
+        (None, "symbol=AAPL", None, Some("k 1&2")),
+        (Some("header"), "symbol=AAPL", None, Some("k 1&2")),
+        (Some("query"), "symbol=AAPL&api_key=k%201%262", None, None),
+        (Some("cookie"), "symbol=AAPL", Some("api_key=k 1&2"), None),
+    ] {
+        let log: Log = Arc::default();
+        let base = server("price_update", log.clone()).await;
+        let mut auth = json!({"auth_type": "api_key", "api_key": "k 1&2", "var_name": "api_key"});
+        if let Some(location) = location {
+            auth["location"] = json!(location);
+        }
+        let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+        value["url"] = json!(format!("{base}/stream"));
+        value["reconnect"] = json!(false);
+        value["auth"] = auth;
+        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        assert!(
+            !format!("{provider:?}").contains("k 1"),
+            "{location:?}: {provider:?}"
+        );
+        let mut inputs = serde_json::Map::new();
+        inputs.insert("symbol".into(), json!("AAPL"));
+        let mut events = within(5, provider.connect(&inputs)).await.unwrap().events();
+        within(5, events.next()).await.unwrap().unwrap();
+        let seen = log.lock().unwrap()[0].clone();
+        let uri: http::Uri = seen.uri.parse().unwrap();
+        assert_eq!(uri.query(), Some(query), "{location:?}");
+        let text = |name: &str| seen.headers.get(name).map(|v| v.to_str().unwrap());
+        assert_eq!(text("cookie"), cookie, "{location:?}");
+        assert_eq!(text("api_key"), header, "{location:?}");
+    }
 }

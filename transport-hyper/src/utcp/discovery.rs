@@ -278,7 +278,7 @@ impl Discovery {
     /// ```
     pub async fn fetch(&self, provider_url: &str) -> Result<Manual, DiscoveryError> {
         let client = self.http_client()?;
-        self.get(&client, provider_url, Vec::new(), self.timeout)
+        self.get(&client, provider_url, None, Vec::new(), self.timeout)
             .await
     }
 
@@ -309,7 +309,9 @@ impl Discovery {
             Err(_) => return Err(DiscoveryError::TimedOut(self.timeout)),
         }
         let left = self.timeout.saturating_sub(started.elapsed());
-        self.get(&client, &provider.url, credentials, left).await
+        let query = provider.auth_query();
+        self.get(&client, &provider.url, query, credentials, left)
+            .await
     }
 
     fn http_client(&self) -> Result<HttpClient, Error> {
@@ -319,20 +321,27 @@ impl Discovery {
         }
     }
 
-    /// The request and its bounded answer: `credentials`, then this discovery's headers,
-    /// each marked sensitive (the last of one name wins); within `left` of the timeout.
+    /// The request and its bounded answer: `query` (an API key's, encoded), `credentials`,
+    /// then this discovery's headers, each marked sensitive (the last of one name wins);
+    /// within `left` of the timeout.
     async fn get(
         &self,
         client: &HttpClient,
         provider_url: &str,
+        query: Option<String>,
         mut credentials: Vec<(String, String)>,
         left: Duration,
     ) -> Result<Manual, DiscoveryError> {
-        let url = discovery_url(provider_url)?;
-        let mut req = Request::get(&url)
+        let shown = discovery_url(provider_url)?;
+        // The query holds a key: errors show the URL without it.
+        let url = match query {
+            Some(query) => format!("{shown}?{query}"),
+            None => shown.clone(),
+        };
+        let mut req = Request::get(url)
             .header(http::header::ACCEPT, "application/json")
             .body(Full::new(Bytes::new()))
-            .map_err(|e| Error::Request(format!("discovery request to {url:?}: {e}")))?;
+            .map_err(|e| Error::Request(format!("discovery request to {shown:?}: {e}")))?;
         credentials.extend(self.headers.iter().cloned());
         for (name, value) in credentials {
             let bad = |what: &str| Error::Request(format!("header {name:?}: not a valid {what}"));
