@@ -258,7 +258,8 @@ impl Body for SseBody {
 }
 
 /// A bounded per-stream queue: the [`Sender`] half for the application, the [`SseBody`] half
-/// for the response. `capacity` events at most wait in the queue (at least 1).
+/// for the response. `capacity` events at most wait in the queue (at least 1, at most
+/// [`MAX_QUEUED`](ssekit_http::server::MAX_QUEUED)); its memory grows with the events in it.
 ///
 /// # Example
 /// ```
@@ -270,7 +271,7 @@ impl Body for SseBody {
 /// # let _ = resp; Ok(()) }
 /// ```
 pub fn channel(capacity: usize) -> (Sender, SseBody) {
-    let (tx, rx) = mpsc::channel::<Bytes>(capacity.max(1));
+    let (tx, rx) = mpsc::channel::<Bytes>(capacity.clamp(1, ssekit_http::server::MAX_QUEUED));
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|bytes| (bytes, rx))
     });

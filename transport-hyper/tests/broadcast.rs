@@ -86,3 +86,18 @@ async fn clients_that_leave_before_any_event_are_not_all_kept() {
     assert_eq!(hub.publish(&tick(1)).unwrap(), 1);
     drop(kept);
 }
+
+/// A configured "no limit" is lowered to `MAX_QUEUED`: before, tokio's channel panicked at
+/// every `subscribe` (a semaphore of more than `MAX_PERMITS`), inside the request handler.
+#[tokio::test]
+async fn capacities_past_max_queued_are_lowered_not_a_panic() {
+    let hub = Broadcast::new(ReplayBuffer::default(), usize::MAX);
+    let body = hub.subscribe(None).unwrap();
+    assert_eq!(hub.publish(&tick(1)).unwrap(), 1);
+    hub.disconnect_all();
+    assert_eq!(drain(body).await, "event: tick\nid: 1\ndata: t1\n\n");
+    let (tx, body) = ssekit_hyper::server::channel(usize::MAX);
+    tx.try_send(&tick(2)).unwrap();
+    drop(tx);
+    assert_eq!(drain(body).await, "event: tick\nid: 2\ndata: t2\n\n");
+}

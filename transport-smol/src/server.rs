@@ -180,7 +180,10 @@ impl Body for SseBody {
 }
 
 /// A bounded per-stream queue: a [`Sender`] for the application, an [`SseBody`] for the
-/// response; at most `capacity` events (at least 1) wait in it.
+/// response; at most `capacity` events (at least 1, at most
+/// [`MAX_QUEUED`](ssekit_http::server::MAX_QUEUED)) wait in it. The queue (`async-channel`'s)
+/// is allocated whole when it is made, about 40 bytes per slot: a capacity of 1,000 costs
+/// 40 KB per stream whether events wait or not.
 ///
 /// # Example
 /// ```
@@ -191,7 +194,7 @@ impl Body for SseBody {
 /// # let _ = resp; Ok::<(), ssekit_smol::server::TrySendError>(()) }).unwrap();
 /// ```
 pub fn channel(capacity: usize) -> (Sender, SseBody) {
-    let (tx, rx) = async_channel::bounded(capacity.max(1));
+    let (tx, rx) = async_channel::bounded(capacity.clamp(1, ssekit_http::server::MAX_QUEUED));
     let sender = Sender {
         tx,
         encoder: Encoder::new(),
@@ -312,8 +315,10 @@ impl std::fmt::Debug for Broadcast {
 }
 
 impl Broadcast {
-    /// A hub keeping recent events in `replay`, queueing at most `per_client` (at least 1)
-    /// events per client.
+    /// A hub keeping recent events in `replay`, queueing at most `per_client` (at least 1,
+    /// at most [`MAX_QUEUED`](ssekit_http::server::MAX_QUEUED)) events per client. A
+    /// queue's memory grows with the events in it: an idle client costs the same whatever
+    /// `per_client` is.
     ///
     /// # Example
     /// ```
@@ -323,7 +328,7 @@ impl Broadcast {
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
             hub: Arc::new(Mutex::new(Hub::new(replay))),
-            per_client: per_client.max(1),
+            per_client: per_client.clamp(1, ssekit_http::server::MAX_QUEUED),
         }
     }
 
@@ -340,8 +345,13 @@ impl Broadcast {
     /// # Ok::<(), ssekit::EncodeError>(())
     /// ```
     pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
-        self.lock()
-            .publish(event, |tx, wire| tx.try_send(wire).is_ok())
+        let per_client = self.per_client;
+        // The queues are unbounded (a bounded one is allocated whole up front), so the bound
+        // is checked here; publishers take turns under the lock, and a client's reads only
+        // shorten its queue, so it cannot be passed.
+        self.lock().publish(event, |tx, wire| {
+            tx.len() < per_client && tx.try_send(wire).is_ok()
+        })
     }
 
     /// A body for a new client: the events after `last_event_id` (none for `None`), then
@@ -354,7 +364,7 @@ impl Broadcast {
     /// assert!(matches!(hub.subscribe(Some("never-sent")), Err(Gap::Unknown)));
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody, Gap> {
-        let (tx, rx) = async_channel::bounded(self.per_client);
+        let (tx, rx) = async_channel::unbounded();
         let missed = self
             .lock()
             .subscribe(last_event_id, tx, async_channel::Sender::is_closed)?;

@@ -57,7 +57,8 @@ impl std::fmt::Debug for Broadcast {
 
 impl Broadcast {
     /// A hub that keeps recent events in `replay` and queues at most `per_client` events
-    /// (at least 1) for each client.
+    /// (at least 1, at most [`MAX_QUEUED`](ssekit_http::server::MAX_QUEUED)) for each
+    /// client. A queue's memory grows with the events in it.
     ///
     /// # Example
     /// ```
@@ -67,7 +68,7 @@ impl Broadcast {
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
             state: Arc::new(Mutex::new(Hub::new(replay))),
-            per_client: per_client.max(1),
+            per_client: per_client.clamp(1, ssekit_http::server::MAX_QUEUED),
         }
     }
 
