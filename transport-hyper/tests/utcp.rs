@@ -442,9 +442,71 @@ mod schema {
             refused(&s, json!({"ticks": [{"p": 1}, {"p": true}]})),
             triple("/ticks/1/p", "number", "boolean true")
         );
-        // The old tuple form is ignored, as documented.
+    }
+
+    /// 2020-12's `prefixItems` checks the first elements by position and `items` only the
+    /// rest; the older tuple form (`items` an array, `additionalItems` the rest) likewise.
+    /// Before, `prefixItems` was ignored and `items` applied to every element, so a closed
+    /// tuple (`"items": false`) refused every non-empty array.
+    #[test]
+    fn prefix_items_check_by_position_and_items_the_rest() {
+        let closed = schema(json!({"type": "array",
+            "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}));
+        assert!(closed.validate(&json!(["AAPL", 189.5])).is_ok());
+        assert!(closed.validate(&json!(["AAPL"])).is_ok(), "shorter is fine");
+        assert_eq!(
+            refused(&closed, json!([189.5, "AAPL"])),
+            triple("/0", "string", "number 189.5")
+        );
+        assert_eq!(
+            refused(&closed, json!(["AAPL", 1, 2])),
+            triple("/2", "nothing (the schema is false)", "number 2")
+        );
+        let open =
+            schema(json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}));
+        assert!(open.validate(&json!(["a", 1, 2])).is_ok());
+        assert_eq!(
+            refused(&open, json!(["a", 1, "b"])),
+            triple("/2", "integer", "string \"b\"")
+        );
+        let old = schema(json!({"items": [{"type": "string"}], "additionalItems": false}));
+        assert!(old.validate(&json!(["a"])).is_ok());
+        assert_eq!(
+            refused(&old, json!([1])),
+            triple("/0", "string", "number 1")
+        );
+        assert_eq!(
+            refused(&old, json!(["a", "b"])),
+            triple("/1", "nothing (the schema is false)", "string \"b\"")
+        );
+        // The tuple form alone constrains only its positions.
         let tuple = schema(json!({"items": [{"type": "string"}]}));
-        assert!(tuple.validate(&json!([1, 2])).is_ok());
+        assert!(tuple.validate(&json!(["a", 2])).is_ok());
+        assert!(tuple.validate(&json!([1, 2])).is_err());
+        assert_eq!(
+            Schema::new(json!({"prefixItems": {"type": "string"}}))
+                .unwrap_err()
+                .path,
+            "/prefixItems"
+        );
+    }
+
+    /// Keys matching a `patternProperties` pattern are exempt from `additionalProperties`;
+    /// patterns are not read here, so it is not checked where there are any (before, such a
+    /// key was refused).
+    #[test]
+    fn additional_properties_is_not_checked_beside_pattern_properties() {
+        let s = schema(
+            json!({"type": "object", "properties": {"symbol": {"type": "string"}},
+            "patternProperties": {"^x-": {}}, "additionalProperties": false}),
+        );
+        assert!(s
+            .validate(&json!({"symbol": "AAPL", "x-trace": "abc"}))
+            .is_ok());
+        assert_eq!(
+            refused(&s, json!({"symbol": 1})),
+            triple("/symbol", "string", "number 1")
+        );
     }
 
     #[test]
@@ -584,13 +646,18 @@ mod schema {
         );
         let ignored = schema(json!({
             "type": "string", "minLength": 5, "pattern": "^x", "format": "date-time",
-            "nullable": true, "anyOf": [{"type": "number"}], "$ref": "#/x", "description": "d"
+            "anyOf": [{"type": "number"}], "$ref": "#/x", "description": "d"
         }));
         assert!(ignored.validate(&json!("ab")).is_ok());
-        assert!(
-            ignored.validate(&json!(null)).is_err(),
-            "nullable is ignored"
-        );
+        assert!(ignored.validate(&json!(null)).is_err());
+        // OpenAPI's `nullable: true` adds `null` to the type (before, it was ignored and
+        // `null` refused).
+        let nullable = schema(json!({"type": "string", "nullable": true}));
+        assert!(nullable.validate(&json!(null)).is_ok());
+        assert!(nullable.validate(&json!(1)).is_err());
+        assert!(schema(json!({"type": "string", "nullable": false}))
+            .validate(&json!(null))
+            .is_err());
     }
 
     #[test]

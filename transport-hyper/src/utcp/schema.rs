@@ -5,11 +5,13 @@
 //!
 //! | keyword | accepted form | checks |
 //! |---|---|---|
-//! | `type` | a name or a non-empty array of names: `null`, `boolean`, `object`, `array`, `number`, `integer`, `string` | the value is of one of them; `integer` is a number without a fractional part (`3` and `3.0`), `number` any number; `["string", "null"]` is how a value is made nullable |
+//! | `type` | a name or a non-empty array of names: `null`, `boolean`, `object`, `array`, `number`, `integer`, `string` | the value is of one of them; `integer` is a number without a fractional part (`3` and `3.0`), `number` any number; `["string", "null"]` is how a value is made nullable, and OpenAPI's `"nullable": true` beside a `type` adds `null` to it |
 //! | `properties` | an object of schemas | each present property matches its schema |
 //! | `required` | an array of strings | each named property is present |
-//! | `additionalProperties` | `false` or a schema | properties not in `properties` are refused, or match the schema |
-//! | `items` | a schema | every element of an array matches it |
+//! | `additionalProperties` | `false` or a schema | properties not in `properties` are refused, or match the schema; not checked where the schema has `patternProperties`, whose patterns are not read here (keys matching one are exempt from it) |
+//! | `prefixItems` | an array of schemas | the first elements of an array match them, by position (the array may be shorter) |
+//! | `items` | a schema | every element after those of `prefixItems` matches it |
+//! | `items` (the older tuple form), `additionalItems` | an array of schemas; a schema | as `prefixItems` and `items`, where there is no `prefixItems` |
 //! | `enum` | an array | the value equals one of them (numbers by value: `1` equals `1.0`) |
 //! | `const` | any value | the value equals it |
 //! | `minimum`, `maximum` | a number | a number is at least / at most it (other types pass) |
@@ -21,14 +23,13 @@
 //! `9007199254740992.0`.
 //! | `true`, `false` as a schema | | anything / nothing matches |
 //!
-//! Every other keyword is ignored (a schema using one accepts more than its author meant):
-//! `description`, `title`, `default`, `examples`, `format`, `pattern`, `minLength`,
-//! `maxLength`, `minItems`, `maxItems`, `uniqueItems`, `exclusiveMinimum`, `exclusiveMaximum`,
-//! `multipleOf`, `minProperties`, `maxProperties`, `patternProperties`, `propertyNames`,
-//! `dependentRequired`, `items` as an array (the old tuple form), `prefixItems`,
-//! `additionalItems`, `contains`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`,
-//! `$ref`, `$defs`/`definitions`, `$schema`, `$id`, and OpenAPI's `nullable` (write
-//! `"type": [T, "null"]`). A known keyword in a form the table does not list (`"type": 5`,
+//! Every other keyword is ignored, and no keyword ignored here narrows one checked here, so a
+//! schema using one only accepts more than its author meant: `description`, `title`,
+//! `default`, `examples`, `format`, `pattern`, `minLength`, `maxLength`, `minItems`,
+//! `maxItems`, `uniqueItems`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`,
+//! `minProperties`, `maxProperties`, `patternProperties`, `propertyNames`,
+//! `dependentRequired`, `contains`, `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`,
+//! `$ref`, `$defs`/`definitions`, `$schema`, `$id`. A known keyword in a form the table does not list (`"type": 5`,
 //! `"required": "x"`, an unknown type name) makes the schema invalid: [`SchemaError`].
 //!
 //! Bounds: a schema nests at most [`MAX_DEPTH`] subschemas deep, and an `enum` or `const`
@@ -250,6 +251,10 @@ struct Rule {
     required: Vec<String>,
     properties: BTreeMap<String, Node>,
     additional: Option<Node>,
+    /// Schemas of the first elements, by position (`prefixItems`, or the old `items`
+    /// array).
+    prefix: Vec<Node>,
+    /// The schema of the elements after `prefix` (`items`, or the old `additionalItems`).
     items: Option<Node>,
 }
 
@@ -357,8 +362,11 @@ fn compile<'a>(
                     names.ok_or_else(|| invalid(path, "required is not an array of strings"))?;
             }
             "additionalProperties" => rule.additional = Some(compile(value, path, depth + 1)?),
-            // The old tuple form (an array of schemas) is ignored, as documented.
-            "items" if !value.is_array() => rule.items = Some(compile(value, path, depth + 1)?),
+            "items" | "prefixItems" | "additionalItems" => {
+                // Read together after the loop: which applies where depends on the others.
+                path.pop();
+                continue;
+            }
             "enum" => {
                 if !value.is_array() {
                     return Err(invalid(path, "enum is not an array"));
@@ -398,11 +406,62 @@ fn compile<'a>(
         constrained = true;
         path.pop();
     }
+    constrained |= compile_elements(map, &mut rule, path, depth)?;
+    // Keys that match a pattern are exempt from `additionalProperties`, and patterns are
+    // not read here: it is left unchecked rather than refuse such keys.
+    if map.contains_key("patternProperties") {
+        rule.additional = None;
+    }
+    // OpenAPI 3.0's `nullable: true` adds `null` to `type`.
+    if let (Some(types), Some(Value::Bool(true))) = (rule.types.as_mut(), map.get("nullable")) {
+        *types |= 1;
+    }
     Ok(if constrained {
         Node::Rule(Box::new(rule))
     } else {
         Node::Any
     })
+}
+
+/// The array keywords of a schema object into `rule.prefix` and `rule.items`: 2020-12's
+/// `prefixItems` and `items` (the elements after the prefix), or the older tuple form, an
+/// `items` array with `additionalItems` for the rest. Returns whether any was there.
+fn compile_elements<'s>(
+    map: &'s Map<String, Value>,
+    rule: &mut Rule,
+    path: &mut Vec<Step<'s>>,
+    depth: usize,
+) -> Result<bool, SchemaError> {
+    let (prefix, rest) = match (map.get_key_value("prefixItems"), map.get_key_value("items")) {
+        (Some((keyword, list)), items) => {
+            (Some((keyword, list)), items.filter(|(_, v)| !v.is_array()))
+        }
+        (None, Some((keyword, list))) if list.is_array() => {
+            (Some((keyword, list)), map.get_key_value("additionalItems"))
+        }
+        (None, items) => (None, items),
+    };
+    if let Some((keyword, list)) = prefix {
+        path.push(Step::Key(keyword));
+        let Value::Array(list) = list else {
+            return Err(invalid(
+                path,
+                format!("{keyword} is not an array of schemas"),
+            ));
+        };
+        for (i, sub) in list.iter().enumerate() {
+            path.push(Step::Index(i));
+            rule.prefix.push(compile(sub, path, depth + 1)?);
+            path.pop();
+        }
+        path.pop();
+    }
+    if let Some((keyword, value)) = rest {
+        path.push(Step::Key(keyword));
+        rule.items = Some(compile(value, path, depth + 1)?);
+        path.pop();
+    }
+    Ok(prefix.is_some() || rest.is_some())
 }
 
 fn compile_types(value: &Value, path: &[Step<'_>]) -> Result<u8, SchemaError> {
@@ -633,12 +692,13 @@ fn check<'v>(
     match value {
         Value::Object(map) => check_object(source, rule, map, path),
         Value::Array(items) => {
-            if let Some(item) = &rule.items {
-                for (i, v) in items.iter().enumerate() {
-                    path.push(Step::Index(i));
-                    check(source, item, v, path)?;
-                    path.pop();
-                }
+            for (i, v) in items.iter().enumerate() {
+                let Some(item) = rule.prefix.get(i).or(rule.items.as_ref()) else {
+                    break;
+                };
+                path.push(Step::Index(i));
+                check(source, item, v, path)?;
+                path.pop();
             }
             Ok(())
         }
