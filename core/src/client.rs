@@ -571,7 +571,8 @@ pub enum Action {
         /// Standard headers, `Last-Event-ID` when known, then the configured ones (a
         /// configured header replaces a standard one of the same name).
         headers: Vec<Header>,
-        /// 0 for the first connection and after a healthy stream, else the retry number.
+        /// 0 for the first connection, else the retry number, counted since the last healthy
+        /// stream (the reconnect after one is 1).
         attempt: u32,
     },
     /// Drop the current connection (it stopped delivering bytes). A reconnect follows.

@@ -52,7 +52,8 @@ const DRAIN_BATCH: usize = 32;
 #[non_exhaustive]
 pub enum Item {
     /// A response was accepted (`200 text/event-stream`); `attempt` is 0 for the first
-    /// connection and after a healthy stream, else the retry number.
+    /// connection, else the retry number, counted since the last healthy stream (the
+    /// reconnect after one is 1).
     Connected {
         /// The retry number.
         attempt: u32,
