@@ -10,6 +10,7 @@ use clap::Args;
 use futures_util::StreamExt;
 use serde_json::json;
 use ssekit::client::ReconnectConfig;
+use ssekit::sequence::Profile;
 use ssekit::{Decoder, Event, Frame, StreamEnd};
 use ssekit_hyper::client::{EventSource, Item};
 use tokio::io::AsyncReadExt;
@@ -268,7 +269,7 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                     v.event(e)
                         .map_err(|err| CliError::Invalid(err.to_string()))?;
                     if v.is_terminated() {
-                        return match failure_terminal(e) {
+                        return match failure_terminal(v.profile(), e) {
                             Some(why) => Err(CliError::Invalid(why)),
                             None => Ok(ExitCode::SUCCESS),
                         };
@@ -288,11 +289,14 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
 }
 
 /// A terminal event that reports a failure (ORS and agent `error`, Responses
-/// `response.failed` and `error`): the call did not succeed, so `tail` must not exit 0.
+/// `response.failed` and `error`, workflow `workflow_error`): the call did not succeed, so
+/// `tail` must not exit 0. The event is named as `profile` names it: the SSE event type,
+/// or for the agent platform (whose events are `data:`-only JSON) the JSON `event` field.
 /// Returns the one-line message to print.
-fn failure_terminal(event: &ssekit::Event) -> Option<String> {
-    let kind = event.event_type();
-    if !matches!(kind, "error" | "response.failed") {
+fn failure_terminal(profile: &impl Profile, event: &ssekit::Event) -> Option<String> {
+    let name = profile.event_name(event.as_event_ref());
+    let kind = name.as_str();
+    if !matches!(kind, "error" | "response.failed" | "workflow_error") {
         return None;
     }
     let data: String = event.data().chars().take(200).collect();
@@ -407,5 +411,65 @@ mod tests {
         }
         let huge = "9".repeat(400);
         assert!(parse_duration(&huge).is_err());
+    }
+
+    /// The agent platform and workflows name their events in the JSON data's `event` field,
+    /// with no `event:` line: their failure events must end `tail` with an error too.
+    #[test]
+    fn a_failure_named_in_the_json_data_is_a_failure() {
+        let cases = [
+            (
+                ProfileName::Agent,
+                r#"{"event":"start","run_id":"r1","session_id":"s1"}"#,
+                r#"{"event":"error","message":"the model crashed"}"#,
+                "error",
+            ),
+            (
+                ProfileName::Workflow,
+                r#"{"event":"workflow_start","execution_id":"e1"}"#,
+                r#"{"event":"workflow_error","execution_id":"e1","error":"boom"}"#,
+                "workflow_error",
+            ),
+        ];
+        for (profile, start, end, kind) in cases {
+            let mut v = validator(profile);
+            v.event(&Event::message(start)).unwrap();
+            let end = Event::message(end);
+            v.event(&end).unwrap();
+            assert!(v.is_terminated(), "{profile:?}");
+            let why = failure_terminal(v.profile(), &end);
+            let why = why.unwrap_or_else(|| panic!("{profile:?}: a failed run reads as success"));
+            assert!(
+                why.starts_with(&format!(
+                    "the stream ended with the failure event `{kind}`: "
+                )),
+                "{why}"
+            );
+        }
+        // A successful end is no failure, and SSE-typed failures still count.
+        let mut v = validator(ProfileName::Agent);
+        v.event(&Event::message(
+            r#"{"event":"start","run_id":"r1","session_id":"s1"}"#,
+        ))
+        .unwrap();
+        let complete =
+            Event::message(r#"{"event":"complete","run_id":"r1","content":"","usage":{}}"#);
+        v.event(&complete).unwrap();
+        assert!(v.is_terminated());
+        assert_eq!(failure_terminal(v.profile(), &complete), None);
+        let ors_error = Event::builder()
+            .event("error")
+            .unwrap()
+            .data("no such tool")
+            .build();
+        let ors = validator(ProfileName::Ors);
+        assert!(failure_terminal(ors.profile(), &ors_error).is_some());
+        let failed = Event::builder()
+            .event("response.failed")
+            .unwrap()
+            .data(r#"{"type":"response.failed"}"#)
+            .build();
+        let responses = validator(ProfileName::Responses);
+        assert!(failure_terminal(responses.profile(), &failed).is_some());
     }
 }

@@ -766,3 +766,56 @@ fn serve_answers_413_to_a_body_past_1_mib_without_reading_it_all() {
         assert!(answer.starts_with("HTTP/1.1 413"), "{path}: {answer}");
     }
 }
+
+/// A server on 127.0.0.1 that answers one request, within 10 s, with a `200
+/// text/event-stream` whose body is `body`, then closes the connection.
+fn serving_once(body: &'static str) -> String {
+    raw_server("/events", 1, move |mut sock, _head| {
+        let reply = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        sock.write_all(reply.as_bytes()).unwrap();
+        true
+    })
+}
+
+/// The agent platform and workflows send `data:`-only JSON named by its `event` field: a
+/// run that ends in the agent's `error` or the workflow's `workflow_error` is a failure,
+/// exit 1, and one that completes is a success.
+#[test]
+fn tail_exits_with_an_error_when_an_agent_or_workflow_run_fails() {
+    let agent_error = serving_once(concat!(
+        "data: {\"event\":\"start\",\"run_id\":\"r1\",\"session_id\":\"s1\"}\n\n",
+        "data: {\"event\":\"error\",\"message\":\"the model crashed\"}\n\n",
+    ));
+    let out = output_within(10, &["tail", &agent_error, "--profile", "agent"]);
+    assert_one_line_error(
+        &out,
+        "the stream ended with the failure event `error`: {\"event\":\"error\",\"message\":\"the model crashed\"}",
+    );
+
+    let workflow_error = serving_once(concat!(
+        "data: {\"event\":\"workflow_start\",\"execution_id\":\"e1\"}\n\n",
+        "data: {\"event\":\"workflow_error\",\"execution_id\":\"e1\",\"error\":\"block a failed\"}\n\n",
+    ));
+    let out = output_within(10, &["tail", &workflow_error, "--profile", "workflow"]);
+    assert_one_line_error(
+        &out,
+        "the stream ended with the failure event `workflow_error`",
+    );
+
+    let agent_complete = serving_once(concat!(
+        "data: {\"event\":\"start\",\"run_id\":\"r1\",\"session_id\":\"s1\"}\n\n",
+        "data: {\"event\":\"complete\",\"run_id\":\"r1\",\"content\":\"hi\",\"usage\":{}}\n\n",
+    ));
+    let out = output_within(10, &["tail", &agent_complete, "--profile", "agent"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let workflow_complete = serving_once(concat!(
+        "data: {\"event\":\"workflow_start\",\"execution_id\":\"e1\"}\n\n",
+        "data: {\"event\":\"workflow_complete\",\"execution_id\":\"e1\",\"result\":{}}\n\n",
+    ));
+    let out = output_within(10, &["tail", &workflow_complete, "--profile", "workflow"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
