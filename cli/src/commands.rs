@@ -228,10 +228,17 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     let mut checker = args.profile.map(validator);
     let mut items = source.stream();
     let mut connected = false;
+    // One Ctrl-C future for the whole run: it stays subscribed to SIGINT, so a Ctrl-C that
+    // arrives while an item is being printed is seen on the next pass (a new future each pass
+    // missed every signal between two passes, which on a busy stream was nearly all of them).
+    // Polled first, so that a busy stream cannot keep it waiting.
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
     loop {
         let item = tokio::select! {
+            biased;
+            _ = &mut ctrl_c => return Ok(ExitCode::from(130)),
             item = items.next() => item,
-            _ = tokio::signal::ctrl_c() => return Ok(ExitCode::from(130)),
         };
         let Some(item) = item else { break };
         let item = item?;

@@ -819,3 +819,77 @@ fn tail_exits_with_an_error_when_an_agent_or_workflow_run_fails() {
     let out = output_within(10, &["tail", &workflow_complete, "--profile", "workflow"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// Ctrl-C stops `tail` (exit 130) even while the stream is busy: before, each loop pass made
+/// a new Ctrl-C future, and a SIGINT that arrived between two passes (nearly all of them, on
+/// a stream that never pauses) was lost. The server floods events until the client hangs up.
+#[cfg(unix)]
+#[test]
+fn tail_stops_on_ctrl_c_while_the_stream_is_busy() {
+    use std::io::Read;
+    let url = raw_server("/flood", 1, |mut sock, _head| {
+        let head =
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n";
+        if sock.write_all(head.as_bytes()).is_err() {
+            return false;
+        }
+        let mut batch = String::new();
+        for n in 0..100 {
+            batch.push_str(&format!("id: {n}\ndata: flood\n\n"));
+        }
+        // Until the client is gone, or 60 s at most.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while std::time::Instant::now() < deadline && sock.write_all(batch.as_bytes()).is_ok() {}
+        false
+    });
+    let mut child = ssekit()
+        .args(["tail", &url, "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Read stdout all along (a full pipe would block `tail` in a write), and say when 1000
+    // events have been printed: the stream is busy, and `tail` past its first passes.
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let (busy_tx, busy) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut line = String::new();
+        let mut events = 0;
+        while stdout.read_line(&mut line).is_ok_and(|n| n > 0) {
+            if line.contains(r#""kind":"event""#) {
+                events += 1;
+                if events == 1000 {
+                    let _ = busy_tx.send(());
+                }
+            }
+            line.clear();
+        }
+        let _ = stdout.read_to_end(&mut Vec::new());
+    });
+    let started = busy.recv_timeout(Duration::from_secs(20)).is_ok();
+    if !started {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the flood did not reach `tail`");
+    }
+    let sent = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    // A bound only so that a lost signal fails the test instead of hanging it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`tail` still running 20 s after SIGINT: the Ctrl-C was lost");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    reader.join().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+}
