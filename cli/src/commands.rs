@@ -313,27 +313,46 @@ fn failure_terminal(profile: &impl Profile, event: &ssekit::Event) -> Option<Str
     ))
 }
 
+/// Validates a captured stream as it is read, 64 KiB at a time (as `decode` reads), so that
+/// memory stays bounded by the decoder's limits and the first violation is reported as soon
+/// as it arrives, without waiting for the end of the input.
 pub async fn check(file: &str, profile: ProfileName) -> Result<ExitCode, CliError> {
-    let bytes = if file == "-" {
-        let mut buf = Vec::new();
-        tokio::io::stdin()
-            .read_to_end(&mut buf)
-            .await
-            .map_err(|e| CliError::Io("cannot read stdin".into(), e))?;
-        buf
+    if file == "-" {
+        check_from(tokio::io::stdin(), file, "cannot read stdin", profile).await
     } else {
-        tokio::fs::read(file)
+        let cannot_read = format!("cannot read {file}");
+        let input = tokio::fs::File::open(file)
             .await
-            .map_err(|e| CliError::Io(format!("cannot read {file}"), e))?
-    };
+            .map_err(|e| CliError::Io(cannot_read.clone(), e))?;
+        check_from(input, file, &cannot_read, profile).await
+    }
+}
+
+/// `check` over `input`, named `file` in messages; `cannot_read` says what a read error is.
+async fn check_from(
+    mut input: impl tokio::io::AsyncRead + Unpin,
+    file: &str,
+    cannot_read: &str,
+    profile: ProfileName,
+) -> Result<ExitCode, CliError> {
     let mut decoder = Decoder::new();
     let mut v = validator(profile);
     let fail = |msg: String| CliError::Invalid(format!("{file}: {msg}"));
-    decoder
-        .feed(Bytes::from(bytes))
-        .map_err(|e| fail(e.to_string()))?;
-    while let Some(frame) = decoder.next_frame().map_err(|e| fail(e.to_string()))? {
-        v.frame(&frame).map_err(|e| fail(e.to_string()))?;
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        let n = input
+            .read(&mut buf)
+            .await
+            .map_err(|e| CliError::Io(cannot_read.to_owned(), e))?;
+        if n == 0 {
+            break;
+        }
+        decoder
+            .feed_slice(buf.get(..n).unwrap_or_default())
+            .map_err(|e| fail(e.to_string()))?;
+        while let Some(frame) = decoder.next_frame_ref().map_err(|e| fail(e.to_string()))? {
+            v.frame_ref(frame).map_err(|e| fail(e.to_string()))?;
+        }
     }
     if let StreamEnd::Truncated {
         unterminated_line, ..

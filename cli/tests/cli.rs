@@ -893,3 +893,76 @@ fn tail_stops_on_ctrl_c_while_the_stream_is_busy() {
     reader.join().unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
 }
+
+/// `check` validates as it reads: a violation is reported, with the same message as before,
+/// while the input is still open (before, `check` read to the end first, so a live
+/// `curl -N … | ssekit check -` reported nothing until the stream ended, and held all of it).
+#[test]
+fn check_reports_a_violation_before_the_input_ends() {
+    let mut child = ssekit()
+        .args(["check", "-", "--profile", "ors"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"event: chunk\ndata: x\n\n").unwrap();
+    stdin.flush().unwrap();
+    // stdin stays open: the violation must be reported without its end. The bound only
+    // keeps a broken `check` from hanging the test.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`check -` still waiting for the end of its input 20 s after a violation");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_one_line_error(&out, "ssekit: error: -: ");
+    assert_one_line_error(&out, "ors.task-id-first");
+}
+
+/// A capture read in many pieces (several MiB, events split across reads) is validated whole,
+/// from stdin and from a file; a violation after the first MiB is found.
+#[test]
+fn check_validates_a_capture_larger_than_one_read() {
+    let mut capture = String::new();
+    for n in 0..40_000 {
+        capture.push_str(&format!(
+            "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"chunk {n}\"}}}}]}}\r\n\r\n"
+        ));
+    }
+    let mut good = capture.clone();
+    good.push_str("data: [DONE]\n\n");
+    let out = run_with_stdin(&["check", "-", "--profile", "chat"], good.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "-: ok, 40001 events, ends with its terminal event (Chat profile)\n"
+    );
+    let dir = std::env::temp_dir().join(format!("ssekit-cli-big-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.sse");
+    std::fs::write(&path, &good).unwrap();
+    let name = path.to_str().unwrap();
+    let out = ssekit()
+        .args(["check", name, "--profile", "chat"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        format!("{name}: ok, 40001 events, ends with its terminal event (Chat profile)\n")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let mut bad = capture;
+    bad.push_str("data: [DONE]\n\ndata: late\n\n");
+    let out = run_with_stdin(&["check", "-", "--profile", "chat"], bad.as_bytes());
+    assert_one_line_error(&out, "-: ");
+    assert!(text(&out.stderr).contains("40001"), "{}", text(&out.stderr));
+}
