@@ -17,7 +17,7 @@ use tokio::io::AsyncReadExt;
 
 use crate::app::App;
 use crate::profiles::{validator, ProfileName};
-use crate::CliError;
+use crate::{CliError, CLOSED_STDOUT};
 
 pub async fn serve(
     addr: &str,
@@ -386,7 +386,6 @@ pub async fn decode() -> Result<ExitCode, CliError> {
     let mut decoder = Decoder::new();
     let mut buf = vec![0u8; 64 << 10];
     let mut out = std::io::stdout().lock();
-    let io = |e| CliError::Io("cannot write stdout".into(), e);
     loop {
         let n = stdin
             .read(&mut buf)
@@ -403,10 +402,14 @@ pub async fn decode() -> Result<ExitCode, CliError> {
             .map_err(|e| CliError::Invalid(e.to_string()))?
         {
             if let Some(line) = frame_json(&frame) {
-                writeln!(out, "{line}").map_err(io)?;
+                if let Err(e) = writeln!(out, "{line}") {
+                    return stdout_failed(e);
+                }
             }
         }
-        out.flush().map_err(io)?;
+        if let Err(e) = out.flush() {
+            return stdout_failed(e);
+        }
     }
     match decoder.finish() {
         StreamEnd::Clean => Ok(ExitCode::SUCCESS),
@@ -417,6 +420,16 @@ pub async fn decode() -> Result<ExitCode, CliError> {
         ))),
         _ => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// A write to stdout failed. A closed pipe (`ssekit decode | head`) is a normal way to stop
+/// reading: the command ends quietly with [`CLOSED_STDOUT`], as `println!`'s does through the
+/// panic hook in `main.rs`. Any other failure is an error.
+fn stdout_failed(e: std::io::Error) -> Result<ExitCode, CliError> {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return Ok(ExitCode::from(CLOSED_STDOUT));
+    }
+    Err(CliError::Io("cannot write stdout".into(), e))
 }
 
 #[cfg(test)]

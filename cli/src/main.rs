@@ -97,9 +97,14 @@ impl From<ssekit_hyper::Error> for CliError {
     }
 }
 
+/// The exit code when stdout is a closed pipe (`ssekit tail … | head`): that is a normal way
+/// to stop reading, so the command stops quietly with what a shell reports for a process
+/// killed by SIGPIPE (128 + 13), as `cat` does.
+pub const CLOSED_STDOUT: u8 = 141;
+
 /// Panics become one line on stderr, never a backtrace. `println!` panics when stdout is a
-/// closed pipe (`ssekit tail … | head`): that is a normal way to stop reading, so it exits
-/// quietly, as `cat` does.
+/// closed pipe (`ssekit tail … | head`): that exits quietly with [`CLOSED_STDOUT`]. Commands
+/// that write with `write!` do the same on `ErrorKind::BrokenPipe`.
 fn quiet_panics() {
     std::panic::set_hook(Box::new(|info| {
         let message = info
@@ -109,7 +114,7 @@ fn quiet_panics() {
             .or_else(|| info.payload().downcast_ref::<&str>().copied())
             .unwrap_or("unknown panic");
         if message.contains("Broken pipe") {
-            std::process::exit(141);
+            std::process::exit(i32::from(CLOSED_STDOUT));
         }
         eprintln!("ssekit: internal error: {message}");
         std::process::exit(101);

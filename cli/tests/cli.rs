@@ -966,3 +966,39 @@ fn check_validates_a_capture_larger_than_one_read() {
     assert_one_line_error(&out, "-: ");
     assert!(text(&out.stderr).contains("40001"), "{}", text(&out.stderr));
 }
+
+/// `ssekit decode | head`: once the reader closes the pipe, `decode` stops quietly, as `cat`
+/// does, with 141 (128 + SIGPIPE) and nothing on stderr (before: `cannot write stdout:
+/// Broken pipe` and exit 1).
+#[test]
+fn decode_stops_quietly_when_stdout_is_closed() {
+    let mut child = ssekit()
+        .arg("decode")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"data: 0\n\n").unwrap();
+    stdin.flush().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains(r#""data":"0""#), "{first}");
+    drop(stdout); // `head -1` is done
+                  // More input, so that `decode` writes into the closed pipe; it may be gone before all of
+                  // it is written.
+    let more = "data: more\n\n".repeat(1000);
+    for _ in 0..100 {
+        if stdin.write_all(more.as_bytes()).is_err() {
+            break;
+        }
+    }
+    drop(stdin);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(stderr, "");
+    assert_eq!(status.code(), Some(141), "{status:?}");
+}
