@@ -1,5 +1,6 @@
 //! `serve`, `tail`, `check`, `decode`.
 
+use std::borrow::Cow;
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -123,6 +124,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
+/// Prints `item`: a JSON line on stdout with `json`, else the human view, events on stdout
+/// ([`human_event`]) and the rest on stderr, `-- `-prefixed, with the stream's text
+/// (comments, reasons) made safe for a terminal by [`escape_controls`].
 fn print_item(item: &Item, json: bool) {
     if json {
         let line = match item {
@@ -148,26 +152,76 @@ fn print_item(item: &Item, json: bool) {
     }
     match item {
         Item::Event(e) => println!("{}", human_event(e)),
-        Item::Comment(c) => eprintln!(": {c}"),
+        Item::Comment(c) => eprintln!(": {}", escape_controls(c)),
         Item::Retry(ms) => eprintln!("-- retry: {ms} ms"),
         Item::Connected { attempt: 0 } => eprintln!("-- connected"),
         Item::Connected { attempt } => eprintln!("-- connected (retry {attempt})"),
-        Item::Disconnected(why) => eprintln!("-- disconnected: {why}"),
+        Item::Disconnected(why) => {
+            eprintln!("-- disconnected: {}", escape_controls(&why.to_string()));
+        }
         Item::Reconnecting { after } => eprintln!("-- reconnecting in {:.1}s", after.as_secs_f64()),
-        Item::Skipped(e) => eprintln!("-- skipped: {e}"),
+        Item::Skipped(e) => eprintln!("-- skipped: {}", escape_controls(&e.to_string())),
         Item::Dataless(e) => eprintln!("-- dataless block: {}", human_event(e)),
         Item::Redirected { status, to } => eprintln!("-- redirected ({status}) to {to}"),
         _ => {}
     }
 }
 
+/// The human view of an event: `TYPE [ID]: DATA` (no ` [ID]` when the event has no id),
+/// each further line of DATA indented by four spaces. Whatever the stream sends, the line
+/// is safe to print to a terminal and its parts cannot be forged:
+/// - control characters (C0, DEL and C1) other than DATA's line breaks are escaped as
+///   Rust's `{:?}` escapes them (`\t`, `\0`, `\u{1b}`), by [`escape_controls`];
+/// - TYPE and ID are printed as they are, unless they could be misread ([`label`]): then
+///   they are quoted as Rust's `{:?}` quotes a string, so an event type
+///   `tick [9]: forged` prints as `"tick [9]: forged": DATA`, not as an event with id 9.
+///
+/// `--json` prints the same fields unchanged, escaped only as JSON escapes them.
 fn human_event(e: &Event) -> String {
-    let id = e.id().map(|id| format!(" [{id}]")).unwrap_or_default();
+    let id = e
+        .id()
+        .map(|id| format!(" [{}]", label(id)))
+        .unwrap_or_default();
     format!(
         "{}{id}: {}",
-        e.event_type(),
-        e.data().replace('\n', "\n    ")
+        label(e.event_type()),
+        escape_controls(e.data()).replace('\n', "\n    ")
     )
+}
+
+/// An event type or id for the human view ([`human_event`]): as it is, or quoted with
+/// Rust's `{:?}` when it holds `[`, `]`, `"`, `: `, a control character, or ends with `:`,
+/// any of which could pass for the view's own `[ID]` or `: ` or hide in the terminal.
+fn label(text: &str) -> Cow<'_, str> {
+    let misleading = text.contains(['[', ']', '"'])
+        || text.contains(": ")
+        || text.ends_with(':')
+        || text.chars().any(char::is_control);
+    if misleading {
+        Cow::Owned(format!("{text:?}"))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// `text` made safe to print to a terminal: each control character (C0, DEL and C1:
+/// [`char::is_control`]) but `\n` is written as Rust's `{:?}` writes it (`\t`, `\r`, `\0`,
+/// `\u{1b}`), so that no escape sequence (colours, cursor moves, OSC title or clipboard
+/// writes) reaches the terminal. Everything else, backslashes included, is left as it is.
+pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
+    let escaped = |c: char| c.is_control() && c != '\n';
+    if !text.chars().any(escaped) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if escaped(c) {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
 }
 
 pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
@@ -450,6 +504,70 @@ mod tests {
         }
         let huge = "9".repeat(400);
         assert!(parse_duration(&huge).is_err());
+    }
+
+    fn event(kind: &str, id: Option<&str>, data: &str) -> Event {
+        let mut builder = Event::builder().event(kind.to_owned()).unwrap();
+        if let Some(id) = id {
+            builder = builder.id(id.to_owned()).unwrap();
+        }
+        builder.data(data.to_owned()).build()
+    }
+
+    #[test]
+    fn the_human_view_is_plain_for_plain_events() {
+        assert_eq!(
+            human_event(&event("tick", Some("1"), "real")),
+            "tick [1]: real"
+        );
+        assert_eq!(human_event(&Event::message("a\nb")), "message: a\n    b");
+        assert_eq!(
+            human_event(&event("response.created", Some("7"), r#"{"a":"b\"c\\d"}"#)),
+            r#"response.created [7]: {"a":"b\"c\\d"}"#,
+            "quotes and backslashes in data are left alone"
+        );
+        assert_eq!(
+            human_event(&event("a:b", Some("x:y"), "é ✓")),
+            "a:b [x:y]: é ✓"
+        );
+    }
+
+    /// An event type or id cannot pass for the view's own `[ID]` or `: `, and no control
+    /// character (VT, ESC, an OSC sequence, C1) reaches the terminal.
+    #[test]
+    fn the_human_view_cannot_be_forged_and_escapes_control_characters() {
+        assert_eq!(
+            human_event(&event("tick [999]: forged line", Some("2"), "x")),
+            r#""tick [999]: forged line" [2]: x"#
+        );
+        assert_eq!(
+            human_event(&event("tick", Some("1]: forged ["), "x")),
+            r#"tick ["1]: forged ["]: x"#
+        );
+        assert_eq!(human_event(&event("tick:", None, "x")), r#""tick:": x"#);
+        assert_eq!(
+            human_event(&event(r#"say "hi""#, None, "x")),
+            r#""say \"hi\"": x"#
+        );
+        assert_eq!(
+            human_event(&event("message", Some("3"), "ok\u{b}message [4]: forged")),
+            r"message [3]: ok\u{b}message [4]: forged"
+        );
+        assert_eq!(
+            human_event(&event(
+                "t\u{1b}[2J",
+                None,
+                "\u{1b}]0;pwned\u{7}\tend\u{85}\u{7f}\nnext"
+            )),
+            "\"t\\u{1b}[2J\": \\u{1b}]0;pwned\\u{7}\\tend\\u{85}\\u{7f}\n    next"
+        );
+        for text in ["\u{0}", "\u{1f}", "\r", "\u{9b}", "\u{9f}"] {
+            assert!(
+                !escape_controls(text).chars().any(char::is_control),
+                "{text:?}"
+            );
+        }
+        assert_eq!(escape_controls("a\nb"), "a\nb");
     }
 
     /// The agent platform and workflows name their events in the JSON data's `event` field,

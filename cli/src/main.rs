@@ -152,7 +152,12 @@ fn main() -> ExitCode {
     match outcome {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("ssekit: error: {e}");
+            // Errors can quote the stream (a failure event's data, an event name): no
+            // control character of it reaches the terminal.
+            eprintln!(
+                "ssekit: error: {}",
+                commands::escape_controls(&e.to_string())
+            );
             ExitCode::FAILURE
         }
     }

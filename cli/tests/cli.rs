@@ -1002,3 +1002,66 @@ fn decode_stops_quietly_when_stdout_is_closed() {
     assert_eq!(stderr, "");
     assert_eq!(status.code(), Some(141), "{status:?}");
 }
+
+/// The human view of `tail` cannot be forged by the stream and lets no control character
+/// through to the terminal; `--json` still prints the fields exactly as they came.
+#[test]
+fn tail_human_view_escapes_what_could_forge_a_line_or_drive_the_terminal() {
+    const STREAM: &str = concat!(
+        ": \u{1b}[31mred comment\n",
+        "event: tick\nid: 1\ndata: real\n\n",
+        "event: tick [999]: forged line\nid: 2\ndata: x\n\n",
+        "id: 3\ndata: ok\u{b}message [4]: forged event\u{1b}]0;pwned\u{7}\ndata: second\n\n",
+    );
+    let out = output_within(10, &["tail", &serving_once(STREAM), "--once"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        concat!(
+            "tick [1]: real\n",
+            "\"tick [999]: forged line\" [2]: x\n",
+            "message [3]: ok\\u{b}message [4]: forged event\\u{1b}]0;pwned\\u{7}\n",
+            "    second\n",
+        )
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(": \\u{1b}[31mred comment\n"), "{stderr}");
+    let controls = |s: &str| s.chars().filter(|c| c.is_control() && *c != '\n').count();
+    assert_eq!(controls(&text(&out.stdout)), 0);
+    assert_eq!(controls(&stderr), 0, "{stderr:?}");
+
+    let out = output_within(10, &["tail", &serving_once(STREAM), "--once", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[1]["text"], "\u{1b}[31mred comment", "{lines:?}");
+    let events: Vec<(&str, &str, &str)> = lines
+        .iter()
+        .filter(|l| l["kind"] == "event")
+        .map(|l| {
+            let field = |name: &str| l[name].as_str().unwrap();
+            (field("event"), field("id"), field("data"))
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            ("tick", "1", "real"),
+            ("tick [999]: forged line", "2", "x"),
+            (
+                "message",
+                "3",
+                "ok\u{b}message [4]: forged event\u{1b}]0;pwned\u{7}\nsecond"
+            ),
+        ]
+    );
+
+    // An error line that quotes the stream (here a violation naming the event by its JSON
+    // `event`, which decodes to an ESC sequence) escapes it too.
+    let named = serving_once("data: {\"event\":\"\\u001b]0;pwned\\u0007\"}\n\n");
+    let out = output_within(10, &["tail", &named, "--once", "--profile", "agent"]);
+    assert_one_line_error(&out, "\\u{1b}]0;pwned\\u{7}");
+    assert_eq!(controls(&text(&out.stderr)), 0, "{:?}", text(&out.stderr));
+}
