@@ -235,9 +235,10 @@ pub struct RequestSpec {
 
 impl fmt::Debug for RequestSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A query may hold a key (a UTCP API key's `location: query`): left out.
         f.debug_struct("RequestSpec")
             .field("method", &self.method)
-            .field("uri", &self.uri)
+            .field("uri", &redacted_url(&self.uri.to_string()))
             .field("config", &self.config)
             .finish_non_exhaustive()
     }
@@ -649,7 +650,7 @@ struct Outgoing {
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session")
-            .field("uri", &self.current.uri)
+            .field("uri", &redacted_url(&self.current.uri.to_string()))
             .field("connected", &self.connected)
             .field("finished", &self.finished)
             .finish_non_exhaustive()
@@ -843,7 +844,8 @@ impl Session {
         if self.redirects >= self.max_redirects {
             return Err(format!(
                 "more than {} redirects from {}",
-                self.max_redirects, self.opened.uri
+                self.max_redirects,
+                redacted_url(&self.opened.uri.to_string())
             ));
         }
         let hop = redirect::next_hop(

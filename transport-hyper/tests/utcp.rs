@@ -2529,3 +2529,96 @@ async fn an_api_key_goes_where_its_location_says() {
         assert_eq!(text("api_key"), header, "{location:?}");
     }
 }
+
+/// A provider with its API key in the query (`location: query`), opening `url`.
+fn query_key_provider(url: &str) -> SseProvider {
+    let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
+    value["url"] = json!(url);
+    value["reconnect"] = json!(false);
+    value["auth"] = json!({"auth_type": "api_key", "api_key": "SECRET-KEY-42",
+        "var_name": "api_key", "location": "query"});
+    SseProvider::from_json(&value.to_string()).unwrap()
+}
+
+/// A key in the query is left out of the `Debug` output of the source and its
+/// `EventSource` (their request spec and session printed the whole URL).
+#[tokio::test]
+async fn a_query_key_is_not_in_debug_output() {
+    let provider = query_key_provider("http://127.0.0.1:1/stream");
+    let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+    let shown = format!("{source:?}");
+    assert!(!shown.contains("SECRET-KEY-42"), "{shown}");
+    assert!(shown.contains("127.0.0.1:1/stream"), "{shown}");
+    let shown = format!("{:?}", source.into_event_source());
+    assert!(!shown.contains("SECRET-KEY-42"), "{shown}");
+}
+
+/// Nor is it in the error of a redirect loop, which names the URL the stream was opened
+/// with.
+#[tokio::test]
+async fn a_query_key_is_not_in_the_redirect_limit_error() {
+    let addr = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
+        let mut resp = http::Response::new(http_body_util::Full::new(Bytes::new()));
+        *resp.status_mut() = http::StatusCode::TEMPORARY_REDIRECT;
+        resp.headers_mut()
+            .insert("location", http::HeaderValue::from_static("/stream"));
+        boxed(resp)
+    })
+    .await;
+    let provider = query_key_provider(&format!("http://{addr}/stream"));
+    let mut items = provider
+        .connect(&serde_json::Map::new())
+        .await
+        .unwrap()
+        .stream();
+    let err = loop {
+        match within(10, items.next()).await {
+            Some(Ok(_)) => {}
+            Some(Err(e)) => break e,
+            None => panic!("ended without an error"),
+        }
+    };
+    assert!(err.to_string().contains("redirects from"), "{err}");
+    assert!(!err.to_string().contains("SECRET-KEY-42"), "{err}");
+    assert!(!format!("{err:?}").contains("SECRET-KEY-42"), "{err:?}");
+}
+
+/// A 400 about something Basic does not change (`invalid_scope`) is the error reported,
+/// not the answer to the Basic retry.
+#[tokio::test]
+async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too() {
+    let tokens: Arc<Mutex<Vec<bool>>> = Arc::default();
+    let logged = tokens.clone();
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let logged = logged.clone();
+        async move {
+            let basic = req.headers().contains_key("authorization");
+            logged.lock().unwrap().push(basic);
+            let (status, body): (u16, &'static [u8]) = if basic {
+                (401, br#"{"error":"invalid_client"}"#)
+            } else {
+                (400, br#"{"error":"invalid_scope"}"#)
+            };
+            boxed(
+                http::Response::builder()
+                    .status(status)
+                    .header("content-type", "application/json")
+                    .body(http_body_util::Full::new(Bytes::from_static(body)))
+                    .unwrap(),
+            )
+        }
+    })
+    .await;
+    let mut provider = with_url(MARKET, &format!("http://{addr}/stream"));
+    provider.auth = Some(Auth::OAuth2 {
+        token_url: format!("http://{addr}/token"),
+        client_id: "c".into(),
+        client_secret: "s".into(),
+        scope: Some("no-such-scope".into()),
+    });
+    let err = within(10, provider.connect(&serde_json::Map::new()))
+        .await
+        .unwrap_err();
+    assert_eq!(*tokens.lock().unwrap(), [false, true]);
+    assert!(matches!(err, ssekit_hyper::Error::Status(400)), "{err:?}");
+}

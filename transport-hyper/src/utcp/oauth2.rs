@@ -337,11 +337,17 @@ impl Grant {
     /// UTCP's own clients do first; a token endpoint that answers that with 400 or 401 (RFC
     /// 6749 §5.2's `invalid_client`) is asked once more with HTTP Basic, the method RFC
     /// 6749 §2.3.1 says every token endpoint must support (UTCP's clients fall back to it
-    /// too). A request never carries both: the RFC allows one method per request.
+    /// too). A request never carries both: the RFC allows one method per request. When the
+    /// second request fails too, the error is the first one's.
     pub(crate) async fn fetch(&self, http: &HttpClient) -> Result<Token, Error> {
         let uri = check_token_url(&self.token_url)?;
         match self.fetch_with(http, &uri, ClientAuth::Body).await {
-            Err(Error::Status(400 | 401)) => self.fetch_with(http, &uri, ClientAuth::Basic).await,
+            // Failing again, the first answer is the one to report: a 400 may be about
+            // something else (`invalid_scope`), which Basic does not change.
+            Err(first @ Error::Status(400 | 401)) => self
+                .fetch_with(http, &uri, ClientAuth::Basic)
+                .await
+                .map_err(|_| first),
             answer => answer,
         }
     }

@@ -24,7 +24,9 @@
 //! | `true`, `false` as a schema | | anything / nothing matches |
 //!
 //! Every other keyword is ignored, and no keyword ignored here narrows one checked here, so a
-//! schema using one only accepts more than its author meant: `description`, `title`,
+//! schema using one only accepts more than its author meant (with one exception: beside a
+//! `$ref`, the keywords above are checked, as JSON Schema 2019-09 and later read them, where
+//! drafts 4 to 7 ignore every sibling of a `$ref`): `description`, `title`,
 //! `default`, `examples`, `format`, `pattern`, `minLength`, `maxLength`, `minItems`,
 //! `maxItems`, `uniqueItems`, `exclusiveMinimum`, `exclusiveMaximum`, `multipleOf`,
 //! `minProperties`, `maxProperties`, `patternProperties`, `propertyNames`,
