@@ -10,7 +10,8 @@ fn ssekit() -> Command {
     cmd
 }
 
-fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+/// `ssekit ARGS` with all three streams piped, and its stdin taken out to write to.
+fn piped(args: &[&str]) -> (Child, std::process::ChildStdin) {
     let mut child = ssekit()
         .args(args)
         .stdin(Stdio::piped())
@@ -18,7 +19,14 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let (child, mut input) = piped(args);
+    input.write_all(stdin).unwrap();
+    drop(input);
     child.wait_with_output().unwrap()
 }
 
@@ -769,7 +777,8 @@ fn serve_answers_413_to_a_body_past_1_mib_without_reading_it_all() {
 
 /// A server on 127.0.0.1 that answers one request, within 10 s, with a `200
 /// text/event-stream` whose body is `body`, then closes the connection.
-fn serving_once(body: &'static str) -> String {
+fn serving_once(body: impl Into<String>) -> String {
+    let body: String = body.into();
     raw_server("/events", 1, move |mut sock, _head| {
         let reply = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
@@ -785,39 +794,43 @@ fn serving_once(body: &'static str) -> String {
 /// exit 1, and one that completes is a success.
 #[test]
 fn tail_exits_with_an_error_when_an_agent_or_workflow_run_fails() {
-    let agent_error = serving_once(concat!(
-        "data: {\"event\":\"start\",\"run_id\":\"r1\",\"session_id\":\"s1\"}\n\n",
-        "data: {\"event\":\"error\",\"message\":\"the model crashed\"}\n\n",
-    ));
-    let out = output_within(10, &["tail", &agent_error, "--profile", "agent"]);
-    assert_one_line_error(
-        &out,
-        "the stream ended with the failure event `error`: {\"event\":\"error\",\"message\":\"the model crashed\"}",
-    );
-
-    let workflow_error = serving_once(concat!(
-        "data: {\"event\":\"workflow_start\",\"execution_id\":\"e1\"}\n\n",
-        "data: {\"event\":\"workflow_error\",\"execution_id\":\"e1\",\"error\":\"block a failed\"}\n\n",
-    ));
-    let out = output_within(10, &["tail", &workflow_error, "--profile", "workflow"]);
-    assert_one_line_error(
-        &out,
-        "the stream ended with the failure event `workflow_error`",
-    );
-
-    let agent_complete = serving_once(concat!(
-        "data: {\"event\":\"start\",\"run_id\":\"r1\",\"session_id\":\"s1\"}\n\n",
-        "data: {\"event\":\"complete\",\"run_id\":\"r1\",\"content\":\"hi\",\"usage\":{}}\n\n",
-    ));
-    let out = output_within(10, &["tail", &agent_complete, "--profile", "agent"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-
-    let workflow_complete = serving_once(concat!(
-        "data: {\"event\":\"workflow_start\",\"execution_id\":\"e1\"}\n\n",
-        "data: {\"event\":\"workflow_complete\",\"execution_id\":\"e1\",\"result\":{}}\n\n",
-    ));
-    let out = output_within(10, &["tail", &workflow_complete, "--profile", "workflow"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let agent_start = "data: {\"event\":\"start\",\"run_id\":\"r1\",\"session_id\":\"s1\"}\n\n";
+    let workflow_start = "data: {\"event\":\"workflow_start\",\"execution_id\":\"e1\"}\n\n";
+    // (profile, first event, last event, the error it ends with; `None`: success)
+    let runs = [
+        (
+            "agent",
+            agent_start,
+            "data: {\"event\":\"error\",\"message\":\"the model crashed\"}\n\n",
+            Some("the stream ended with the failure event `error`: {\"event\":\"error\",\"message\":\"the model crashed\"}"),
+        ),
+        (
+            "workflow",
+            workflow_start,
+            "data: {\"event\":\"workflow_error\",\"execution_id\":\"e1\",\"error\":\"block a failed\"}\n\n",
+            Some("the stream ended with the failure event `workflow_error`"),
+        ),
+        (
+            "agent",
+            agent_start,
+            "data: {\"event\":\"complete\",\"run_id\":\"r1\",\"content\":\"hi\",\"usage\":{}}\n\n",
+            None,
+        ),
+        (
+            "workflow",
+            workflow_start,
+            "data: {\"event\":\"workflow_complete\",\"execution_id\":\"e1\",\"result\":{}}\n\n",
+            None,
+        ),
+    ];
+    for (profile, first, last, error) in runs {
+        let url = serving_once(format!("{first}{last}"));
+        let out = output_within(10, &["tail", &url, "--profile", profile]);
+        match error {
+            Some(needle) => assert_one_line_error(&out, needle),
+            None => assert!(out.status.success(), "{}", text(&out.stderr)),
+        }
+    }
 }
 
 /// Ctrl-C stops `tail` (exit 130) even while the stream is busy: before, each loop pass made
@@ -899,14 +912,7 @@ fn tail_stops_on_ctrl_c_while_the_stream_is_busy() {
 /// `curl -N … | ssekit check -` reported nothing until the stream ended, and held all of it).
 #[test]
 fn check_reports_a_violation_before_the_input_ends() {
-    let mut child = ssekit()
-        .args(["check", "-", "--profile", "ors"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = piped(&["check", "-", "--profile", "ors"]);
     stdin.write_all(b"event: chunk\ndata: x\n\n").unwrap();
     stdin.flush().unwrap();
     // stdin stays open: the violation must be reported without its end. The bound only
@@ -972,14 +978,7 @@ fn check_validates_a_capture_larger_than_one_read() {
 /// Broken pipe` and exit 1).
 #[test]
 fn decode_stops_quietly_when_stdout_is_closed() {
-    let mut child = ssekit()
-        .arg("decode")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
+    let (mut child, mut stdin) = piped(&["decode"]);
     stdin.write_all(b"data: 0\n\n").unwrap();
     stdin.flush().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());

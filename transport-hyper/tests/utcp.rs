@@ -2357,17 +2357,8 @@ async fn the_reopen_after_a_401_sends_the_streams_last_event_id() {
     let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
         let logged = logged.clone();
         async move {
-            let body = |status: u16, bytes: &'static [u8]| {
-                boxed(
-                    http::Response::builder()
-                        .status(status)
-                        .header("content-type", "text/event-stream")
-                        .body(http_body_util::Full::new(Bytes::from_static(bytes)))
-                        .unwrap(),
-                )
-            };
             if req.uri().path() == "/token" {
-                return body(200, br#"{"access_token":"t","token_type":"bearer"}"#);
+                return reply(200, br#"{"access_token":"t","token_type":"bearer"}"#);
             }
             let id = req
                 .headers()
@@ -2380,15 +2371,15 @@ async fn the_reopen_after_a_401_sends_the_streams_last_event_id() {
             };
             match connection {
                 // A delivered event, one of a type not delivered, a block without data.
-                1 => body(
+                1 => reply(
                     200,
                     b"event: price_update\nid: 1\ndata: {\"n\":1}\n\n\
                       event: heartbeat\nid: 2\ndata: {}\n\n\
                       id: 3\n\n",
                 ),
                 // The token is revoked: the reconnect is refused.
-                2 => body(401, b""),
-                _ => body(200, b"event: price_update\nid: 9\ndata: {\"n\":9}\n\n"),
+                2 => reply(401, b""),
+                _ => reply(200, b"event: price_update\nid: 9\ndata: {\"n\":9}\n\n"),
             }
         }
     })
@@ -2440,25 +2431,16 @@ async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it() {
                 headers: parts.headers,
                 body,
             });
-            let answer = |status: u16, bytes: &'static [u8]| {
-                boxed(
-                    http::Response::builder()
-                        .status(status)
-                        .header("content-type", "text/event-stream")
-                        .body(http_body_util::Full::new(Bytes::from_static(bytes)))
-                        .unwrap(),
-                )
-            };
             match (parts.uri.path(), authorization) {
                 // base64("c%3Aid:s%20t") = "YyUzQWlkOnMlMjB0"
                 ("/token", Some(basic)) if basic == "Basic YyUzQWlkOnMlMjB0" => {
-                    answer(200, br#"{"access_token":"tok","token_type":"bearer"}"#)
+                    reply(200, br#"{"access_token":"tok","token_type":"bearer"}"#)
                 }
-                ("/token", _) => answer(401, br#"{"error":"invalid_client"}"#),
+                ("/token", _) => reply(401, br#"{"error":"invalid_client"}"#),
                 (_, Some(bearer)) if bearer == "Bearer tok" => {
-                    answer(200, b"event: notification\ndata: {}\n\n")
+                    reply(200, b"event: notification\ndata: {}\n\n")
                 }
-                _ => answer(401, b""),
+                _ => reply(401, b""),
             }
         }
     })
@@ -2594,18 +2576,11 @@ async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too() {
         async move {
             let basic = req.headers().contains_key("authorization");
             logged.lock().unwrap().push(basic);
-            let (status, body): (u16, &'static [u8]) = if basic {
-                (401, br#"{"error":"invalid_client"}"#)
+            if basic {
+                reply(401, br#"{"error":"invalid_client"}"#)
             } else {
-                (400, br#"{"error":"invalid_scope"}"#)
-            };
-            boxed(
-                http::Response::builder()
-                    .status(status)
-                    .header("content-type", "application/json")
-                    .body(http_body_util::Full::new(Bytes::from_static(body)))
-                    .unwrap(),
-            )
+                reply(400, br#"{"error":"invalid_scope"}"#)
+            }
         }
     })
     .await;
@@ -2621,4 +2596,16 @@ async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too() {
         .unwrap_err();
     assert_eq!(*tokens.lock().unwrap(), [false, true]);
     assert!(matches!(err, ssekit_hyper::Error::Status(400)), "{err:?}");
+}
+
+/// A response of `status` with `bytes` (typed `text/event-stream`, which the token
+/// endpoints of these tests do not mind).
+fn reply(status: u16, bytes: &'static [u8]) -> common::Resp {
+    boxed(
+        http::Response::builder()
+            .status(status)
+            .header("content-type", "text/event-stream")
+            .body(http_body_util::Full::new(Bytes::from_static(bytes)))
+            .unwrap(),
+    )
 }
