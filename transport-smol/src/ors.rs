@@ -19,7 +19,9 @@ use event_listener::Event as Notify;
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
 use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
-use ssekit_http::ors::{call_frames, complete, encode, refused, run_tool, Completion, Follow};
+use ssekit_http::ors::{
+    call_frames, complete, encode, refused, run_tool, Completion, Follow, TaskSignals,
+};
 
 mod client;
 pub use client::{CallOptions, Client, SmolOrs, Trace};
@@ -50,7 +52,8 @@ impl std::error::Error for Busy {}
 
 struct Inner {
     tasks: Mutex<TaskRegistry<Bytes>>,
-    changed: Notify,
+    /// Wakes the connections that follow a task when it finishes.
+    signals: Arc<TaskSignals<Notify>>,
     clock: Clock,
     keep_alive: Duration,
     chunker: Chunker,
@@ -139,7 +142,7 @@ impl Calls {
         Calls {
             inner: Arc::new(Inner {
                 tasks: Mutex::new(TaskRegistry::new(config)),
-                changed: Notify::new(),
+                signals: Arc::default(),
                 clock: Clock::new(),
                 keep_alive,
                 chunker: Chunker::new().max_chunk(max_chunk),
@@ -206,7 +209,9 @@ impl Calls {
                 let completion = Completion::new(move |frames| {
                     let now = inner.clock.now();
                     complete(&mut lock(&inner.tasks), &id, frames, now);
-                    inner.changed.notify(usize::MAX);
+                    inner.signals.signal(&id, |finished| {
+                        finished.notify(usize::MAX);
+                    });
                 });
                 let chunker = self.inner.chunker;
                 smol::spawn(async move {
@@ -233,17 +238,21 @@ impl Calls {
 
     /// `task_id`, then the task's output as it is produced, until it finishes.
     fn follow(&self, cursor: Cursor) -> impl futures_lite::Stream<Item = Bytes> + Send + 'static {
-        let state = (Arc::clone(&self.inner), Follow::new(cursor));
-        futures_lite::stream::unfold(state, |(inner, mut follow)| async move {
+        let state = (
+            Arc::clone(&self.inner),
+            self.inner.signals.follow(cursor.task_id()),
+            Follow::new(cursor),
+        );
+        futures_lite::stream::unfold(state, |(inner, following, mut follow)| async move {
             loop {
                 if let Some(frame) = follow.next_frame() {
-                    return Some((frame, (inner, follow)));
+                    return Some((frame, (inner, following, follow)));
                 }
                 if follow.is_done() {
                     return None;
                 }
                 // Listen before reading, so a finish in between is not missed.
-                let listener = inner.changed.listen();
+                let listener = following.listen();
                 follow.read(&lock(&inner.tasks));
                 if follow.is_waiting() {
                     listener.await;

@@ -142,3 +142,41 @@ fn calls_past_max_running_are_refused_without_running() {
         drop(release);
     });
 }
+
+/// A finished task wakes the connections that follow it: twenty calls whose tools finish in
+/// reverse order, each followed twice (the call, and a resume by task id while the call
+/// still follows), all end with their own result.
+#[test]
+fn calls_that_finish_in_any_order_each_reach_their_followers() {
+    smol::block_on(async {
+        let calls = calls(TaskConfig::new(ssekit_http::entropy::os_seed()));
+        let mut gates = Vec::new();
+        let mut followers = Vec::new();
+        for i in 0..20 {
+            let (open, gate) = async_channel::bounded::<()>(1);
+            gates.push(open);
+            let mut body = calls.call(None, async move {
+                let _ = gate.recv().await;
+                Ok(ToolResult::success(ToolOutput::text(format!("result {i}"))))
+            });
+            let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+            let first = String::from_utf8(first.to_vec()).unwrap();
+            let task_id = events(&first)[0].1.clone();
+            let resumed = calls.call(Some(&task_id), async { Err("unused".to_owned()) });
+            followers.push((i, body, resumed));
+        }
+        for gate in gates.iter().rev() {
+            gate.send(()).await.unwrap();
+        }
+        for (i, body, resumed) in followers {
+            for (which, body) in [("call", body), ("resume", resumed)] {
+                let (wire, ended) = read_for(body, Duration::from_secs(10)).await;
+                assert!(ended, "{which} {i} ended: {wire}");
+                assert!(
+                    wire.contains(&format!("result {i}")) && wire.contains("event: end"),
+                    "{which} {i}: {wire}"
+                );
+            }
+        }
+    });
+}

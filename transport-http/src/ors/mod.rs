@@ -2,7 +2,8 @@
 //! `ssekit-smol`:
 //! - the server's `POST /{env}/call` stream: how a tool's outcome becomes frames
 //!   ([`call_frames`]), how a finished task is recorded ([`complete`]), and how one
-//!   connection follows a task from any point ([`Follow`]);
+//!   connection follows a task from any point ([`Follow`]), woken when its task finishes
+//!   ([`TaskSignals`]);
 //! - the client: a tool call resumed by task id across connections ([`Call`]), the session
 //!   id in a `/create_session` reply ([`SessionReply`]), the JSON requests of the other
 //!   routes ([`json_request`], [`json_answer`]) and the redirects they follow
@@ -11,6 +12,7 @@
 mod call;
 mod client;
 mod redirects;
+mod signals;
 mod stream;
 
 pub use call::{
@@ -18,6 +20,7 @@ pub use call::{
 };
 pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
 pub use redirects::Redirects;
+pub use signals::{Following, TaskSignals};
 pub use stream::{
     call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
     CALL_ABANDONED, TOOL_PANICKED,

@@ -20,9 +20,9 @@ use ssekit::server::{Cursor, IdFormat, Open, TaskConfig, TaskRegistry};
 use ssekit::time::Instant;
 use ssekit_http::entropy::os_seed;
 use ssekit_http::ors::{
-    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
+    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, TaskSignals, BUSY,
 };
-use tokio::sync::watch;
+use tokio::sync::{watch, Notify};
 
 use super::Environment;
 use crate::server::{response, SseBody};
@@ -249,7 +249,8 @@ struct Inner {
     clock: Clock,
     sessions: Mutex<Sessions>,
     tasks: Mutex<TaskRegistry<Bytes>>,
-    changed: watch::Sender<u64>,
+    /// Wakes the connections that follow a task when it finishes.
+    signals: Arc<TaskSignals<Notify>>,
 }
 
 /// An ORS server: every route of the HTTP API the official `ors-sdk` client uses, over the
@@ -419,7 +420,7 @@ impl Server {
                 clock: Clock::tokio(),
                 sessions: Mutex::new(Sessions::default()),
                 tasks: Mutex::new(tasks),
-                changed: watch::channel(0).0,
+                signals: Arc::default(),
             }),
         }
     }
@@ -766,7 +767,7 @@ impl Server {
         let completion = Completion::new(move |frames| {
             let now = record.clock.now();
             complete(&mut lock(&record.tasks), &id, frames, now);
-            record.changed.send_modify(|n| *n = n.wrapping_add(1));
+            record.signals.signal(&id, Notify::notify_waiters);
         });
         let chunker = Chunker::new().max_chunk(self.inner.config.max_chunk);
         tokio::spawn(async move {
@@ -793,21 +794,23 @@ impl Server {
     fn follow(&self, cursor: Cursor) -> impl Stream<Item = Bytes> + Send + 'static {
         let state = (
             Arc::clone(&self.inner),
-            self.inner.changed.subscribe(),
+            self.inner.signals.follow(cursor.task_id()),
             Follow::new(cursor),
         );
-        futures_util::stream::unfold(state, |(inner, mut rx, mut follow)| async move {
+        futures_util::stream::unfold(state, |(inner, following, mut follow)| async move {
             loop {
                 if let Some(frame) = follow.next_frame() {
-                    return Some((frame, (inner, rx, follow)));
+                    return Some((frame, (inner, following, follow)));
                 }
                 if follow.is_done() {
                     return None;
                 }
-                rx.borrow_and_update();
+                // Made before reading, so a finish in between wakes it (`notify_waiters`
+                // reaches every `Notified` made before it, polled or not).
+                let finished = following.notified();
                 follow.read(&lock(&inner.tasks));
-                if follow.is_waiting() && rx.changed().await.is_err() {
-                    follow.stop();
+                if follow.is_waiting() {
+                    finished.await;
                 }
             }
         })
