@@ -296,7 +296,8 @@ pub fn refused(tasks: &mut TaskRegistry<Bytes>, message: &str) -> Vec<Bytes> {
 /// One connection following a task: its `task_id` event, then its output from the start,
 /// as the task produces it, until it finishes (or is forgotten: then an `error` event).
 /// The transport drains [`next_frame`](Self::next_frame), calls [`read`](Self::read) under
-/// the registry's lock, and waits for a change when [`is_waiting`](Self::is_waiting).
+/// the registry's lock, and waits for the task's signal ([`TaskSignals`](super::TaskSignals))
+/// when [`is_waiting`](Self::is_waiting).
 ///
 /// # Example
 /// ```
@@ -359,7 +360,7 @@ impl Follow {
         }
     }
 
-    /// Nothing to send and the task still runs: wait for the registry to change, then
+    /// Nothing to send and the task still runs: wait for the task's signal, then
     /// [`read`](Self::read) again.
     ///
     /// # Example
@@ -374,20 +375,5 @@ impl Follow {
     /// See [`complete`].
     pub fn is_done(&self) -> bool {
         self.pending.is_empty() && self.done
-    }
-
-    /// Stops following (the transport can no longer hear of changes); what is queued is
-    /// still sent.
-    ///
-    /// # Example
-    /// ```
-    /// # use ssekit::{server::{TaskConfig, TaskRegistry}, Instant};
-    /// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
-    /// let mut follow = ssekit_http::ors::Follow::new(tasks.start(Instant::ZERO).unwrap());
-    /// follow.stop();
-    /// assert!(follow.next_frame().is_some() && follow.is_done());
-    /// ```
-    pub fn stop(&mut self) {
-        self.done = true;
     }
 }
