@@ -58,6 +58,19 @@ pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
 /// ```
 pub const MAX_QUEUED: usize = 1 << 20;
 
+/// The capacity of a per-client queue asked for with `requested`: at least 1, at most
+/// [`MAX_QUEUED`].
+///
+/// # Example
+/// ```
+/// use ssekit_http::server::{queue_capacity, MAX_QUEUED};
+/// assert_eq!((queue_capacity(0), queue_capacity(8)), (1, 8));
+/// assert_eq!(queue_capacity(usize::MAX), MAX_QUEUED);
+/// ```
+pub fn queue_capacity(requested: usize) -> usize {
+    requested.clamp(1, MAX_QUEUED)
+}
+
 /// Why an event was not queued for a client.
 ///
 /// # Example

@@ -271,7 +271,7 @@ impl Body for SseBody {
 /// # let _ = resp; Ok(()) }
 /// ```
 pub fn channel(capacity: usize) -> (Sender, SseBody) {
-    let (tx, rx) = mpsc::channel::<Bytes>(capacity.clamp(1, ssekit_http::server::MAX_QUEUED));
+    let (tx, rx) = mpsc::channel::<Bytes>(ssekit_http::server::queue_capacity(capacity));
     let stream = futures_util::stream::unfold(rx, |mut rx| async move {
         rx.recv().await.map(|bytes| (bytes, rx))
     });

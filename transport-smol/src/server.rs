@@ -194,7 +194,7 @@ impl Body for SseBody {
 /// # let _ = resp; Ok::<(), ssekit_smol::server::TrySendError>(()) }).unwrap();
 /// ```
 pub fn channel(capacity: usize) -> (Sender, SseBody) {
-    let (tx, rx) = async_channel::bounded(capacity.clamp(1, ssekit_http::server::MAX_QUEUED));
+    let (tx, rx) = async_channel::bounded(ssekit_http::server::queue_capacity(capacity));
     let sender = Sender {
         tx,
         encoder: Encoder::new(),
@@ -328,7 +328,7 @@ impl Broadcast {
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
             hub: Arc::new(Mutex::new(Hub::new(replay))),
-            per_client: per_client.clamp(1, ssekit_http::server::MAX_QUEUED),
+            per_client: ssekit_http::server::queue_capacity(per_client),
         }
     }
 

@@ -68,7 +68,7 @@ impl Broadcast {
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
             state: Arc::new(Mutex::new(Hub::new(replay))),
-            per_client: per_client.clamp(1, ssekit_http::server::MAX_QUEUED),
+            per_client: ssekit_http::server::queue_capacity(per_client),
         }
     }
 
