@@ -322,6 +322,11 @@ fn encode_component(s: &str) -> String {
     out
 }
 
+/// An `Authorization: Basic` value for `user` and `password` (RFC 7617).
+fn basic_credentials(user: &str, password: &str) -> String {
+    format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
+}
+
 fn base64(input: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
@@ -555,10 +560,7 @@ impl SseProvider {
             },
             Some(Auth::Basic { username, password }) => Some((
                 "Authorization".to_owned(),
-                format!(
-                    "Basic {}",
-                    base64(format!("{username}:{password}").as_bytes())
-                ),
+                basic_credentials(username, password),
             )),
             Some(Auth::OAuth2 { .. }) | None => None,
         }

@@ -26,7 +26,7 @@ use serde_json::Value;
 use tokio::time::Instant;
 
 use super::discovery::{bounded_exchange, origin, Bounded};
-use super::{base64, encode_component, Auth, Redacted};
+use super::{basic_credentials, encode_component, Auth, Redacted};
 use crate::client::{HttpClient, SCHEMES};
 use crate::Error;
 
@@ -370,15 +370,13 @@ impl Grant {
                 encode_component(&self.client_secret)
             )),
             ClientAuth::Basic => {
-                // RFC 6749 §2.3.1: each part form-urlencoded, then `id:secret` in base64.
-                let pair = format!(
-                    "{}:{}",
-                    encode_component(&self.client_id),
-                    encode_component(&self.client_secret)
+                // RFC 6749 §2.3.1: each part form-urlencoded, then as HTTP Basic.
+                let credentials = basic_credentials(
+                    &encode_component(&self.client_id),
+                    &encode_component(&self.client_secret),
                 );
-                let mut value =
-                    HeaderValue::from_str(&format!("Basic {}", base64(pair.as_bytes())))
-                        .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
+                let mut value = HeaderValue::from_str(&credentials)
+                    .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
                 value.set_sensitive(true);
                 req = req.header(AUTHORIZATION, value);
             }
