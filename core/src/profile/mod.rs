@@ -83,7 +83,8 @@ pub(crate) mod json {
     }
 
     /// Parses `data` as a JSON object into `T` (not an array: [`opens_an_object`]). Parsing
-    /// from `&str` lets serde_json skip UTF-8 checks of the strings it hands out (`Utf8Bytes::as_str` is O(1)).
+    /// from `&str` lets serde_json skip UTF-8 checks of the strings it hands out
+    /// (`Utf8Bytes::as_str` is O(1)).
     pub(crate) fn parse_object<'a, T: Deserialize<'a>>(data: &'a str) -> Option<T> {
         if !opens_an_object(data) {
             return None;

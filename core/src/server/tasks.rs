@@ -684,8 +684,9 @@ impl<T> TaskRegistry<T> {
     }
 
     /// A fresh id, made as [`start`](Self::start) makes them (122 random bits, so no
-    /// other task's but by a chance that is not checked): for a call refused before it ran, whose stream still begins with `task_id`. Nothing is stored,
-    /// so such calls take no place from other tasks; a resume with the id is unknown.
+    /// other task's but by a chance that is not checked): for a call refused before it ran,
+    /// whose stream still begins with `task_id`. Nothing is stored, so such calls take no
+    /// place from other tasks; a resume with the id is unknown.
     ///
     /// # Example
     /// ```
