@@ -149,12 +149,14 @@ fn single_line_events_fed_as_bytes_allocate_nothing_per_event() {
 }
 
 /// Allocations made while `block`, repeated `events` times, is fed as `piece_len`-byte slices
-/// of one `Bytes` and drained with `next_frame_ref`; every event's data must pass `check`.
-fn allocations_reading_by_reference(
+/// of one `Bytes` and drained with `next_frame_ref` (`by_ref`) or `next_frame`, each owned
+/// frame dropped at once; every event's data must pass `check`.
+fn allocations_reading(
     block: &[u8],
     piece_len: usize,
     events: usize,
     check: fn(&str) -> bool,
+    by_ref: bool,
 ) -> usize {
     let stream = Bytes::from(block.repeat(events));
     let pieces: Vec<Bytes> = (0..stream.len())
@@ -166,9 +168,17 @@ fn allocations_reading_by_reference(
         let mut dec = Decoder::new();
         for piece in &pieces {
             dec.feed(piece.clone()).unwrap();
-            while let Some(frame) = dec.next_frame_ref().unwrap() {
-                if let ssekit::FrameRef::Event(ev) = frame {
-                    seen += usize::from(check(ev.data()));
+            if by_ref {
+                while let Some(frame) = dec.next_frame_ref().unwrap() {
+                    if let ssekit::FrameRef::Event(ev) = frame {
+                        seen += usize::from(check(ev.data()));
+                    }
+                }
+            } else {
+                while let Some(frame) = dec.next_frame().unwrap() {
+                    if let Frame::Event(ev) = frame {
+                        seen += usize::from(check(ev.data()));
+                    }
                 }
             }
         }
@@ -197,7 +207,7 @@ fn multi_line_events_read_by_reference_allocate_nothing_per_event() {
     // buffer itself, so after it has grown once nothing is allocated, whatever the pieces.
     let block = b"event: row\ndata: first line\r\ndata: second line\r\ndata: third\r\n\r\n: ka\n\n";
     let check: fn(&str) -> bool = |data| data == "first line\nsecond line\nthird";
-    let run = |events| allocations_reading_by_reference(block, 1460, events, check);
+    let run = |events| allocations_reading(block, 1460, events, check, true);
     assert_nothing_per_event("multi-line events", run, 1_000);
 }
 
@@ -206,14 +216,32 @@ fn events_read_by_reference_from_small_pieces_allocate_nothing_per_event() {
     let _serial = one_at_a_time();
     // Lines that straddle pieces are joined in the line buffer; a borrowed event lets go of
     // its share of that buffer when the decoder is next used (even by a call that finds
-    // nothing to do), so the buffer is reused instead of reallocated per line. (A block
-    // whose `event:` line also straddles keeps a share of the buffer while its data line is
-    // joined, with `next_frame` too: one reallocation per such event.)
+    // nothing to do), so the buffer is reused instead of reallocated per line.
     let block = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"tok\"}\n\n";
     let check: fn(&str) -> bool = |data| data.ends_with("\"tok\"}");
     for piece_len in [1, 7, 10] {
-        let run = |events| allocations_reading_by_reference(block, piece_len, events, check);
+        let run = |events| allocations_reading(block, piece_len, events, check, true);
         assert_nothing_per_event(&format!("{piece_len}-byte pieces"), run, 200);
+    }
+}
+
+#[test]
+fn events_with_a_type_line_before_long_data_in_small_pieces_allocate_nothing_per_event() {
+    let _serial = one_at_a_time();
+    // An ORS `chunk` event in tiny pieces: its `event:` value points into the lines read
+    // while its long data line is still arriving. Those lines used to be detached whenever
+    // the data line needed room, leaving the buffer shared and each growth a fresh
+    // allocation: three per 4 KiB event, with borrowed frames and owned ones alike.
+    let mut block = b"event: chunk\ndata: ".to_vec();
+    block.extend((0..600).map(|i| b'a' + (i % 26) as u8));
+    block.extend_from_slice(b"\n\n");
+    let check: fn(&str) -> bool = |data| data.len() == 600 && data.starts_with("abc");
+    for piece_len in [1, 7, 10] {
+        for by_ref in [true, false] {
+            let run = |events| allocations_reading(&block, piece_len, events, check, by_ref);
+            let what = format!("{piece_len}-byte pieces, by_ref {by_ref}");
+            assert_nothing_per_event(&what, run, 20);
+        }
     }
 }
 

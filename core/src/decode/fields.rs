@@ -174,6 +174,22 @@ impl Value {
         self.loc.len()
     }
 
+    /// Where the value starts in `Decoder::held`, if it lies there.
+    fn held_start(&self) -> Option<usize> {
+        match (&self.loc, self.held) {
+            (Loc::Front(range), true) => Some(range.start),
+            _ => None,
+        }
+    }
+
+    /// A value in `Decoder::held` after the buffer let go of its first `by` bytes, all before
+    /// the value.
+    fn shift_held(&mut self, by: usize) {
+        if let (Loc::Front(range), true) = (&mut self.loc, self.held) {
+            *range = range.start.saturating_sub(by)..range.end.saturating_sub(by);
+        }
+    }
+
     #[inline(always)]
     fn bytes<'a>(&'a self, front: &'a Bytes, held: &'a [u8]) -> &'a [u8] {
         let src: &[u8] = if self.held { held } else { front };
@@ -367,6 +383,32 @@ impl FieldState {
         self.event_type.as_ref().is_some_and(|v| v.held)
             || matches!(&self.data, Data::One(v) if v.held)
             || self.comment.as_ref().is_some_and(|v| v.held)
+    }
+
+    /// Where the first value pointing into `Decoder::held` starts, if one does: the bytes
+    /// before it are pinned by none.
+    pub(super) fn held_pinned_from(&self) -> Option<usize> {
+        let data = match &self.data {
+            Data::One(value) => value.held_start(),
+            _ => None,
+        };
+        let event_type = self.event_type.as_ref().and_then(Value::held_start);
+        let comment = self.comment.as_ref().and_then(Value::held_start);
+        [event_type, data, comment].into_iter().flatten().min()
+    }
+
+    /// Values pointing into `Decoder::held` after it let go of its first `by` bytes, which
+    /// lie before all of them ([`held_pinned_from`](Self::held_pinned_from)).
+    pub(super) fn shift_held(&mut self, by: usize) {
+        if let Some(value) = &mut self.event_type {
+            value.shift_held(by);
+        }
+        if let Data::One(value) = &mut self.data {
+            value.shift_held(by);
+        }
+        if let Some(value) = &mut self.comment {
+            value.shift_held(by);
+        }
     }
 
     /// Values pointing into `Decoder::held` become slices of `frozen`, the part of it they
