@@ -46,6 +46,24 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # The policy, event by event
+//! A *failure* is an attempt that delivered nothing: it counts toward
+//! [`max_attempts`](ReconnectConfig::max_attempts) and the next wait grows. *Progress* is a
+//! connection that delivered at least one new event (or advanced the last event ID): it sets
+//! the failure count back to 0, however short the connection was.
+//!
+//! | what happens | what the client does |
+//! |---|---|
+//! | `200 text/event-stream` | reads the stream; the failure count is kept until progress |
+//! | a new event, or a new last event ID ([`handle_event`](Reconnect::handle_event), [`handle_progress`](Reconnect::handle_progress)) | progress: the failure count starts over at 0 |
+//! | `retry: N` | N ms is the reconnection time from now on (at least [`min_delay`](ReconnectConfig::min_delay)) |
+//! | the server ends the stream cleanly ([`Disconnect::Eof`]) | **not a failure**: reconnects after the reconnection time, with jitter but no growth, for ever, as an `EventSource` does; with [`stop_on_clean_end`](ReconnectConfig::stop_on_clean_end) (a call, not a subscription) it stops instead ([`GiveUpReason::Ended`]) |
+//! | the stream is cut inside an event ([`Disconnect::Truncated`]), the connection fails or is refused ([`Disconnect::Error`]), the idle timeout fires | a failure: waits the reconnection time doubled per earlier consecutive failure (capped, jitter on top), or gives up after `max_attempts` |
+//! | 5xx, 408, 429 | a failure, the first attempt included; a `Retry-After` ([`handle_retry_after`](Reconnect::handle_retry_after)) lengthens the wait to what it asks |
+//! | 204 | stops for good ([`GiveUpReason::NoContent`]) |
+//! | any other status; a 200 that is not `text/event-stream` or is compressed | stops for good with the reason |
+//! | [`reconnect(false)`](ReconnectConfig::reconnect) | the first end or failure of any kind stops ([`GiveUpReason::ReconnectDisabled`]) |
+//!
 //! # Where this differs from a browser's `EventSource`
 //! Each difference is deliberate, and each can be turned off or tuned in [`ReconnectConfig`].
 //! - 5xx, 408 and 429 responses and network errors are retried ([`ResponseError`]); a browser
@@ -53,7 +71,8 @@
 //!   during deploys, and the ORS and OpenAI clients retry these too; 204 still stops for good.
 //! - Consecutive failures back off exponentially from the reconnection time, with a cap and
 //!   upward jitter; a browser waits the reconnection time (the specification allows longer
-//!   waits). Without this, every client of a restarting server reconnects in lockstep.
+//!   waits). Without this, every client of a restarting server reconnects in lockstep. A
+//!   clean end is no failure: it waits the reconnection time, as a browser does (plus jitter).
 //! - `retry:` values below [`ReconnectConfig::min_delay`] are raised to it: `retry: 0` would
 //!   otherwise reconnect in a tight loop.
 //! - Optional attempt limit, idle timeout and `reconnect(false)`; a browser retries forever and
@@ -61,11 +80,11 @@
 //! - Events a server replays after a reconnect, with ids already seen, are reported as
 //!   [`Delivery::Duplicate`]; a browser delivers them twice. Only the start of a stream is
 //!   checked, so a server that repeats an id on purpose loses nothing.
-//! - The default reconnection time is UTCP's 30 s; browsers use about 3 s (Chromium) to 5 s
-//!   (Firefox).
+//! - The default reconnection time is 3 s, as in Chromium (Firefox uses 5 s); UTCP's SSE
+//!   provider sets its own `retry_timeout` (30 s by default).
 //! - A stream cut inside an event ([`Disconnect::Truncated`]) is told apart from a clean end:
-//!   with reconnecting off, the give-up says [`Failure::Truncated`]. A browser sees both as an
-//!   end.
+//!   it is a failure, and with reconnecting off the give-up says [`Failure::Truncated`]. A
+//!   browser sees both as an end.
 //! - A 200 event stream in a content coding other than `identity` (gzip, ...) is refused for
 //!   good ([`Reconnect::handle_response_head`]); a browser decodes it. The core decodes no
 //!   coding, and the ssekit transports ask for `Accept-Encoding: identity`.
@@ -94,11 +113,12 @@ pub type Header = (Utf8Bytes, Utf8Bytes);
 /// Reconnect policy. The fields mirror UTCP's SSE provider (`reconnect`, `retry_timeout`,
 /// `headers`, `event_type`) plus the knobs a long-lived stream needs.
 ///
-/// Defaults: reconnect on; reconnection time (UTCP `retry_timeout`) 30 s; floor 500 ms; cap
-/// 5 min; jitter up to 20 % above the computed delay, from a fixed seed unless one is set
-/// (see [`jitter_seed`](Self::jitter_seed)); unlimited attempts; no idle timeout; backoff
-/// reset after a stream stayed alive 60 s; duplicate suppression over the last 256 ids (at
-/// most 16 KiB of them); no event type filter; no extra headers.
+/// Defaults: reconnect on, after a clean end too; reconnection time 3 s (as in browsers;
+/// UTCP's `retry_timeout` sets its own); floor 100 ms; cap 5 min; jitter up to 20 % above
+/// the computed delay, from a fixed seed unless one is set (see
+/// [`jitter_seed`](Self::jitter_seed)); unlimited attempts; no idle timeout; the failure
+/// count reset by progress (a new event) or by a stream alive 60 s; duplicate suppression
+/// over the last 256 ids (at most 16 KiB of them); no event type filter; no extra headers.
 ///
 /// # Example
 /// ```
@@ -120,6 +140,7 @@ pub type Header = (Utf8Bytes, Utf8Bytes);
 #[must_use]
 pub struct ReconnectConfig {
     reconnect: bool,
+    stop_on_clean_end: bool,
     retry_timeout: Duration,
     min_delay: Duration,
     max_delay: Duration,
@@ -144,8 +165,9 @@ impl Default for ReconnectConfig {
     fn default() -> Self {
         ReconnectConfig {
             reconnect: true,
-            retry_timeout: Duration::from_millis(30_000),
-            min_delay: Duration::from_millis(500),
+            stop_on_clean_end: false,
+            retry_timeout: Duration::from_millis(3_000),
+            min_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(300),
             jitter_percent: 20,
             jitter_seed: None,
@@ -162,8 +184,8 @@ impl Default for ReconnectConfig {
 
 impl ReconnectConfig {
     /// What the official ORS Python client does for a tool call: first retry after 500 ms,
-    /// doubling up to 10 s, at most 5 retries; and a 30 s idle timeout (the client's read
-    /// timeout), turned into a reconnect instead of a failure.
+    /// doubling up to 10 s, at most 5 consecutive retries without progress; and a 30 s idle
+    /// timeout (the client's read timeout), turned into a reconnect instead of a failure.
     ///
     /// # Example
     /// ```
@@ -191,9 +213,30 @@ impl ReconnectConfig {
         self
     }
 
-    /// The reconnection time: the wait before the first retry, doubled for each further
-    /// consecutive failure (UTCP `retry_timeout`, default 30 000 ms). A `retry:` field from
-    /// the server replaces it, as in a browser.
+    /// A call, not a subscription: a clean end of the stream ([`Disconnect::Eof`]) ends it
+    /// with [`GiveUpReason::Ended`] instead of reconnecting (default `false`: reconnect after
+    /// the reconnection time, as an `EventSource` does). A cut stream, a failed connection and
+    /// a 5xx are still retried. A UTCP tool call runs "until the connection is closed".
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Action, Disconnect, GiveUpReason, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().stop_on_clean_end(true));
+    /// let _ = rc.poll_action();
+    /// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
+    /// rc.handle_closed(Instant::ZERO, Disconnect::Eof);
+    /// assert_eq!(rc.poll_action(), Some(Action::GiveUp(GiveUpReason::Ended)));
+    /// # Ok::<(), ssekit::client::ResponseError>(())
+    /// ```
+    pub fn stop_on_clean_end(mut self, stop: bool) -> Self {
+        self.stop_on_clean_end = stop;
+        self
+    }
+
+    /// The reconnection time: the wait after a clean end and before the first retry, doubled
+    /// for each further consecutive failure (UTCP `retry_timeout`; default 3 000 ms, as
+    /// Chromium's). A `retry:` field from the server replaces it, as in a browser.
     ///
     /// # Example
     /// ```
@@ -206,8 +249,9 @@ impl ReconnectConfig {
         self
     }
 
-    /// The floor under every wait (default 500 ms), so `retry: 0` cannot make a tight
-    /// reconnect loop. `Duration::ZERO` disables the floor.
+    /// The floor under every wait (default 100 ms), so `retry: 0` cannot make a tight
+    /// reconnect loop (at most ten connections a second). `Duration::ZERO` disables the
+    /// floor.
     ///
     /// # Example
     /// ```
@@ -265,10 +309,13 @@ impl ReconnectConfig {
         self
     }
 
-    /// The most consecutive retries before giving up with [`GiveUpReason::MaxAttempts`];
-    /// `None` (the default) retries forever. The count resets after a healthy stream
-    /// (see [`reset_after`](Self::reset_after)), not merely on a 200: a server that accepts
-    /// every connection and then sends nothing still runs out of attempts.
+    /// The most consecutive retries without progress before giving up with
+    /// [`GiveUpReason::MaxAttempts`]; `None` (the default) retries forever. The count resets
+    /// when a connection makes progress (delivers a new event or advances the last event ID:
+    /// [`Reconnect::handle_progress`]), however short it was, or stays alive
+    /// [`reset_after`](Self::reset_after); not merely on a 200: a server that accepts every
+    /// connection and then cuts it before any event still runs out of attempts. Clean ends
+    /// are not failures and never count.
     ///
     /// # Example
     /// ```
@@ -295,8 +342,10 @@ impl ReconnectConfig {
         self
     }
 
-    /// A stream that stayed alive this long (default 60 s) counts as healthy: when it ends,
-    /// the backoff and the attempt count start over.
+    /// A stream that stayed alive this long (default 60 s) counts as healthy even without
+    /// an event: when it ends, the backoff and the attempt count start over. Any new event
+    /// does that at once ([`Reconnect::handle_progress`]); this covers long streams of
+    /// keep-alives only.
     ///
     /// Alive means from its acceptance to the last bytes received
     /// ([`Reconnect::handle_bytes`]; keep-alive comments count), however the stream ends:
@@ -385,6 +434,16 @@ impl ReconnectConfig {
         self
     }
 
+    /// Whether a clean end stops the stream ([`stop_on_clean_end`](Self::stop_on_clean_end)).
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit::client::ReconnectConfig::default().stop_on_clean_end_value());
+    /// ```
+    pub fn stop_on_clean_end_value(&self) -> bool {
+        self.stop_on_clean_end
+    }
+
     /// Whether reconnecting is on.
     ///
     /// # Example
@@ -401,7 +460,7 @@ impl ReconnectConfig {
     /// ```
     /// use core::time::Duration;
     /// let config = ssekit::client::ReconnectConfig::default();
-    /// assert_eq!(config.retry_timeout_value(), Duration::from_millis(30_000));
+    /// assert_eq!(config.retry_timeout_value(), Duration::from_millis(3_000));
     /// ```
     pub fn retry_timeout_value(&self) -> Duration {
         self.retry_timeout
@@ -667,6 +726,9 @@ pub enum GiveUpReason {
         /// The failure.
         last: Failure,
     },
+    /// The stream ended cleanly and the policy ends calls there
+    /// ([`ReconnectConfig::stop_on_clean_end`]): the normal end of a call, not an error.
+    Ended,
 }
 
 impl fmt::Display for GiveUpReason {
@@ -684,6 +746,7 @@ impl fmt::Display for GiveUpReason {
             GiveUpReason::ReconnectDisabled { last } => {
                 write!(f, "reconnecting is disabled; failure: {last}")
             }
+            GiveUpReason::Ended => f.write_str("the stream ended"),
         }
     }
 }
@@ -770,12 +833,13 @@ impl core::error::Error for ResponseError {}
 #[non_exhaustive]
 pub enum Disconnect {
     /// The server ended the response body after a complete event (the decoder's
-    /// [`StreamEnd::Clean`](crate::StreamEnd::Clean)).
+    /// [`StreamEnd::Clean`](crate::StreamEnd::Clean)): no failure, see
+    /// [`Reconnect::handle_closed`].
     Eof,
     /// The response body ended normally at the HTTP level, but inside a line or an event
     /// (the decoder's [`StreamEnd::Truncated`](crate::StreamEnd::Truncated)): the partial
-    /// event was lost. Retried as an end is; with reconnecting off, the give-up says
-    /// [`Failure::Truncated`], so that a caller can tell it from a clean end.
+    /// event was lost. A failure, retried as a reset is; with reconnecting off, the give-up
+    /// says [`Failure::Truncated`], so that a caller can tell it from a clean end.
     Truncated,
     /// The connection failed: refused, reset, timed out, TLS, or the body could not be decoded.
     Error,
@@ -986,7 +1050,7 @@ impl Reconnect {
     /// let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
     /// let _ = rc.poll_action();
     /// rc.handle_closed(Instant::ZERO, Disconnect::Error);
-    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_millis(30_000)));
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_millis(3_000)));
     /// ```
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
@@ -1181,8 +1245,11 @@ impl Reconnect {
             }
         }
         if replayed {
-            Delivery::Duplicate
-        } else if self
+            return Delivery::Duplicate;
+        }
+        // A new event, delivered or filtered out: the server is making progress.
+        self.handle_progress();
+        if self
             .config
             .event_type
             .as_ref()
@@ -1220,6 +1287,9 @@ impl Reconnect {
             Frame::Event(event) => Some(self.handle_event(event)),
             Frame::Dataless(event) => {
                 if let Some(id) = event.id_field() {
+                    if *id != self.last_event_id {
+                        self.handle_progress();
+                    }
                     self.last_event_id = id.clone();
                 }
                 None
@@ -1244,17 +1314,77 @@ impl Reconnect {
     /// rc.handle_response(Instant::ZERO, 200, Some("text/event-stream"))?;
     /// rc.handle_retry(0); // would be a tight loop
     /// rc.handle_closed(Instant::ZERO, Disconnect::Eof);
-    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_millis(500))); // the floor
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_millis(100))); // the floor
     /// # Ok::<(), ssekit::client::ResponseError>(())
     /// ```
     pub fn handle_retry(&mut self, millis: u64) {
         self.reconnection_time = Duration::from_millis(millis);
     }
 
+    /// The stream made progress: it delivered a new event or advanced the last event ID.
+    /// The failure count starts over, so the next failure waits the reconnection time and
+    /// [`max_attempts`](ReconnectConfig::max_attempts) counts from there. A connection
+    /// that makes progress is healthy however short it is (a server that ends each stream
+    /// after one event, a proxy that cuts responses every few seconds).
+    /// [`handle_event`](Self::handle_event) calls it for every event that is not a replay;
+    /// call it yourself when progress is judged elsewhere (an ORS call resumed by task id
+    /// replays its events, and only events past the replay are new).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::client::{Disconnect, Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0).max_attempts(Some(1)));
+    /// for second in 0..10 {
+    ///     let now = Instant::from_secs(second * 10);
+    ///     let _connect = rc.poll_action();
+    ///     rc.handle_response(now, 200, Some("text/event-stream"))?;
+    ///     rc.handle_progress();
+    ///     rc.handle_closed(now, Disconnect::Truncated); // cut after an event, every time
+    ///     assert_eq!(rc.attempts(), 1);
+    ///     rc.handle_timeout(rc.poll_timeout().unwrap());
+    /// }
+    /// assert!(!rc.is_stopped());
+    /// # Ok::<(), ssekit::client::ResponseError>(())
+    /// ```
+    pub fn handle_progress(&mut self) {
+        self.attempts = 0;
+    }
+
+    /// A refused response's `Retry-After` (a retried 503 or 429, say), as a wait: the
+    /// scheduled reconnect comes no earlier than `delay` after the response. Call it after
+    /// [`handle_response_head`](Self::handle_response_head) refused the response; it only
+    /// lengthens a wait that is scheduled, and like a `retry:` it is honoured as long as it
+    /// is. Parsing the header (seconds or an HTTP date) is the transport's job.
+    ///
+    /// # Example
+    /// ```
+    /// use core::time::Duration;
+    /// use ssekit::client::{Reconnect, ReconnectConfig};
+    /// use ssekit::time::Instant;
+    /// let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
+    /// let _ = rc.poll_action();
+    /// let _refused = rc.handle_response(Instant::ZERO, 429, None);
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_secs(3)));
+    /// rc.handle_retry_after(Duration::from_secs(20));
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_secs(20)));
+    /// rc.handle_retry_after(Duration::from_secs(1)); // never shortens it
+    /// assert_eq!(rc.poll_timeout(), Some(Instant::from_secs(20)));
+    /// ```
+    pub fn handle_retry_after(&mut self, delay: Duration) {
+        let asked = self.now.saturating_add(delay);
+        if let State::Waiting { until } = &mut self.state {
+            *until = (*until).max(asked);
+        }
+    }
+
     /// The connection attempt or the stream ended. Schedules a reconnect (or gives up, by
-    /// policy). Ignored unless a connection is outstanding or open. A clean end, a cut one
-    /// and a failure are retried alike; the give-up tells them apart ([`Failure::Eof`],
-    /// [`Failure::Truncated`], [`Failure::Network`]).
+    /// policy). Ignored unless a connection is outstanding or open. A clean end of an open
+    /// stream is no failure: the reconnect comes after the reconnection time, without growth
+    /// and without counting toward [`max_attempts`](ReconnectConfig::max_attempts) (or the
+    /// stream stops, with [`stop_on_clean_end`](ReconnectConfig::stop_on_clean_end)). A cut
+    /// stream and a failed connection are failures. With reconnecting off, the give-up
+    /// tells them apart ([`Failure::Eof`], [`Failure::Truncated`], [`Failure::Network`]).
     ///
     /// # Example
     /// ```
@@ -1289,7 +1419,11 @@ impl Reconnect {
             State::Open { since, last_rx } => {
                 // Alive until its last bytes: a silent minute before a close is no health.
                 self.stream_ended(last_rx, since);
-                self.fail(now, failure);
+                if how == Disconnect::Eof {
+                    self.ended(now);
+                } else {
+                    self.fail(now, failure);
+                }
             }
             _ => {}
         }
@@ -1459,6 +1593,32 @@ impl Reconnect {
         };
     }
 
+    /// An open stream ended cleanly: no failure. Reconnect after the reconnection time (no
+    /// growth), unless reconnecting is off or the policy ends calls here.
+    fn ended(&mut self, now: Instant) {
+        if !self.config.reconnect {
+            return self.give_up(GiveUpReason::ReconnectDisabled { last: Failure::Eof });
+        }
+        if self.config.stop_on_clean_end {
+            return self.give_up(GiveUpReason::Ended);
+        }
+        let delay = self.delay(1);
+        self.wait(now, delay);
+    }
+
+    /// Waits `delay` ms from `now` before the next connection.
+    fn wait(&mut self, now: Instant, delay: u64) {
+        // A wait past the end of time (`retry:` near `u64::MAX`) waits until then, as asked.
+        // No wait at all (no floor and `retry: 0`), or a clock already at its end: connect
+        // now rather than arm a timer that could not move past `now`.
+        let until = now.saturating_add(Duration::from_millis(delay));
+        self.state = if until > now {
+            State::Waiting { until }
+        } else {
+            State::ConnectDue
+        };
+    }
+
     fn fail(&mut self, now: Instant, failure: Failure) {
         if !self.config.reconnect {
             return self.give_up(GiveUpReason::ReconnectDisabled { last: failure });
@@ -1475,15 +1635,7 @@ impl Reconnect {
         }
         self.attempts = self.attempts.saturating_add(1);
         let delay = self.delay(self.attempts);
-        // A wait past the end of time (`retry:` near `u64::MAX`) waits until then, as asked.
-        // No wait at all (no floor and `retry: 0`), or a clock already at its end: connect
-        // now rather than arm a timer that could not move past `now`.
-        let until = now.saturating_add(Duration::from_millis(delay));
-        self.state = if until > now {
-            State::Waiting { until }
-        } else {
-            State::ConnectDue
-        };
+        self.wait(now, delay);
     }
 
     /// The wait before retry number `attempt` (1-based), in milliseconds: the reconnection

@@ -71,11 +71,11 @@ fn backoff_sequence_without_retry_field() {
 }
 
 #[test]
-fn backoff_default_mirrors_utcp_retry_timeout() {
+fn backoff_default_starts_at_three_seconds_as_browsers_do() {
     let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
     assert_eq!(
-        waits(&mut rc, 5),
-        [30_000, 60_000, 120_000, 240_000, 300_000]
+        waits(&mut rc, 8),
+        [3_000, 6_000, 12_000, 24_000, 48_000, 96_000, 192_000, 300_000]
     );
 }
 
@@ -108,14 +108,16 @@ fn backoff_sequence_with_retry_field_from_the_stream() {
         now += Duration::from_millis(w);
         seq.push(w);
     }
-    assert_eq!(seq, [6_000, 12_000, 20_000, 20_000]);
+    // The clean end after an event was no failure: the first failure waits the server's
+    // reconnection time, and only consecutive failures double it.
+    assert_eq!(seq, [3_000, 6_000, 12_000, 20_000]);
 }
 
 #[test]
 fn retry_zero_is_floored_and_still_backs_off() {
     let mut rc = Reconnect::new(ReconnectConfig::default().jitter(0));
     rc.handle_retry(0);
-    assert_eq!(waits(&mut rc, 4), [500, 1_000, 2_000, 4_000]);
+    assert_eq!(waits(&mut rc, 4), [100, 200, 400, 800]);
 }
 
 #[test]
@@ -395,10 +397,10 @@ fn max_attempts_counts_retries_and_a_200_alone_does_not_reset_them() {
     let mut rc = Reconnect::new(config);
     let mut now = ms(0);
     for _ in 0..3 {
-        // Each attempt is accepted but the stream dies at once: not a healthy stream.
+        // Each attempt is accepted but the stream is cut before any event: no progress.
         expect_connect(&mut rc);
         rc.handle_response(now, 200, SSE).unwrap();
-        rc.handle_closed(now, Disconnect::Eof);
+        rc.handle_closed(now, Disconnect::Truncated);
         now = rc.poll_timeout().unwrap();
         rc.handle_timeout(now);
     }
@@ -425,7 +427,7 @@ fn backoff_resets_after_a_healthy_stream() {
     expect_connect(&mut rc);
     rc.handle_response(start, 200, SSE).unwrap();
     rc.handle_bytes(start + Duration::from_secs(59));
-    rc.handle_closed(start + Duration::from_secs(59), Disconnect::Eof);
+    rc.handle_closed(start + Duration::from_secs(59), Disconnect::Error);
     // 59 s is not healthy yet: the backoff keeps growing.
     let wake = rc.poll_timeout().unwrap();
     assert_eq!(
@@ -436,7 +438,7 @@ fn backoff_resets_after_a_healthy_stream() {
     expect_connect(&mut rc);
     rc.handle_response(wake, 200, SSE).unwrap();
     rc.handle_bytes(wake + Duration::from_secs(60));
-    rc.handle_closed(wake + Duration::from_secs(61), Disconnect::Eof);
+    rc.handle_closed(wake + Duration::from_secs(61), Disconnect::Error);
     assert_eq!(rc.attempts(), 1);
     assert_eq!(
         rc.poll_timeout(),
