@@ -630,8 +630,9 @@ pub enum Action {
         /// Standard headers, `Last-Event-ID` when known, then the configured ones (a
         /// configured header replaces a standard one of the same name).
         headers: Vec<Header>,
-        /// 0 for the first connection, else the retry number, counted since the last healthy
-        /// stream (the reconnect after one is 1).
+        /// 0 for the first connection; for a reconnect, the number of consecutive failures
+        /// before it, and 1 when there were none (after a clean end, or a connection that
+        /// made progress).
         attempt: u32,
     },
     /// Drop the current connection (it stopped delivering bytes). A reconnect follows.
@@ -983,6 +984,8 @@ pub struct Reconnect {
     replaying: bool,
     rng: SplitMix64,
     pending_close: Option<CloseReason>,
+    /// Whether a connection was asked for before: the next one is a reconnect.
+    reconnecting: bool,
 }
 
 impl Reconnect {
@@ -1009,6 +1012,7 @@ impl Reconnect {
             replaying: false,
             rng: SplitMix64::new(config.jitter_seed.unwrap_or(DEFAULT_JITTER_SEED)),
             pending_close: None,
+            reconnecting: false,
             config,
         }
     }
@@ -1030,9 +1034,14 @@ impl Reconnect {
         match &mut self.state {
             State::ConnectDue => {
                 self.state = State::Connecting;
+                let attempt = match self.reconnecting {
+                    true => self.attempts.max(1),
+                    false => 0,
+                };
+                self.reconnecting = true;
                 Some(Action::Connect {
                     headers: self.request_headers(),
-                    attempt: self.attempts,
+                    attempt,
                 })
             }
             State::Stopped { report } => report.take().map(Action::GiveUp),
