@@ -31,7 +31,7 @@ use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
-use crate::{entropy, redacted_url, Error};
+use crate::{entropy, redacted_url, retry_after, Error, Refused};
 
 /// Body frames shorter than this are copied into the decoder rather than shared with it
 /// (see [`Session::handle_data`]).
@@ -39,6 +39,9 @@ const SHORT_FRAME: usize = 4096;
 
 /// The most items decoded ahead of the application (see `Session::drain`).
 const DRAIN_BATCH: usize = 32;
+
+/// How long the body of a refused response is read for its error message, at most.
+const REFUSED_BODY_TIME: Duration = Duration::from_secs(2);
 
 /// What an `EventSource` reports: events, and what happened to the connection.
 ///
@@ -52,8 +55,8 @@ const DRAIN_BATCH: usize = 32;
 #[non_exhaustive]
 pub enum Item {
     /// A response was accepted (`200 text/event-stream`); `attempt` is 0 for the first
-    /// connection, else the retry number, counted since the last healthy stream (the
-    /// reconnect after one is 1).
+    /// connection; for a reconnect, the number of consecutive failures before it, or 1
+    /// when there were none (after a clean end, or a connection that delivered events).
     Connected {
         /// The retry number.
         attempt: u32,
@@ -129,6 +132,9 @@ pub enum Ended {
     Failed(String),
     /// No bytes arrived within the idle timeout; the client closed the connection.
     IdleTimeout,
+    /// The server refused the request with a status that is retried (5xx, 408, 429): the
+    /// message says which, with the start of the body it sent ([`Refused`]'s one line).
+    Refused(String),
 }
 
 impl fmt::Display for Ended {
@@ -138,6 +144,7 @@ impl fmt::Display for Ended {
             Ended::Truncated => f.write_str("the stream was cut inside an event"),
             Ended::Failed(why) => write!(f, "the connection failed: {why}"),
             Ended::IdleTimeout => f.write_str("no bytes within the idle timeout"),
+            Ended::Refused(why) => f.write_str(why),
         }
     }
 }
@@ -533,6 +540,7 @@ impl RequestSpec {
             out: VecDeque::new(),
             failed: None,
             last_error: None,
+            refusal: None,
             finished: false,
         }
     }
@@ -570,7 +578,8 @@ pub enum Step {
         /// The retry number (0 for the first; a redirected request keeps its attempt's).
         attempt: u32,
     },
-    /// Drop the connection (the idle timeout fired).
+    /// Drop the connection: the idle timeout fired, or enough of a refused response's body
+    /// was read.
     Close,
     /// Wait for the next body frame (when `read`) or until `deadline`, whichever comes first.
     Wait {
@@ -635,7 +644,28 @@ pub struct Session {
     failed: Option<Error>,
     /// The last connection failure, reported if the policy gives up on it.
     last_error: Option<Error>,
+    /// A refused response whose body is being read for the error.
+    refusal: Option<Refusal>,
     finished: bool,
+}
+
+/// A refused response, while its body is read (up to [`Refused::BODY_LIMIT`] bytes, until
+/// it ends or [`REFUSED_BODY_TIME`] has passed) so that the error can say what it said.
+struct Refusal {
+    status: u16,
+    content_type: Option<String>,
+    retry_after: Option<Duration>,
+    body: Vec<u8>,
+    /// When to stop waiting for more of the body.
+    until: Instant,
+    /// Whether the transport still holds the body (it did not end).
+    open: bool,
+}
+
+impl Refusal {
+    fn is_complete(&self, now: Instant) -> bool {
+        !self.open || self.body.len() > Refused::BODY_LIMIT || now >= self.until
+    }
 }
 
 /// The method, URL and body of a request: the one a [`Session`] was opened with, or the
@@ -717,6 +747,17 @@ impl Session {
     /// ```
     #[must_use]
     pub fn poll(&mut self, now: Instant) -> Step {
+        if let Some(refusal) = &self.refusal {
+            if !refusal.is_complete(now) {
+                return Step::Wait {
+                    read: true,
+                    deadline: Some(refusal.until),
+                };
+            }
+            if self.refused(now) {
+                return Step::Close;
+            }
+        }
         loop {
             if self.out.is_empty() {
                 self.fill(DRAIN_BATCH);
@@ -796,7 +837,13 @@ impl Session {
         self.schedule(now);
     }
 
-    /// The response head arrived; `true` when it is accepted and its body should be read.
+    /// The response head arrived; `true` when its body should be read: an accepted
+    /// stream's, or a refused response's. A refused response (any status but 200, 204 and a
+    /// followed redirect; a 200 that is not `text/event-stream`) has its first
+    /// [`Refused::BODY_LIMIT`] bytes read, for at most 2 s, so that the error says what the
+    /// server said ([`Error::Refused`], or [`Item::Disconnected`]`(`[`Ended::Refused`]`)`
+    /// when it is retried); its `Retry-After` lengthens the wait before the retry. The
+    /// transport then gets a [`Step::Close`] if the body has not ended.
     /// A redirect (301, 302, 303, 307 or 308 with a `Location`) is followed: the next
     /// [`poll`](Self::poll) asks for the redirected request, after an [`Item::Redirected`];
     /// one whose `Location` fields name no single target ([`redirect::location`]) ends the
@@ -820,6 +867,7 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_head(&mut self, now: Instant, status: u16, headers: &HeaderMap) -> bool {
+        let retry_after = retry_after::retry_after(headers);
         if redirect::is_redirect(status) && self.max_redirects > 0 && headers.contains_key(LOCATION)
         {
             if let Err(why) = self.follow(status, headers) {
@@ -835,7 +883,13 @@ impl Session {
                 .collect::<Vec<_>>()
                 .join(", ")
         });
-        self.respond(now, status, content_type, content_encoding.as_deref())
+        self.respond(
+            now,
+            status,
+            content_type,
+            content_encoding.as_deref(),
+            retry_after,
+        )
     }
 
     /// Prepares the request a `status` redirect with these `headers` (which hold a
@@ -872,8 +926,8 @@ impl Session {
     }
 
     /// The response head arrived, by its status and `Content-Type` (no redirects are
-    /// followed: [`handle_head`](Self::handle_head) does); `true` when it is accepted and
-    /// its body should be read.
+    /// followed: [`handle_head`](Self::handle_head) does); `true` when its body should be
+    /// read: the stream's, or a refused response's (see [`handle_head`](Self::handle_head)).
     ///
     /// # Example
     /// ```
@@ -881,8 +935,12 @@ impl Session {
     /// use ssekit_http::client::{RequestSpec, Step, Target};
     /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
     /// let _connect = s.poll(Instant::ZERO);
-    /// assert!(!s.handle_response(Instant::ZERO, 404, Some("text/html")));
-    /// assert!(matches!(s.poll(Instant::ZERO), Step::End(Some(ssekit_http::Error::Status(404)))));
+    /// assert!(s.handle_response(Instant::ZERO, 404, Some("application/json")));
+    /// assert!(matches!(s.poll(Instant::ZERO), Step::Wait { read: true, .. }));
+    /// s.handle_data(Instant::ZERO, bytes::Bytes::from_static(br#"{"detail":"Not Found"}"#));
+    /// s.handle_end(Instant::ZERO, None);
+    /// let Step::End(Some(error)) = s.poll(Instant::ZERO) else { panic!() };
+    /// assert_eq!(error.to_string(), r#"the server answered 404 Not Found: {"detail":"Not Found"}"#);
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_response(
@@ -891,17 +949,19 @@ impl Session {
         status: u16,
         content_type: Option<&str>,
     ) -> bool {
-        self.respond(now, status, content_type, None)
+        self.respond(now, status, content_type, None, None)
     }
 
-    /// A response head that is no redirect to follow, by its status, `Content-Type` and
-    /// `Content-Encoding`; `true` when its body should be read.
+    /// A response head that is no redirect to follow, by its status, `Content-Type`,
+    /// `Content-Encoding` and `Retry-After`; `true` when its body should be read: the
+    /// stream's, or a refused response's, for its error.
     fn respond(
         &mut self,
         now: Instant,
         status: u16,
         content_type: Option<&str>,
         content_encoding: Option<&str>,
+        retry_after: Option<Duration>,
     ) -> bool {
         match self
             .rc
@@ -915,23 +975,29 @@ impl Session {
                 });
                 true
             }
-            Err(refused) => {
-                self.last_error = Some(match refused {
-                    ResponseError::ContentType => {
-                        Error::ContentType(content_type.map(str::to_owned))
-                    }
-                    ResponseError::ContentEncoding => {
-                        Error::ContentEncoding(content_encoding.unwrap_or_default().to_owned())
-                    }
-                    _ => Error::Status(status),
-                });
-                if refused.is_retryable() {
-                    self.out
-                        .push_back(Item::Disconnected(Ended::Failed(format!("HTTP {status}"))));
-                    self.schedule(now);
-                }
+            Err(ResponseError::ContentEncoding) => {
+                let coding = content_encoding.unwrap_or_default().to_owned();
+                self.last_error = Some(Error::ContentEncoding(coding));
                 false
             }
+            Err(refused @ (ResponseError::Status(_) | ResponseError::ContentType)) => {
+                if refused.is_retryable() {
+                    if let Some(wait) = retry_after {
+                        self.rc.handle_retry_after(wait);
+                    }
+                }
+                // Read what the server says about it, then report it (`refused`).
+                self.refusal = Some(Refusal {
+                    status,
+                    content_type: content_type.map(str::to_owned),
+                    retry_after,
+                    body: Vec::new(),
+                    until: now.saturating_add(REFUSED_BODY_TIME),
+                    open: true,
+                });
+                true
+            }
+            Err(_) => false,
         }
     }
 
@@ -955,6 +1021,13 @@ impl Session {
     pub fn handle_data(&mut self, now: Instant, data: Bytes) {
         // An empty frame carries no bytes: no sign of life for the idle timer.
         if data.is_empty() {
+            return;
+        }
+        if let Some(refusal) = &mut self.refusal {
+            let room = (Refused::BODY_LIMIT + 1).saturating_sub(refusal.body.len());
+            refusal
+                .body
+                .extend_from_slice(data.get(..room).unwrap_or(&data));
             return;
         }
         self.rc.handle_bytes(now);
@@ -990,12 +1063,19 @@ impl Session {
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn handle_end(&mut self, now: Instant, error: Option<String>) {
+        if let Some(refusal) = &mut self.refusal {
+            refusal.open = false;
+            return;
+        }
         // The items of a stream come before its `Disconnected`.
         self.fill(usize::MAX);
         self.connected = false;
         self.keep_last_event_id();
         let (how, ended) = match (error, self.decoder.finish()) {
-            (Some(e), _) => (Disconnect::Error, Ended::Failed(e)),
+            (Some(e), _) => {
+                self.last_error = Some(Error::Http(e.clone().into()));
+                (Disconnect::Error, Ended::Failed(e))
+            }
             (None, StreamEnd::Clean) => (Disconnect::Eof, Ended::Clean),
             (None, _) => (Disconnect::Truncated, Ended::Truncated),
         };
@@ -1025,28 +1105,45 @@ impl Session {
 
     fn give_up(&mut self, reason: GiveUpReason) -> Option<Error> {
         match reason {
-            GiveUpReason::NoContent | GiveUpReason::ReconnectDisabled { last: Failure::Eof } => {
-                None
-            }
-            GiveUpReason::Status(s) => Some(Error::Status(s)),
+            GiveUpReason::NoContent
+            | GiveUpReason::Ended
+            | GiveUpReason::ReconnectDisabled { last: Failure::Eof } => None,
+            GiveUpReason::Status(s) => Some(self.last_error.take().unwrap_or(Error::Status(s))),
             GiveUpReason::ContentType => {
                 Some(self.last_error.take().unwrap_or(Error::ContentType(None)))
-            }
-            GiveUpReason::ContentEncoding => {
-                Some(self.last_error.take().unwrap_or(Error::GaveUp(reason)))
             }
             GiveUpReason::ReconnectDisabled {
                 last: Failure::Truncated,
             } => Some(Error::Truncated),
-            GiveUpReason::MaxAttempts {
-                last: Failure::Network,
-                ..
-            }
-            | GiveUpReason::ReconnectDisabled {
-                last: Failure::Network,
-            } => Some(self.last_error.take().unwrap_or(Error::GaveUp(reason))),
-            other => Some(Error::GaveUp(other)),
+            GiveUpReason::MaxAttempts { attempts, .. } => Some(match self.last_error.take() {
+                Some(last) => Error::Exhausted {
+                    attempts,
+                    last: Box::new(last),
+                },
+                None => Error::GaveUp(reason),
+            }),
+            other => Some(self.last_error.take().unwrap_or(Error::GaveUp(other))),
         }
+    }
+
+    /// The body of a refused response was read (all of it, its first 4 KiB, or what came
+    /// in time): the error is kept for the give-up, or, when the policy retries, reported
+    /// in `Disconnected` before the wait. `true` when the transport still holds the body
+    /// and should drop it.
+    fn refused(&mut self, now: Instant) -> bool {
+        let Some(refusal) = self.refusal.take() else {
+            return false;
+        };
+        let refused = Refused::new(refusal.status, refusal.content_type, &refusal.body)
+            .retry_after(refusal.retry_after);
+        if !self.rc.is_stopped() {
+            // Retried: each refusal is told once, here; a give-up tells only the last.
+            self.out
+                .push_back(Item::Disconnected(Ended::Refused(refused.to_string())));
+            self.schedule(now);
+        }
+        self.last_error = Some(Error::Refused(refused));
+        refusal.open
     }
 
     /// After a disconnect the policy was told of at `now`: report the wait it chose.
@@ -1065,6 +1162,8 @@ impl Session {
     ) -> Result<Request<Bytes>, Error> {
         self.current = self.opened.clone();
         self.headers = headers;
+        // The failure of an earlier attempt is not this one's.
+        self.last_error = None;
         self.redirects = 0;
         self.body_dropped = false;
         self.left_origin = false;
@@ -1209,7 +1308,8 @@ impl Session {
 ///         other => break other,
 ///     }
 /// };
-/// assert!(matches!(end, Some(Err(ssekit_http::Error::Io(_)))));
+/// let Some(Err(ssekit_http::Error::Exhausted { attempts: 1, last })) = end else { panic!() };
+/// assert!(matches!(*last, ssekit_http::Error::Io(_)));
 /// assert_eq!(items.len(), 3); // failed, reconnecting, failed; then the error
 /// # Ok::<(), ssekit_http::Error>(())
 /// ```

@@ -42,8 +42,22 @@ pub enum Error {
     Io(std::io::Error),
     /// An HTTP-level failure (connection closed mid-message, TLS, no response in time, ...).
     Http(BoxError),
-    /// The server answered with a status that ends the stream (not 200, not retried).
+    /// The server answered with a status that ends the stream (not 200, not retried), where
+    /// no body was read (see [`Error::Refused`] for one that was).
     Status(u16),
+    /// The server refused the request: a status other than 200, or a 200 that is not
+    /// `text/event-stream`, with its `Content-Type` and the first 4 KiB of its body, which
+    /// usually says why (`{"detail": "Session not found"}`, `overloaded, come back`).
+    Refused(Refused),
+    /// The reconnect policy gave up after `attempts` consecutive retries without progress;
+    /// `last` is the failure that would have needed one more (a refused response with its
+    /// body, a connection error, a cut stream).
+    Exhausted {
+        /// Retries made.
+        attempts: u32,
+        /// The last failure.
+        last: Box<Error>,
+    },
     /// A redirect that is not followed: too many, `Location` fields with different values,
     /// an empty one or one that is not UTF-8, a `Location` that does not resolve to a URL
     /// with a host, a scheme the transport does not speak, or `https` to `http`
@@ -94,6 +108,170 @@ impl Error {
     pub fn no_response(limit: Duration) -> Self {
         Error::Http(format!("no response within {:.1} s", limit.as_secs_f64()).into())
     }
+
+    /// The HTTP status the server answered, when this error is a refused response
+    /// ([`Error::Status`], [`Error::Refused`], or the last failure of [`Error::Exhausted`]).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::{Error, Refused};
+    /// assert_eq!(Error::Status(404).status(), Some(404));
+    /// assert_eq!(Error::Refused(Refused::new(503, None, b"busy")).status(), Some(503));
+    /// assert_eq!(Error::Truncated.status(), None);
+    /// ```
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Status(status) => Some(*status),
+            Error::Refused(refused) => Some(refused.status()),
+            Error::Exhausted { last, .. } => last.status(),
+            _ => None,
+        }
+    }
+}
+
+/// A response the client refused, as [`Error::Refused`] carries it: the status, the
+/// `Content-Type`, the first [`Refused::BODY_LIMIT`] bytes of the body (as UTF-8, invalid
+/// sequences replaced) and a `Retry-After` when the server sent one.
+///
+/// It prints as one line meant for people: the status with its reason phrase, then the
+/// body with its runs of white space (line breaks included) made one space.
+///
+/// # Example
+/// ```
+/// use ssekit_http::Refused;
+/// let refused = Refused::new(503, Some("text/plain".into()), b"overloaded,\n  come back\n");
+/// assert_eq!(refused.to_string(), "the server answered 503 Service Unavailable: overloaded, come back");
+/// assert_eq!(refused.body(), "overloaded,\n  come back\n");
+/// let html = Refused::new(200, Some("text/html".into()), b"<p>login</p>");
+/// assert_eq!(html.to_string(), "the server answered 200 OK with Content-Type text/html, not text/event-stream: <p>login</p>");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    status: u16,
+    content_type: Option<String>,
+    body: String,
+    truncated: bool,
+    retry_after: Option<Duration>,
+}
+
+impl Refused {
+    /// How much of a refused response's body is kept: 4 KiB.
+    pub const BODY_LIMIT: usize = 4096;
+
+    /// A refused response: `status`, its `Content-Type`, and its body, of which the first
+    /// [`BODY_LIMIT`](Self::BODY_LIMIT) bytes are kept.
+    ///
+    /// # Example
+    /// ```
+    /// let refused = ssekit_http::Refused::new(404, None, &[b'x'; 5000]);
+    /// assert_eq!(refused.body().len(), 4096);
+    /// assert!(refused.is_truncated());
+    /// ```
+    pub fn new(status: u16, content_type: Option<String>, body: &[u8]) -> Self {
+        let kept = body.get(..Self::BODY_LIMIT).unwrap_or(body);
+        Refused {
+            status,
+            content_type,
+            body: String::from_utf8_lossy(kept).into_owned(),
+            truncated: body.len() > Self::BODY_LIMIT,
+            retry_after: None,
+        }
+    }
+
+    /// With the wait the server asked for in `Retry-After`.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let refused = ssekit_http::Refused::new(429, None, b"").retry_after(Some(Duration::from_secs(2)));
+    /// assert_eq!(refused.retry_after_value(), Some(Duration::from_secs(2)));
+    /// ```
+    #[must_use]
+    pub fn retry_after(mut self, wait: Option<Duration>) -> Self {
+        self.retry_after = wait;
+        self
+    }
+
+    /// The status.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit_http::Refused::new(404, None, b"").status(), 404);
+    /// ```
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The `Content-Type`, if the response had one.
+    ///
+    /// # Example
+    /// ```
+    /// let refused = ssekit_http::Refused::new(404, Some("application/json".into()), b"{}");
+    /// assert_eq!(refused.content_type(), Some("application/json"));
+    /// ```
+    pub fn content_type(&self) -> Option<&str> {
+        self.content_type.as_deref()
+    }
+
+    /// The body's first [`BODY_LIMIT`](Self::BODY_LIMIT) bytes, as text.
+    ///
+    /// # Example
+    /// ```
+    /// let refused = ssekit_http::Refused::new(404, None, br#"{"detail":"Session not found"}"#);
+    /// assert_eq!(refused.body(), r#"{"detail":"Session not found"}"#);
+    /// ```
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+
+    /// Whether the body was longer than what was kept.
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit_http::Refused::new(404, None, b"short").is_truncated());
+    /// ```
+    pub fn is_truncated(&self) -> bool {
+        self.truncated
+    }
+
+    /// The `Retry-After` the server sent, as a wait from the response.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit_http::Refused::new(503, None, b"").retry_after_value(), None);
+    /// ```
+    pub fn retry_after_value(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the server answered {}", self.status)?;
+        if let Some(reason) = http::StatusCode::from_u16(self.status)
+            .ok()
+            .and_then(|status| status.canonical_reason())
+        {
+            write!(f, " {reason}")?;
+        }
+        if self.status == 200 {
+            match &self.content_type {
+                Some(ct) => write!(f, " with Content-Type {ct}, not text/event-stream")?,
+                None => f.write_str(" without a Content-Type, not text/event-stream")?,
+            }
+        }
+        let mut words = self.body.split_whitespace();
+        if let Some(first) = words.next() {
+            write!(f, ": {first}")?;
+            for word in words {
+                write!(f, " {word}")?;
+            }
+            if self.truncated {
+                f.write_str(" ...")?;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl fmt::Display for Error {
@@ -112,6 +290,10 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Status(s) => write!(f, "the server answered HTTP {s}"),
+            Error::Refused(refused) => refused.fmt(f),
+            Error::Exhausted { attempts, last } => {
+                write!(f, "stopped reconnecting after {attempts} retries: {last}")
+            }
             Error::Redirect(why) => write!(f, "redirect not followed: {why}"),
             Error::ContentType(Some(ct)) => write!(
                 f,
@@ -147,6 +329,7 @@ impl std::error::Error for Error {
             Error::Chunk(e) => Some(e),
             Error::GaveUp(e) => Some(e),
             Error::Json(e) => Some(e),
+            Error::Exhausted { last, .. } => Some(last.as_ref()),
             _ => None,
         }
     }

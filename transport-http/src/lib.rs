@@ -63,9 +63,10 @@ mod error;
 pub mod keep_alive;
 pub mod ors;
 pub mod redirect;
+pub mod retry_after;
 pub mod server;
 
-pub use error::{redacted_url, BoxError, Error};
+pub use error::{redacted_url, BoxError, Error, Refused};
 
 /// What [`event_source_builder!`] expands to refers to; not a public API.
 #[doc(hidden)]

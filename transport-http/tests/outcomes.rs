@@ -448,10 +448,10 @@ fn ors_attempt_after_a_cut(delivered_until: Option<u64>) -> u32 {
 }
 
 #[test]
-fn an_ors_call_that_delivered_for_reset_after_starts_its_attempts_over() {
-    // Its events are its signs of life: delivering for 60 s is healthy, so the count starts
-    // over (attempt 1); a stream silent since 30 s, or since it opened, is not (attempt 3).
+fn an_ors_call_that_delivered_a_new_event_starts_its_attempts_over() {
+    // A new event is progress, however early it came: the count starts over (attempt 1);
+    // a stream that delivered nothing before its cut is the third failure in a row.
     assert_eq!(ors_attempt_after_a_cut(Some(60)), 1);
-    assert_eq!(ors_attempt_after_a_cut(Some(30)), 3);
+    assert_eq!(ors_attempt_after_a_cut(Some(1)), 1);
     assert_eq!(ors_attempt_after_a_cut(None), 3);
 }

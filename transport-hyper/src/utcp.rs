@@ -14,7 +14,9 @@
 //! a `GET`), and every other input becomes a query parameter, as the provider page says
 //! ("with any input parameters as query parameters"). `event_type` filters events through the
 //! core's [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its
-//! `reconnect` and reconnection time. `auth` is an API key header, HTTP Basic, or an OAuth2
+//! `reconnect` and reconnection time. A call runs "until the connection is closed": a clean
+//! end of the stream ends it ([`ReconnectConfig::stop_on_clean_end`]), and only a cut
+//! stream, a failed connection or a 5xx reconnects, with `Last-Event-ID`. `auth` is an API key header, HTTP Basic, or an OAuth2
 //! bearer token fetched with the client-credentials grant from an `https` (or loopback)
 //! `token_url`, and fetched again by the stream when it expires (`expires_in`) or the
 //! server refuses it on a reconnect ([`ProviderSource`]).
@@ -492,8 +494,11 @@ impl SseProvider {
             Some(b) => (Method::POST, Bytes::from(b)),
             None => (Method::GET, Bytes::new()),
         };
+        // A tool call, not a subscription: it runs "until the connection is closed" (the
+        // provider page), so a clean end ends it; only a cut stream reconnects.
         let mut config = ReconnectConfig::default()
             .reconnect(self.reconnect)
+            .stop_on_clean_end(true)
             .retry_timeout(Duration::from_millis(self.retry_timeout));
         if let Some(kind) = &self.event_type {
             config = config.event_type(ssekit::Utf8Bytes::copy_from_str(kind));

@@ -119,7 +119,7 @@ async fn the_official_clients_sequence_works() {
             .unwrap();
         assert_eq!(wrong.output.unwrap().reward, Some(0.0));
         ors.delete(&sid).await.unwrap();
-        assert!(matches!(ors.ping(&sid).await, Err(Error::Status(404))));
+        assert!(matches!(ors.ping(&sid).await, Err(ref e) if e.status() == Some(404)));
     })
     .await;
 }
@@ -467,11 +467,11 @@ async fn discovery_routes() {
     assert_eq!(range["tasks"].as_array().unwrap().len(), 2);
     assert!(matches!(
         post("/gsm8k/tasks", json!({"split": "dev"})).await,
-        Err(Error::Status(400))
+        Err(ref e) if e.status() == Some(400)
     ));
     assert!(matches!(
         post("/gsm8k/task", json!({"split": "test", "index": 2})).await,
-        Err(Error::Status(400))
+        Err(ref e) if e.status() == Some(400)
     ));
 }
 
@@ -506,7 +506,7 @@ async fn sessions_and_results_expire() {
     );
     // Idle past the timeout: the session is gone.
     tokio::time::sleep(Duration::from_millis(350)).await;
-    assert!(matches!(ors.ping(&sid).await, Err(Error::Status(404))));
+    assert!(matches!(ors.ping(&sid).await, Err(ref e) if e.status() == Some(404)));
     let err = ors
         .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
         .await
@@ -648,7 +648,7 @@ async fn sessions_are_bounded() {
     let _b = ors.open_session("gsm8k", &task()).await.unwrap();
     assert!(matches!(
         ors.open_session("gsm8k", &task()).await,
-        Err(Error::Status(503))
+        Err(ref e) if e.status() == Some(503)
     ));
     ors.delete(&a).await.unwrap();
     assert!(ors.open_session("gsm8k", &task()).await.is_ok());
@@ -668,7 +668,7 @@ async fn an_api_key_is_required_when_configured() {
     );
     assert!(matches!(
         client(&base).create_session().await,
-        Err(Error::Status(401))
+        Err(ref e) if e.status() == Some(401)
     ));
     let ors = client(&base).api_key(Some("s3cret".into()));
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
@@ -682,7 +682,7 @@ async fn an_api_key_is_required_when_configured() {
         wrong
             .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
             .await,
-        Err(Error::Status(401))
+        Err(ref e) if e.status() == Some(401)
     ));
 }
 

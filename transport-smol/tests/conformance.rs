@@ -399,7 +399,7 @@ fn a_retryable_status_is_retried_with_backoff() {
         assert_eq!(
             seen,
             [
-                Seen::Disconnected("failed"),
+                Seen::Disconnected("refused"),
                 Seen::Reconnecting(Duration::from_millis(20)),
                 Seen::Connected(1),
                 Seen::Event(numbered(1).remove(0)),
@@ -421,10 +421,10 @@ fn a_retryable_status_past_the_attempt_limit_gives_up() {
         assert_eq!(
             seen,
             [
-                Seen::Disconnected("failed"),
+                // Each refusal is told once: the last by the error that ends the stream.
+                Seen::Disconnected("refused"),
                 Seen::Reconnecting(Duration::from_millis(20)),
-                Seen::Disconnected("failed"),
-                Seen::Error("gave up".into()),
+                Seen::Error("gave up: status 503".into()),
             ]
         );
     });
@@ -607,7 +607,7 @@ fn a_refused_connection_is_one_network_error() {
         let seen = client(side, run);
         assert_eq!(
             seen.last(),
-            Some(&Seen::Error("network: refused".into())),
+            Some(&Seen::Error("gave up: network: refused".into())),
             "{side:?}: {seen:?}"
         );
     }
@@ -660,7 +660,7 @@ fn a_server_that_never_answers_trips_the_response_timeout_and_is_retried() {
                 Seen::Disconnected("no response"),
                 Seen::Reconnecting(Duration::from_millis(20)),
                 Seen::Disconnected("no response"),
-                Seen::Error("no response".into()),
+                Seen::Error("gave up: no response".into()),
             ]
         );
     });

@@ -13,7 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Method, Request};
 use serde_json::{json, Value};
-use ssekit::client::{Action, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig};
+use ssekit::client::{Action, Disconnect, Reconnect, ReconnectConfig, ResponseError};
 use ssekit::profile::ors::{Terminal, ToolCall, ToolResult};
 use ssekit::sequence::Validator;
 use ssekit::{Event, Instant};
@@ -160,6 +160,9 @@ pub struct Call {
     last_failure: Option<String>,
     validator: Validator<ToolCall>,
     events: usize,
+    /// The most events one connection of this call has delivered: a resumed call replays
+    /// from the start, so only events past this are progress.
+    most_events: usize,
     how: Disconnect,
 }
 
@@ -179,7 +182,8 @@ impl Call {
             last_failure: None,
             validator: Validator::new(ToolCall::new()),
             events: 0,
-            how: Disconnect::Eof,
+            most_events: 0,
+            how: Disconnect::Truncated,
         }
     }
 
@@ -193,7 +197,9 @@ impl Call {
                 Some(Action::Connect { .. }) => {
                     self.validator = Validator::new(ToolCall::new());
                     self.events = 0;
-                    self.how = Disconnect::Eof;
+                    // A call's stream that ends before its terminal event was cut, however
+                    // it ended at the HTTP level: a failure, unless it delivered new events.
+                    self.how = Disconnect::Truncated;
                     let mut body = json!({"name": self.name, "input": self.input});
                     if let Some(id) = &self.task_id {
                         body["task_id"] = json!(id);
@@ -251,8 +257,7 @@ impl Call {
                     resume: self.task_id.clone(),
                 });
             }
-            // Signs of life: a call that delivered for `reset_after` starts its backoff
-            // and attempt count over when it is cut.
+            // Signs of life for `reset_after`; new events are progress (see `event`).
             Ok(Item::Event(event)) => {
                 self.rc.handle_bytes(now);
                 return self.event(event, trace);
@@ -270,17 +275,21 @@ impl Call {
                 return Flow::Close;
             }
             Ok(_) => {}
-            Err(Error::GaveUp(GiveUpReason::ReconnectDisabled {
-                last: Failure::Status(status),
-            })) => {
+            Err(Error::Refused(refused))
+                if ResponseError::Status(refused.status()).is_retryable() =>
+            {
                 // 5xx, 408, 429: the policy decides whether and when to retry.
-                let _ = self.rc.handle_response(now, status, None);
-                self.last_failure = Some(format!("HTTP {status}"));
+                let _ = self.rc.handle_response(now, refused.status(), None);
+                if let Some(wait) = refused.retry_after_value() {
+                    self.rc.handle_retry_after(wait);
+                }
+                self.last_failure = Some(refused.to_string());
                 return Flow::Close;
             }
             // Answers that come again on a retry: a refused status, type, coding or redirect.
             Err(
                 e @ (Error::Status(_)
+                | Error::Refused(_)
                 | Error::ContentType(_)
                 | Error::ContentEncoding(_)
                 | Error::Redirect(_)),
@@ -299,6 +308,12 @@ impl Call {
             return Flow::Done(Err(e.into()));
         }
         self.events += 1;
+        if self.events > self.most_events {
+            // New events, past what earlier connections replayed: the call moves on, and
+            // its failure count starts over.
+            self.most_events = self.events;
+            self.rc.handle_progress();
+        }
         // Copied when the `task_id` event arrives (once per connection: the profile refuses a
         // second one); copied at every event, a long id made each empty `chunk` cost its
         // length.
@@ -465,12 +480,13 @@ pub fn json_request(
     Ok(req)
 }
 
-/// The JSON of an answer; a non-2xx status is [`Error::Status`].
+/// The JSON of an answer; a non-2xx status is [`Error::Refused`], with the body.
 ///
 /// # Example
 /// ```
 /// assert_eq!(ssekit_http::ors::json_answer(200, b"{\"status\":\"ok\"}")?["status"], "ok");
-/// assert!(matches!(ssekit_http::ors::json_answer(404, b""), Err(ssekit_http::Error::Status(404))));
+/// let refused = ssekit_http::ors::json_answer(404, br#"{"detail":"Session not found"}"#).unwrap_err();
+/// assert_eq!(refused.to_string(), r#"the server answered 404 Not Found: {"detail":"Session not found"}"#);
 /// # Ok::<(), ssekit_http::Error>(())
 /// ```
 pub fn json_answer(status: u16, body: &[u8]) -> Result<Value, Error> {
@@ -484,16 +500,16 @@ pub fn json_answer(status: u16, body: &[u8]) -> Result<Value, Error> {
 /// ```
 /// assert!(ssekit_http::ors::json_checked(200, b"{\"status\":\"ok\"}").is_ok());
 /// assert!(ssekit_http::ors::json_checked(200, b"{").is_err());
-/// assert!(matches!(ssekit_http::ors::json_checked(404, b"{}"), Err(ssekit_http::Error::Status(404))));
+/// assert_eq!(ssekit_http::ors::json_checked(404, b"{}").unwrap_err().status(), Some(404));
 /// ```
 pub fn json_checked(status: u16, body: &[u8]) -> Result<(), Error> {
     json_as::<serde::de::IgnoredAny>(status, body).map(drop)
 }
 
-/// A 2xx answer's body read as `T`; another status is [`Error::Status`].
+/// A 2xx answer's body read as `T`; another status is [`Error::Refused`].
 fn json_as<T: serde::de::DeserializeOwned>(status: u16, body: &[u8]) -> Result<T, Error> {
     if !(200..300).contains(&status) {
-        return Err(Error::Status(status));
+        return Err(Error::Refused(crate::Refused::new(status, None, body)));
     }
     Ok(serde_json::from_slice(body)?)
 }

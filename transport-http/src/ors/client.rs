@@ -134,7 +134,7 @@ impl<T: OrsIo> Client<T> {
     /// How many redirects one request follows (default 10, as an event stream's
     /// [`RequestSpec::max_redirects`]): each JSON request, and each connection of a call.
     /// More, `https` to `http`, or a scheme the transport cannot speak is
-    /// [`Error::Redirect`]; with 0 a redirect is not followed ([`Error::Status`]). After a
+    /// [`Error::Redirect`]; with 0 a redirect is not followed ([`Error::Refused`]). After a
     /// hop to another origin the request goes on without `X-API-Key` and `X-Session-ID`.
     /// See [`Redirects`] for the rules and why ORS needs them.
     ///
@@ -200,7 +200,7 @@ impl<T: OrsIo> Client<T> {
         Ok(self.io.events(spec))
     }
 
-    /// A JSON request to `path`; a non-2xx answer is [`Error::Status`]. Redirects are
+    /// A JSON request to `path`; a non-2xx answer is [`Error::Refused`]. Redirects are
     /// followed as an event stream follows them (up to
     /// [`max_redirects`](Self::max_redirects); see [`Redirects`]). No answer within the
     /// [`idle_timeout`](Self::idle_timeout) (30 s by default), counted over the whole chain
@@ -230,7 +230,7 @@ impl<T: OrsIo> Client<T> {
         json_answer(resp.status().as_u16(), resp.body())
     }
 
-    /// A JSON request whose answer is not used: a non-2xx status is [`Error::Status`], and
+    /// A JSON request whose answer is not used: a non-2xx status is [`Error::Refused`], and
     /// an answer that is not JSON an error, but the answer is checked, not parsed into a
     /// tree.
     async fn request_checked(
@@ -333,7 +333,7 @@ impl<T: OrsIo> Client<T> {
         Ok(sid)
     }
 
-    /// `POST /ping`: keeps the session alive; [`Error::Status`]`(404)` once it expired.
+    /// `POST /ping`: keeps the session alive; [`Error::Refused`] with status 404 once it expired.
     ///
     /// # Example
     /// ```no_run

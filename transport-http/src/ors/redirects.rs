@@ -72,7 +72,7 @@ pub struct Redirects {
 impl Redirects {
     /// Follows the redirects of `req` (an absolute URL) to URLs of `schemes`, at most `max`
     /// of them (0: none; a redirect is then the answer, which a JSON request reports as
-    /// [`Error::Status`]).
+    /// [`Error::Refused`]).
     ///
     /// # Example
     /// See [`Redirects`].

@@ -344,7 +344,7 @@ impl Grant {
         match self.fetch_with(http, &uri, ClientAuth::Body).await {
             // Failing again, the first answer is the one to report: a 400 may be about
             // something else (`invalid_scope`), which Basic does not change.
-            Err(first @ Error::Status(400 | 401)) => self
+            Err(first) if matches!(first.status(), Some(400 | 401)) => self
                 .fetch_with(http, &uri, ClientAuth::Basic)
                 .await
                 .map_err(|_| first),

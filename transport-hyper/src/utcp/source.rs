@@ -284,7 +284,7 @@ impl Run {
                 self.observe(&item);
                 Some(Ok(item))
             }
-            Some(Err(Error::Status(401))) if self.accepted => {
+            Some(Err(refused)) if self.accepted && refused.status() == Some(401) => {
                 // The token the server took before is refused now (expired early, or
                 // revoked): drop it, fetch a new one and open the stream again, once.
                 self.refresh.cell.set(None);
@@ -303,7 +303,7 @@ impl Run {
                     Ok(source) => self.items = source.driver(),
                     Err(e) => return self.end(e),
                 }
-                Some(Ok(Item::Disconnected(Ended::Failed("HTTP 401".to_owned()))))
+                Some(Ok(Item::Disconnected(Ended::Refused(refused.to_string()))))
             }
             Some(Err(e)) => self.end(e),
             None => {

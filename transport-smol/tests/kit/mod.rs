@@ -439,6 +439,11 @@ fn error_label(e: ssekit_smol::Error) -> String {
     match e {
         E::Status(s) => format!("status {s}"),
         E::ContentType(ct) => format!("content-type {ct:?}"),
+        E::Refused(r) if r.status() == 200 => {
+            format!("content-type {:?}", r.content_type().map(str::to_owned))
+        }
+        E::Refused(r) => format!("status {}", r.status()),
+        E::Exhausted { last, .. } => format!("gave up: {}", error_label(*last)),
         E::Decode(_) => "decode".into(),
         E::Http(e) if e.to_string().starts_with("no response within") => "no response".into(),
         e @ (E::Io(_) | E::Http(_)) => network(&e.to_string()),
@@ -480,6 +485,7 @@ fn ended(text: &str) -> &'static str {
         t if t.starts_with("Clean") => "clean",
         t if t.starts_with("Truncated") => "truncated",
         t if t.starts_with("IdleTimeout") => "idle",
+        t if t.starts_with("Refused") => "refused",
         t if t.contains("no response within") => "no response",
         _ => "failed",
     }
@@ -768,9 +774,9 @@ pub struct OrsRun {
 }
 
 fn ors_error(e: ssekit_http::Error) -> String {
-    match e {
-        ssekit_http::Error::Status(s) => format!("status {s}"),
-        other => other.to_string(),
+    match e.status() {
+        Some(s) => format!("status {s}"),
+        None => e.to_string(),
     }
 }
 
