@@ -9,14 +9,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
-use serde_json::json;
 use ssekit::client::ReconnectConfig;
 use ssekit::sequence::Profile;
-use ssekit::{Decoder, Event, Frame, StreamEnd};
+use ssekit::{Decoder, Event, StreamEnd};
 use ssekit_hyper::client::{EventSource, Item};
 use tokio::io::AsyncReadExt;
 
 use crate::app::App;
+use crate::json_lines;
 use crate::profiles::{validator, ProfileName};
 use crate::{CliError, CLOSED_STDOUT};
 
@@ -129,25 +129,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 /// (comments, reasons) made safe for a terminal by [`escape_controls`].
 fn print_item(item: &Item, json: bool) {
     if json {
-        let line = match item {
-            Item::Event(e) => {
-                json!({"kind": "event", "event": e.event_type(), "id": e.id(), "data": e.data()})
-            }
-            Item::Comment(c) => json!({"kind": "comment", "text": c.as_str()}),
-            Item::Retry(ms) => json!({"kind": "retry", "ms": ms}),
-            Item::Connected { attempt } => json!({"kind": "connected", "attempt": attempt}),
-            Item::Disconnected(why) => json!({"kind": "disconnected", "why": why.to_string()}),
-            Item::Reconnecting { after } => {
-                json!({"kind": "reconnecting", "after_ms": after.as_millis()})
-            }
-            Item::Skipped(e) => json!({"kind": "skipped", "why": e.to_string()}),
-            Item::Dataless(e) => json!({"kind": "dataless", "event": e.event_type(), "id": e.id()}),
-            Item::Redirected { status, to } => {
-                json!({"kind": "redirected", "status": status, "to": to.to_string()})
-            }
-            _ => return,
-        };
-        println!("{line}");
+        if let Some(line) = json_lines::item(item) {
+            println!("{line}");
+        }
         return;
     }
     match item {
@@ -424,17 +408,6 @@ async fn check_from(
     Ok(ExitCode::SUCCESS)
 }
 
-fn frame_json(frame: &Frame) -> Option<serde_json::Value> {
-    Some(match frame {
-        Frame::Event(e) => {
-            json!({"type": "event", "event": e.event_type(), "id": e.id(), "data": e.data()})
-        }
-        Frame::Comment(c) => json!({"type": "comment", "text": c.as_str()}),
-        Frame::Retry(ms) => json!({"type": "retry", "ms": ms}),
-        _ => return None,
-    })
-}
-
 pub async fn decode() -> Result<ExitCode, CliError> {
     let mut stdin = tokio::io::stdin();
     let mut decoder = Decoder::new();
@@ -455,7 +428,7 @@ pub async fn decode() -> Result<ExitCode, CliError> {
             .next_frame()
             .map_err(|e| CliError::Invalid(e.to_string()))?
         {
-            if let Some(line) = frame_json(&frame) {
+            if let Some(line) = json_lines::frame(&frame) {
                 if let Err(e) = writeln!(out, "{line}") {
                     return stdout_failed(e);
                 }

@@ -10,6 +10,7 @@
 mod app;
 mod commands;
 mod demo;
+mod json_lines;
 mod profiles;
 
 use std::fmt;
@@ -64,7 +65,8 @@ enum Command {
         #[arg(long, value_enum)]
         profile: ProfileName,
     },
-    /// Decode stdin into JSON lines, one per frame (events, comments, retry).
+    /// Decode stdin into JSON lines, one per frame (events, comments, retry); the schema is
+    /// cli/JSON-LINES.md.
     Decode,
 }
 

@@ -123,11 +123,17 @@ fn decode_prints_json_lines_and_reports_a_truncated_input() {
     assert_eq!(
         lines,
         [
-            serde_json::json!({"type": "comment", "text": "hi"}),
-            serde_json::json!({"type": "retry", "ms": 1000}),
-            serde_json::json!({"type": "event", "event": "a", "id": "7", "data": "x\ny"}),
-            serde_json::json!({"type": "event", "event": "message", "id": null, "data": "z"}),
+            serde_json::json!({"v": 1, "type": "comment", "text": "hi"}),
+            serde_json::json!({"v": 1, "type": "retry", "ms": 1000}),
+            serde_json::json!({"v": 1, "type": "event", "event": "a", "id": "7", "data": "x\ny"}),
+            serde_json::json!({"v": 1, "type": "event", "event": "message", "id": null, "data": "z"}),
         ]
+    );
+    // Each line starts with the version and the type, as cli/JSON-LINES.md shows them.
+    assert!(
+        text(&out.stdout).starts_with(r#"{"v":1,"type":"comment","text":"hi"}"#),
+        "{}",
+        text(&out.stdout)
     );
     let cut = run_with_stdin(&["decode"], b"data: whole\n\ndata: half");
     assert_eq!(text(&cut.stdout).lines().count(), 1);
@@ -207,8 +213,8 @@ fn tail_streams_validates_and_stops_at_the_terminal_event() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["kind"], "connected");
-    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(lines[0]["type"], "connected");
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "event").collect();
     assert_eq!(events.first().unwrap()["event"], "response.created");
     assert_eq!(events.last().unwrap()["event"], "response.completed");
 
@@ -491,14 +497,14 @@ fn tail_resumes_a_cut_ors_call_by_task_id() {
     let connects: Vec<usize> = lines
         .iter()
         .enumerate()
-        .filter(|(_, l)| l["kind"] == "connected")
+        .filter(|(_, l)| l["type"] == "connected")
         .map(|(i, _)| i)
         .collect();
     assert_eq!(connects.len(), 2, "{lines:?}");
     let events = |from: usize, to: usize| -> Vec<String> {
         lines[from..to]
             .iter()
-            .filter(|l| l["kind"] == "event")
+            .filter(|l| l["type"] == "event")
             .map(|l| l["event"].as_str().unwrap().to_owned())
             .collect()
     };
@@ -662,7 +668,7 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let of = |kind: &str| -> Vec<&serde_json::Value> {
-        lines.iter().filter(|l| l["kind"] == kind).collect()
+        lines.iter().filter(|l| l["type"] == kind).collect()
     };
     let data: Vec<&str> = of("event")
         .iter()
@@ -674,11 +680,20 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
         .map(|c| c["attempt"].as_u64().unwrap())
         .collect();
     assert_eq!(attempts, [0, 1], "{lines:?}");
-    let why: Vec<&str> = of("disconnected")
+    let why: Vec<(&str, &str)> = of("disconnected")
         .iter()
-        .map(|d| d["why"].as_str().unwrap())
+        .map(|d| {
+            (
+                d["reason"].as_str().unwrap(),
+                d["message"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(why, ["no bytes within the idle timeout"; 2], "{lines:?}");
+    assert_eq!(
+        why,
+        [("idle_timeout", "no bytes within the idle timeout"); 2],
+        "{lines:?}"
+    );
     let ids: Vec<Option<String>> = server.seen.try_iter().map(|(id, _)| id).collect();
     assert_eq!(ids, [None, Some("1".to_owned())]);
 }
@@ -718,13 +733,13 @@ fn tail_follows_a_redirect_and_reports_it() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["kind"], "redirected", "{lines:?}");
+    assert_eq!(lines[0]["type"], "redirected", "{lines:?}");
     assert_eq!(
         (&lines[0]["status"], &lines[0]["to"]),
         (&308.into(), &to.into())
     );
-    assert_eq!(lines[1]["kind"], "connected");
-    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(lines[1]["type"], "connected");
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "event").collect();
     assert_eq!(events.last().unwrap()["event"], "response.completed");
 }
 
@@ -869,7 +884,7 @@ fn tail_stops_on_ctrl_c_while_the_stream_is_busy() {
         let mut line = String::new();
         let mut events = 0;
         while stdout.read_line(&mut line).is_ok_and(|n| n > 0) {
-            if line.contains(r#""kind":"event""#) {
+            if line.contains(r#""type":"event""#) {
                 events += 1;
                 if events == 1000 {
                     let _ = busy_tx.send(());
@@ -1038,7 +1053,7 @@ fn tail_human_view_escapes_what_could_forge_a_line_or_drive_the_terminal() {
     assert_eq!(lines[1]["text"], "\u{1b}[31mred comment", "{lines:?}");
     let events: Vec<(&str, &str, &str)> = lines
         .iter()
-        .filter(|l| l["kind"] == "event")
+        .filter(|l| l["type"] == "event")
         .map(|l| {
             let field = |name: &str| l[name].as_str().unwrap();
             (field("event"), field("id"), field("data"))
