@@ -1,4 +1,4 @@
-//! `serve`, `tail`, `check`, `decode`.
+//! `serve`, `tail`, `decode`.
 
 use std::borrow::Cow;
 use std::io::Write as _;
@@ -349,63 +349,6 @@ fn failure_terminal(profile: &impl Profile, event: &ssekit::Event) -> Option<Str
         "the stream ended with the failure event `{kind}`: {}",
         data.replace('\n', " ")
     ))
-}
-
-/// Validates a captured stream as it is read, 64 KiB at a time (as `decode` reads), so that
-/// memory stays bounded by the decoder's limits and the first violation is reported as soon
-/// as it arrives, without waiting for the end of the input.
-pub async fn check(file: &str, profile: ProfileName) -> Result<ExitCode, CliError> {
-    if file == "-" {
-        check_from(tokio::io::stdin(), file, "cannot read stdin", profile).await
-    } else {
-        let cannot_read = format!("cannot read {file}");
-        let input = tokio::fs::File::open(file)
-            .await
-            .map_err(|e| CliError::Io(cannot_read.clone(), e))?;
-        check_from(input, file, &cannot_read, profile).await
-    }
-}
-
-/// `check` over `input`, named `file` in messages; `cannot_read` says what a read error is.
-async fn check_from(
-    mut input: impl tokio::io::AsyncRead + Unpin,
-    file: &str,
-    cannot_read: &str,
-    profile: ProfileName,
-) -> Result<ExitCode, CliError> {
-    let mut decoder = Decoder::new();
-    let mut v = validator(profile);
-    let fail = |msg: String| CliError::Invalid(format!("{file}: {msg}"));
-    let mut buf = vec![0u8; 64 << 10];
-    loop {
-        let n = input
-            .read(&mut buf)
-            .await
-            .map_err(|e| CliError::Io(cannot_read.to_owned(), e))?;
-        if n == 0 {
-            break;
-        }
-        decoder
-            .feed_slice(buf.get(..n).unwrap_or_default())
-            .map_err(|e| fail(e.to_string()))?;
-        while let Some(frame) = decoder.next_frame_ref().map_err(|e| fail(e.to_string()))? {
-            v.frame_ref(frame).map_err(|e| fail(e.to_string()))?;
-        }
-    }
-    if let StreamEnd::Truncated {
-        unterminated_line, ..
-    } = decoder.finish()
-    {
-        return Err(fail(format!(
-            "the stream ends inside an event ({unterminated_line} bytes after the last line ending)"
-        )));
-    }
-    v.finish().map_err(|e| fail(e.to_string()))?;
-    println!(
-        "{file}: ok, {} events, ends with its terminal event ({profile:?} profile)",
-        v.events()
-    );
-    Ok(ExitCode::SUCCESS)
 }
 
 pub async fn decode() -> Result<ExitCode, CliError> {

@@ -164,7 +164,14 @@ fn check_accepts_a_valid_capture_and_names_the_broken_rule() {
         .args(["check", bad.to_str().unwrap(), "--profile", "ors"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "ors.task-id-first");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{}: byte 0: event 1: error: `chunk` breaks the rule: the first event is `task_id` (or a lone `error`) [ors.task-id-first]\n",
+            bad.display()
+        )
+    );
 
     let cut = dir.join("cut.sse");
     std::fs::write(
@@ -176,7 +183,14 @@ fn check_accepts_a_valid_capture_and_names_the_broken_rule() {
         .args(["check", cut.to_str().unwrap(), "--profile", "ors"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "without its terminal event");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).ends_with(
+            "byte 47: event 3: error: the stream ends after 2 events without its terminal event [sequence.unterminated]\n"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = run_with_stdin(
         &["check", "-", "--profile", "chat"],
@@ -943,8 +957,18 @@ fn check_reports_a_violation_before_the_input_ends() {
     }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    assert_one_line_error(&out, "ssekit: error: -: ");
-    assert_one_line_error(&out, "ors.task-id-first");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("-: byte 0: event 1: error: `chunk` breaks the rule"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("[ors.task-id-first]"));
+    assert!(
+        text(&out.stdout).contains("stopped at byte 21"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 /// A capture read in many pieces (several MiB, events split across reads) is validated whole,
@@ -963,7 +987,7 @@ fn check_validates_a_capture_larger_than_one_read() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "-: ok, 40001 events, ends with its terminal event (Chat profile)\n"
+        "-: ok, 40001 events, 0 errors, 0 warnings (chat profile)\n"
     );
     let dir = std::env::temp_dir().join(format!("ssekit-cli-big-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -977,15 +1001,20 @@ fn check_validates_a_capture_larger_than_one_read() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        format!("{name}: ok, 40001 events, ends with its terminal event (Chat profile)\n")
+        format!("{name}: ok, 40001 events, 0 errors, 0 warnings (chat profile)\n")
     );
     std::fs::remove_dir_all(&dir).unwrap();
 
     let mut bad = capture;
     bad.push_str("data: [DONE]\n\ndata: late\n\n");
     let out = run_with_stdin(&["check", "-", "--profile", "chat"], bad.as_bytes());
-    assert_one_line_error(&out, "-: ");
-    assert!(text(&out.stderr).contains("40001"), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1));
+    // The late event is the 40,002nd, counted from 1, and starts after 40,001 events.
+    let at = bad.len() - "data: late\n\n".len();
+    assert_eq!(
+        text(&out.stderr),
+        format!("-: byte {at}: event 40002: error: `message` breaks the rule: nothing follows `data: [DONE]` [chat.after-done]\n")
+    );
 }
 
 /// `ssekit decode | head`: once the reader closes the pipe, `decode` stops quietly, as `cat`
