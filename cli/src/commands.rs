@@ -1,4 +1,4 @@
-//! `serve`, `tail`, `check`, `decode`.
+//! `serve`, `tail`, `decode`.
 
 use std::borrow::Cow;
 use std::io::Write as _;
@@ -9,14 +9,14 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
-use serde_json::json;
 use ssekit::client::ReconnectConfig;
 use ssekit::sequence::Profile;
-use ssekit::{Decoder, Event, Frame, StreamEnd};
+use ssekit::{Decoder, Event, StreamEnd};
 use ssekit_hyper::client::{EventSource, Item};
 use tokio::io::AsyncReadExt;
 
 use crate::app::App;
+use crate::json_lines;
 use crate::profiles::{validator, ProfileName};
 use crate::{CliError, CLOSED_STDOUT};
 
@@ -129,25 +129,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 /// (comments, reasons) made safe for a terminal by [`escape_controls`].
 fn print_item(item: &Item, json: bool) {
     if json {
-        let line = match item {
-            Item::Event(e) => {
-                json!({"kind": "event", "event": e.event_type(), "id": e.id(), "data": e.data()})
-            }
-            Item::Comment(c) => json!({"kind": "comment", "text": c.as_str()}),
-            Item::Retry(ms) => json!({"kind": "retry", "ms": ms}),
-            Item::Connected { attempt } => json!({"kind": "connected", "attempt": attempt}),
-            Item::Disconnected(why) => json!({"kind": "disconnected", "why": why.to_string()}),
-            Item::Reconnecting { after } => {
-                json!({"kind": "reconnecting", "after_ms": after.as_millis()})
-            }
-            Item::Skipped(e) => json!({"kind": "skipped", "why": e.to_string()}),
-            Item::Dataless(e) => json!({"kind": "dataless", "event": e.event_type(), "id": e.id()}),
-            Item::Redirected { status, to } => {
-                json!({"kind": "redirected", "status": status, "to": to.to_string()})
-            }
-            _ => return,
-        };
-        println!("{line}");
+        if let Some(line) = json_lines::item(item) {
+            println!("{line}");
+        }
         return;
     }
     match item {
@@ -367,74 +351,6 @@ fn failure_terminal(profile: &impl Profile, event: &ssekit::Event) -> Option<Str
     ))
 }
 
-/// Validates a captured stream as it is read, 64 KiB at a time (as `decode` reads), so that
-/// memory stays bounded by the decoder's limits and the first violation is reported as soon
-/// as it arrives, without waiting for the end of the input.
-pub async fn check(file: &str, profile: ProfileName) -> Result<ExitCode, CliError> {
-    if file == "-" {
-        check_from(tokio::io::stdin(), file, "cannot read stdin", profile).await
-    } else {
-        let cannot_read = format!("cannot read {file}");
-        let input = tokio::fs::File::open(file)
-            .await
-            .map_err(|e| CliError::Io(cannot_read.clone(), e))?;
-        check_from(input, file, &cannot_read, profile).await
-    }
-}
-
-/// `check` over `input`, named `file` in messages; `cannot_read` says what a read error is.
-async fn check_from(
-    mut input: impl tokio::io::AsyncRead + Unpin,
-    file: &str,
-    cannot_read: &str,
-    profile: ProfileName,
-) -> Result<ExitCode, CliError> {
-    let mut decoder = Decoder::new();
-    let mut v = validator(profile);
-    let fail = |msg: String| CliError::Invalid(format!("{file}: {msg}"));
-    let mut buf = vec![0u8; 64 << 10];
-    loop {
-        let n = input
-            .read(&mut buf)
-            .await
-            .map_err(|e| CliError::Io(cannot_read.to_owned(), e))?;
-        if n == 0 {
-            break;
-        }
-        decoder
-            .feed_slice(buf.get(..n).unwrap_or_default())
-            .map_err(|e| fail(e.to_string()))?;
-        while let Some(frame) = decoder.next_frame_ref().map_err(|e| fail(e.to_string()))? {
-            v.frame_ref(frame).map_err(|e| fail(e.to_string()))?;
-        }
-    }
-    if let StreamEnd::Truncated {
-        unterminated_line, ..
-    } = decoder.finish()
-    {
-        return Err(fail(format!(
-            "the stream ends inside an event ({unterminated_line} bytes after the last line ending)"
-        )));
-    }
-    v.finish().map_err(|e| fail(e.to_string()))?;
-    println!(
-        "{file}: ok, {} events, ends with its terminal event ({profile:?} profile)",
-        v.events()
-    );
-    Ok(ExitCode::SUCCESS)
-}
-
-fn frame_json(frame: &Frame) -> Option<serde_json::Value> {
-    Some(match frame {
-        Frame::Event(e) => {
-            json!({"type": "event", "event": e.event_type(), "id": e.id(), "data": e.data()})
-        }
-        Frame::Comment(c) => json!({"type": "comment", "text": c.as_str()}),
-        Frame::Retry(ms) => json!({"type": "retry", "ms": ms}),
-        _ => return None,
-    })
-}
-
 pub async fn decode() -> Result<ExitCode, CliError> {
     let mut stdin = tokio::io::stdin();
     let mut decoder = Decoder::new();
@@ -455,7 +371,7 @@ pub async fn decode() -> Result<ExitCode, CliError> {
             .next_frame()
             .map_err(|e| CliError::Invalid(e.to_string()))?
         {
-            if let Some(line) = frame_json(&frame) {
+            if let Some(line) = json_lines::frame(&frame) {
                 if let Err(e) = writeln!(out, "{line}") {
                     return stdout_failed(e);
                 }

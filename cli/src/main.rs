@@ -4,20 +4,20 @@
 //!   purpose and resumed, validated, with a readable trace.
 //! - `ssekit serve [--addr]`: the demo server, persistent.
 //! - `ssekit tail URL`: `curl -N` that decodes, validates and reconnects.
-//! - `ssekit check FILE --profile P`: lint a captured stream.
+//! - `ssekit check FILE [--profile P]`: lint a captured stream.
 //! - `ssekit decode`: stdin bytes → JSON lines of frames.
 
 mod app;
+mod check;
 mod commands;
 mod demo;
+mod json_lines;
 mod profiles;
 
 use std::fmt;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
-use crate::profiles::ProfileName;
 
 /// Server-Sent Events, decoded, validated and resumed.
 #[derive(Parser, Debug)]
@@ -56,15 +56,12 @@ enum Command {
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     Tail(commands::TailArgs),
-    /// Validate a captured stream against a protocol profile.
-    Check {
-        /// The captured stream (`-` for stdin).
-        file: String,
-        /// The protocol.
-        #[arg(long, value_enum)]
-        profile: ProfileName,
-    },
-    /// Decode stdin into JSON lines, one per frame (events, comments, retry).
+    /// Lint a captured stream: is it well-formed SSE, and (with --profile) a valid instance
+    /// of its protocol? Errors exit 1, warnings are printed (exit 1 with --strict).
+    #[command(after_long_help = check::HELP)]
+    Check(check::CheckArgs),
+    /// Decode stdin into JSON lines, one per frame (events, comments, retry); the schema is
+    /// cli/JSON-LINES.md.
     Decode,
 }
 
@@ -145,7 +142,7 @@ fn main() -> ExitCode {
                 api_key,
             } => commands::serve(&addr, keep_alive_ms, cut_ors_after, api_key).await,
             Command::Tail(args) => commands::tail(args).await,
-            Command::Check { file, profile } => commands::check(&file, profile).await,
+            Command::Check(args) => check::check(args).await,
             Command::Decode => commands::decode().await,
         }
     });

@@ -36,6 +36,9 @@ impl Profile for AnyProfile {
     fn is_terminated(&self) -> bool {
         self.0.is_terminated()
     }
+    fn poll_warning(&mut self) -> Option<Rule> {
+        self.0.poll_warning()
+    }
     fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
         self.0.event_name(event)
     }

@@ -123,11 +123,17 @@ fn decode_prints_json_lines_and_reports_a_truncated_input() {
     assert_eq!(
         lines,
         [
-            serde_json::json!({"type": "comment", "text": "hi"}),
-            serde_json::json!({"type": "retry", "ms": 1000}),
-            serde_json::json!({"type": "event", "event": "a", "id": "7", "data": "x\ny"}),
-            serde_json::json!({"type": "event", "event": "message", "id": null, "data": "z"}),
+            serde_json::json!({"v": 1, "type": "comment", "text": "hi"}),
+            serde_json::json!({"v": 1, "type": "retry", "ms": 1000}),
+            serde_json::json!({"v": 1, "type": "event", "event": "a", "id": "7", "data": "x\ny"}),
+            serde_json::json!({"v": 1, "type": "event", "event": "message", "id": null, "data": "z"}),
         ]
+    );
+    // Each line starts with the version and the type, as cli/JSON-LINES.md shows them.
+    assert!(
+        text(&out.stdout).starts_with(r#"{"v":1,"type":"comment","text":"hi"}"#),
+        "{}",
+        text(&out.stdout)
     );
     let cut = run_with_stdin(&["decode"], b"data: whole\n\ndata: half");
     assert_eq!(text(&cut.stdout).lines().count(), 1);
@@ -158,7 +164,14 @@ fn check_accepts_a_valid_capture_and_names_the_broken_rule() {
         .args(["check", bad.to_str().unwrap(), "--profile", "ors"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "ors.task-id-first");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{}: byte 0: event 1: error: `chunk` breaks the rule: the first event is `task_id` (or a lone `error`) [ors.task-id-first]\n",
+            bad.display()
+        )
+    );
 
     let cut = dir.join("cut.sse");
     std::fs::write(
@@ -170,7 +183,14 @@ fn check_accepts_a_valid_capture_and_names_the_broken_rule() {
         .args(["check", cut.to_str().unwrap(), "--profile", "ors"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "without its terminal event");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).ends_with(
+            "byte 47: event 3: error: the stream ends after 2 events without its terminal event [sequence.unterminated]\n"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
 
     let out = run_with_stdin(
         &["check", "-", "--profile", "chat"],
@@ -207,8 +227,8 @@ fn tail_streams_validates_and_stops_at_the_terminal_event() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["kind"], "connected");
-    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(lines[0]["type"], "connected");
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "event").collect();
     assert_eq!(events.first().unwrap()["event"], "response.created");
     assert_eq!(events.last().unwrap()["event"], "response.completed");
 
@@ -491,14 +511,14 @@ fn tail_resumes_a_cut_ors_call_by_task_id() {
     let connects: Vec<usize> = lines
         .iter()
         .enumerate()
-        .filter(|(_, l)| l["kind"] == "connected")
+        .filter(|(_, l)| l["type"] == "connected")
         .map(|(i, _)| i)
         .collect();
     assert_eq!(connects.len(), 2, "{lines:?}");
     let events = |from: usize, to: usize| -> Vec<String> {
         lines[from..to]
             .iter()
-            .filter(|l| l["kind"] == "event")
+            .filter(|l| l["type"] == "event")
             .map(|l| l["event"].as_str().unwrap().to_owned())
             .collect()
     };
@@ -662,7 +682,7 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     let of = |kind: &str| -> Vec<&serde_json::Value> {
-        lines.iter().filter(|l| l["kind"] == kind).collect()
+        lines.iter().filter(|l| l["type"] == kind).collect()
     };
     let data: Vec<&str> = of("event")
         .iter()
@@ -674,11 +694,20 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
         .map(|c| c["attempt"].as_u64().unwrap())
         .collect();
     assert_eq!(attempts, [0, 1], "{lines:?}");
-    let why: Vec<&str> = of("disconnected")
+    let why: Vec<(&str, &str)> = of("disconnected")
         .iter()
-        .map(|d| d["why"].as_str().unwrap())
+        .map(|d| {
+            (
+                d["reason"].as_str().unwrap(),
+                d["message"].as_str().unwrap(),
+            )
+        })
         .collect();
-    assert_eq!(why, ["no bytes within the idle timeout"; 2], "{lines:?}");
+    assert_eq!(
+        why,
+        [("idle_timeout", "no bytes within the idle timeout"); 2],
+        "{lines:?}"
+    );
     let ids: Vec<Option<String>> = server.seen.try_iter().map(|(id, _)| id).collect();
     assert_eq!(ids, [None, Some("1".to_owned())]);
 }
@@ -718,13 +747,13 @@ fn tail_follows_a_redirect_and_reports_it() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines[0]["kind"], "redirected", "{lines:?}");
+    assert_eq!(lines[0]["type"], "redirected", "{lines:?}");
     assert_eq!(
         (&lines[0]["status"], &lines[0]["to"]),
         (&308.into(), &to.into())
     );
-    assert_eq!(lines[1]["kind"], "connected");
-    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["kind"] == "event").collect();
+    assert_eq!(lines[1]["type"], "connected");
+    let events: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "event").collect();
     assert_eq!(events.last().unwrap()["event"], "response.completed");
 }
 
@@ -869,7 +898,7 @@ fn tail_stops_on_ctrl_c_while_the_stream_is_busy() {
         let mut line = String::new();
         let mut events = 0;
         while stdout.read_line(&mut line).is_ok_and(|n| n > 0) {
-            if line.contains(r#""kind":"event""#) {
+            if line.contains(r#""type":"event""#) {
                 events += 1;
                 if events == 1000 {
                     let _ = busy_tx.send(());
@@ -928,8 +957,18 @@ fn check_reports_a_violation_before_the_input_ends() {
     }
     drop(stdin);
     let out = child.wait_with_output().unwrap();
-    assert_one_line_error(&out, "ssekit: error: -: ");
-    assert_one_line_error(&out, "ors.task-id-first");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).starts_with("-: byte 0: event 1: error: `chunk` breaks the rule"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(text(&out.stderr).contains("[ors.task-id-first]"));
+    assert!(
+        text(&out.stdout).contains("stopped at byte 21"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 /// A capture read in many pieces (several MiB, events split across reads) is validated whole,
@@ -948,7 +987,7 @@ fn check_validates_a_capture_larger_than_one_read() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        "-: ok, 40001 events, ends with its terminal event (Chat profile)\n"
+        "-: ok, 40001 events, 0 errors, 0 warnings (chat profile)\n"
     );
     let dir = std::env::temp_dir().join(format!("ssekit-cli-big-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -962,15 +1001,20 @@ fn check_validates_a_capture_larger_than_one_read() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(
         text(&out.stdout),
-        format!("{name}: ok, 40001 events, ends with its terminal event (Chat profile)\n")
+        format!("{name}: ok, 40001 events, 0 errors, 0 warnings (chat profile)\n")
     );
     std::fs::remove_dir_all(&dir).unwrap();
 
     let mut bad = capture;
     bad.push_str("data: [DONE]\n\ndata: late\n\n");
     let out = run_with_stdin(&["check", "-", "--profile", "chat"], bad.as_bytes());
-    assert_one_line_error(&out, "-: ");
-    assert!(text(&out.stderr).contains("40001"), "{}", text(&out.stderr));
+    assert_eq!(out.status.code(), Some(1));
+    // The late event is the 40,002nd, counted from 1, and starts after 40,001 events.
+    let at = bad.len() - "data: late\n\n".len();
+    assert_eq!(
+        text(&out.stderr),
+        format!("-: byte {at}: event 40002: error: `message` breaks the rule: nothing follows `data: [DONE]` [chat.after-done]\n")
+    );
 }
 
 /// `ssekit decode | head`: once the reader closes the pipe, `decode` stops quietly, as `cat`
@@ -1038,7 +1082,7 @@ fn tail_human_view_escapes_what_could_forge_a_line_or_drive_the_terminal() {
     assert_eq!(lines[1]["text"], "\u{1b}[31mred comment", "{lines:?}");
     let events: Vec<(&str, &str, &str)> = lines
         .iter()
-        .filter(|l| l["kind"] == "event")
+        .filter(|l| l["type"] == "event")
         .map(|l| {
             let field = |name: &str| l[name].as_str().unwrap();
             (field("event"), field("id"), field("data"))

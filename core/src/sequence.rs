@@ -2,6 +2,10 @@
 //! protocol; a [`Validator`] feeds it events, counts them and turns the first broken
 //! [`Rule`] into a [`SequenceError`] that stays.
 //!
+//! Some rules are warnings ([`Rule::warning`]): the protocol allows the event, but a known
+//! client rejects it. A profile reports them with [`Profile::poll_warning`]; they stop
+//! nothing, and [`Validator::warnings`] lists those of the last event checked.
+//!
 //! The built-in profiles live in [`crate::profile`]. Writing one is implementing two methods:
 //!
 //! ```
@@ -51,12 +55,17 @@
 
 use core::fmt;
 
+use alloc::vec::Vec;
+
 use crate::decode::Frame;
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
 use crate::text::Utf8Bytes;
 
-/// A rule of a protocol: a stable identifier (`profile.rule-name`) and one sentence.
+/// A rule of a protocol: a stable identifier (`profile.rule-name`) and one sentence. An
+/// error rule ([`Rule::new`]) is part of the protocol: an event that breaks it ends the
+/// validation. A warning rule ([`Rule::warning`]) is not: the protocol allows what it
+/// finds, but a known client rejects it.
 ///
 /// # Example
 /// ```
@@ -64,15 +73,17 @@ use crate::text::Utf8Bytes;
 /// const MINE: Rule = Rule::new("mine.first", "the first event is `start`");
 /// assert_eq!(MINE.id(), "mine.first");
 /// assert_eq!(MINE.to_string(), "mine.first: the first event is `start`");
+/// assert!(!MINE.is_warning());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Rule {
     id: &'static str,
     description: &'static str,
+    warning: bool,
 }
 
 impl Rule {
-    /// A rule with an identifier and a description.
+    /// An error rule with an identifier and a description of what it asks.
     ///
     /// # Example
     /// ```
@@ -80,7 +91,41 @@ impl Rule {
     /// assert_eq!(rule.description(), "z");
     /// ```
     pub const fn new(id: &'static str, description: &'static str) -> Self {
-        Rule { id, description }
+        Rule {
+            id,
+            description,
+            warning: false,
+        }
+    }
+
+    /// A warning rule: what it finds is valid in the protocol, but a known client chokes on
+    /// it. The description says what was found and who chokes, as a message would
+    /// (`` `end` has no `metadata`; the official ors-sdk client raises on it ``). A profile
+    /// reports it with [`Profile::poll_warning`], never as the error of
+    /// [`Profile::event`].
+    ///
+    /// # Example
+    /// ```
+    /// let rule = ssekit::sequence::Rule::warning("x.old-client", "`x` has no `y`; client z raises on it");
+    /// assert!(rule.is_warning());
+    /// ```
+    pub const fn warning(id: &'static str, description: &'static str) -> Self {
+        Rule {
+            id,
+            description,
+            warning: true,
+        }
+    }
+
+    /// Whether this is a warning rule ([`Rule::warning`]).
+    ///
+    /// # Example
+    /// ```
+    /// assert!(!ssekit::sequence::UNTERMINATED.is_warning());
+    /// assert!(ssekit::profile::ors::END_METADATA.is_warning());
+    /// ```
+    pub const fn is_warning(&self) -> bool {
+        self.warning
     }
 
     /// The identifier, `profile.rule-name`.
@@ -220,6 +265,30 @@ pub trait Profile {
         Ok(())
     }
 
+    /// The next warning ([`Rule::warning`]) about the event just observed, if any: the
+    /// event is valid, but a known client rejects it. The [`Validator`] calls it after every
+    /// event [`event`](Self::event) accepted, until it returns `None`; a profile reports
+    /// each warning of an event once, and none of earlier events. The default has none.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::profile::ors::{ToolCall, END_METADATA};
+    /// use ssekit::sequence::Profile;
+    /// use ssekit::Event;
+    /// let mut p = ToolCall::new();
+    /// p.event(&Event::builder().event("task_id")?.data("t").build())?;
+    /// assert_eq!(p.poll_warning(), None);
+    /// let end = r#"{"ok":true,"output":{"blocks":[],"reward":1.0,"finished":true}}"#;
+    /// p.event(&Event::builder().event("end")?.data(end).build())?;
+    /// assert_eq!(p.poll_warning(), Some(END_METADATA));
+    /// assert_eq!(p.poll_warning(), None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    fn poll_warning(&mut self) -> Option<Rule> {
+        None
+    }
+
     /// Whether the stream may end now (its terminal event was seen).
     ///
     /// # Example
@@ -246,7 +315,8 @@ pub trait Profile {
     }
 }
 
-/// An event that broke a rule.
+/// An event that broke a rule: an error, or a warning when the rule is one
+/// ([`Rule::is_warning`], from [`Validator::warnings`]).
 ///
 /// # Example
 /// ```
@@ -256,13 +326,15 @@ pub trait Profile {
 /// let SequenceError::Violation(violation) = v.event(&chunk).unwrap_err() else { panic!() };
 /// assert_eq!((violation.index, violation.event_type.as_str()), (0, "chunk"));
 /// assert_eq!(violation.rule, ssekit::profile::ors::TASK_ID_FIRST);
+/// // Messages count events from 1.
+/// assert!(violation.to_string().starts_with("remote event 1 (`chunk`) breaks ors.task-id-first"));
 /// # Ok::<(), ssekit::EncodeError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct Violation {
     /// Position of the event in the stream, counting events from 0 (comments and
-    /// `retry:` lines are not counted).
+    /// `retry:` lines are not counted). Messages ([`Display`](fmt::Display)) count from 1.
     pub index: u64,
     /// The event's name as the profile reads it (the `event:` field or a JSON field).
     pub event_type: Utf8Bytes,
@@ -274,10 +346,18 @@ pub struct Violation {
 
 impl fmt::Display for Violation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = if self.rule.is_warning() {
+            "warning"
+        } else {
+            "breaks"
+        };
         write!(
             f,
-            "{} event {} (`{}`) breaks {}",
-            self.origin, self.index, self.event_type, self.rule
+            "{} event {} (`{}`) {verb} {}",
+            self.origin,
+            self.index.saturating_add(1),
+            self.event_type,
+            self.rule
         )
     }
 }
@@ -378,6 +458,8 @@ pub struct Validator<P> {
     origin: Origin,
     events: u64,
     failed: Option<SequenceError>,
+    /// The warnings of the last event checked.
+    warnings: Vec<Violation>,
 }
 
 impl<P: Profile> Validator<P> {
@@ -394,6 +476,7 @@ impl<P: Profile> Validator<P> {
             origin: Origin::Remote,
             events: 0,
             failed: None,
+            warnings: Vec::new(),
         }
     }
 
@@ -461,9 +544,26 @@ impl<P: Profile> Validator<P> {
         if let Some(err) = &self.failed {
             return Err(err.clone());
         }
+        if !self.warnings.is_empty() {
+            self.warnings.clear();
+        }
         let index = self.events;
         self.events += 1;
-        verdict(&mut self.profile).map_err(|rule| self.fail_at(index, event, rule))
+        verdict(&mut self.profile).map_err(|rule| self.fail_at(index, event, rule))?;
+        while let Some(rule) = self.profile.poll_warning() {
+            self.warn_at(index, event, rule);
+        }
+        Ok(())
+    }
+
+    #[cold]
+    fn warn_at(&mut self, index: u64, event: EventRef<'_>, rule: Rule) {
+        self.warnings.push(Violation {
+            index,
+            event_type: self.profile.event_name(event),
+            rule,
+            origin: self.origin,
+        });
     }
 
     #[cold]
@@ -595,6 +695,30 @@ impl<P: Profile> Validator<P> {
     /// ```
     pub fn error(&self) -> Option<&SequenceError> {
         self.failed.as_ref()
+    }
+
+    /// The warnings about the last event checked ([`Rule::warning`]: valid, but a known
+    /// client rejects it), in the order the profile found them; empty when it had none.
+    /// Each event checked replaces them, so read them after every event.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::profile::ors::{ToolCall, END_METADATA};
+    /// use ssekit::sequence::Validator;
+    /// use ssekit::Event;
+    /// let mut v = Validator::new(ToolCall::new());
+    /// v.event(&Event::builder().event("task_id")?.data("t").build())?;
+    /// assert!(v.warnings().is_empty());
+    /// // The spec's own example: valid, but the official client reads `metadata`.
+    /// let end = r#"{"ok": true, "output": {"blocks": [], "reward": 1.0, "finished": true}}"#;
+    /// v.event(&Event::builder().event("end")?.data(end).build())?;
+    /// assert_eq!(v.warnings().len(), 1);
+    /// assert_eq!((v.warnings()[0].index, v.warnings()[0].rule), (1, END_METADATA));
+    /// v.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn warnings(&self) -> &[Violation] {
+        &self.warnings
     }
 
     /// Events seen so far.

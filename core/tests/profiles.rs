@@ -249,15 +249,9 @@ fn ors_result_shape() {
         "Correct!",
         r#"[true,{"blocks":[],"metadata":null,"reward":null,"finished":true}]"#,
         r#"{"ok":true,"output":{"blocks":[],"finished":true}"#,
-        // What the official client's models refuse (extra keys forbidden, `metadata` and
-        // `reward` required) though the typed result takes defaults.
-        r#"{"ok":true,"output":{"blocks":[],"finished":true}}"#,
-        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"finished":true}}"#,
-        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":1,"finished":true,"x":1}}"#,
-        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":1,"finished":true},"x":1}"#,
-        r#"{"ok":false,"error":"e","x":1}"#,
-        r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"a","x":1}],"metadata":null,"reward":null,"finished":true}}"#,
         r#"{"ok":true,"output":{"blocks":[{"type":"image","data":"AA=="}],"metadata":null,"reward":null,"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[{"type":"text"}],"metadata":null,"reward":null,"finished":true}}"#,
+        r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":"1","finished":true}}"#,
         // `"metadata": obj|null` (ors-http-api.md): anything else fails the official client.
         r#"{"ok":true,"output":{"blocks":[],"metadata":5,"reward":null,"finished":true}}"#,
         r#"{"ok":true,"output":{"blocks":[],"metadata":"x","reward":null,"finished":true}}"#,
@@ -293,6 +287,128 @@ fn ors_result_shape() {
         (ors::RESULT_SHAPE, Some(2))
     );
     valid(ors::ToolCall::new().check_result(false), &sse);
+}
+
+/// Decodes `sse` and validates it (it must pass), collecting every warning as (rule, index).
+fn warnings<P: Profile>(profile: P, sse: &str) -> Vec<(Rule, u64)> {
+    let mut decoder = Decoder::new();
+    decoder.feed_slice(sse.as_bytes()).unwrap();
+    let mut v = Validator::new(profile);
+    let mut found = Vec::new();
+    while let Some(frame) = decoder.next_frame().unwrap() {
+        v.frame(&frame).unwrap_or_else(|err| panic!("{err}\n{sse}"));
+        found.extend(v.warnings().iter().map(|w| (w.rule, w.index)));
+    }
+    v.finish().unwrap_or_else(|err| panic!("{err}\n{sse}"));
+    found
+}
+
+/// What the specification allows but the official client (ors-sdk 0.1.0) fails on is a
+/// warning, each reported once, at the event that has it; the validation goes on.
+#[test]
+fn ors_warnings_are_what_the_official_client_rejects_and_the_spec_allows() {
+    let end = |payload: &str| named(&[("task_id", "t"), ("end", payload)]);
+    assert_eq!(warnings(ors::ToolCall::new(), &end(OK_RESULT)), []);
+    assert_eq!(
+        warnings(ors::ToolCall::new(), &end(r#"{"ok":false,"error":"x"}"#)),
+        []
+    );
+    for (payload, expected) in [
+        // The spec's own examples have no `metadata`.
+        (
+            r#"{"ok": true, "output": {"blocks": [{"type": "text", "text": "Correct!"}], "reward": 1.0, "finished": true}}"#,
+            &[ors::END_METADATA][..],
+        ),
+        (
+            r#"{"ok":true,"output":{"blocks":[],"metadata":null,"finished":true}}"#,
+            &[ors::END_REWARD],
+        ),
+        (
+            r#"{"ok":true,"output":{"blocks":[],"finished":true}}"#,
+            &[ors::END_METADATA, ors::END_REWARD],
+        ),
+        (
+            r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":1,"finished":true,"x":1}}"#,
+            &[ors::END_EXTRA_KEY],
+        ),
+        (
+            r#"{"ok":true,"output":{"blocks":[],"metadata":null,"reward":1,"finished":true},"x":1}"#,
+            &[ors::END_EXTRA_KEY],
+        ),
+        (r#"{"ok":false,"error":"e","x":1}"#, &[ors::END_EXTRA_KEY]),
+        (
+            r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"a","x":1}],"metadata":null,"reward":null,"finished":true}}"#,
+            &[ors::END_EXTRA_KEY],
+        ),
+        (
+            r#"{"ok":true,"output":{"blocks":[{"type":"image","data":"AA==","mimeType":"image/png","text":"a"}],"reward":null,"finished":true}}"#,
+            &[ors::END_METADATA, ors::END_EXTRA_KEY],
+        ),
+    ] {
+        let found: Vec<(Rule, u64)> = expected.iter().map(|&rule| (rule, 1)).collect();
+        assert_eq!(
+            warnings(ors::ToolCall::new(), &end(payload)),
+            found,
+            "{payload}"
+        );
+    }
+    // A piece after the first that starts with white space loses it in the official
+    // client; the first piece (before the JSON) and a line joined by LF do not.
+    let chunked = |pieces: &[&str]| {
+        let mut events = vec![("task_id", "t")];
+        for (i, piece) in pieces.iter().enumerate() {
+            events.push((
+                if i + 1 == pieces.len() {
+                    "end"
+                } else {
+                    "chunk"
+                },
+                piece,
+            ));
+        }
+        named(&events)
+    };
+    assert_eq!(
+        warnings(
+            ors::ToolCall::new(),
+            &chunked(&[r#"{"ok":false,"error":"a"#, r#" b"}"#])
+        ),
+        [(ors::LEADING_SPACE, 2)]
+    );
+    assert_eq!(
+        warnings(
+            ors::ToolCall::new(),
+            &chunked(&[r#"{"ok":false,"#, "\t", r#""error":"a b"}"#])
+        ),
+        [(ors::LEADING_SPACE, 2)]
+    );
+    assert_eq!(
+        warnings(
+            ors::ToolCall::new(),
+            &chunked(&[r#" {"ok":false,"error":"#, "\n\"a\"}"])
+        ),
+        []
+    );
+    // Warnings are not errors: nothing a warning finds ends the validation.
+    let mut v = Validator::new(ors::ToolCall::new());
+    let mut decoder = Decoder::new();
+    decoder
+        .feed_slice(end(r#"{"ok":true,"output":{"blocks":[],"finished":true}}"#).as_bytes())
+        .unwrap();
+    while let Some(frame) = decoder.next_frame().unwrap() {
+        v.frame(&frame).unwrap();
+    }
+    assert!(v.is_terminated() && v.error().is_none());
+    assert_eq!(v.warnings().len(), 2);
+    assert_eq!(
+        v.warnings()[0].to_string(),
+        "remote event 2 (`end`) warning ors.end-metadata: end has no metadata; the official ors-sdk client raises on it"
+    );
+    // The next event replaces the warnings of the last (here it breaks a rule).
+    assert!(v
+        .event(&Event::builder().event("chunk").unwrap().data("x").build())
+        .is_err());
+    assert!(v.warnings().is_empty());
 }
 
 #[test]
@@ -2488,7 +2604,7 @@ fn validator_failure_is_sticky_and_carries_origin() {
     assert_eq!((violation.index, violation.origin), (1, Origin::Local));
     assert_eq!(
         err.to_string(),
-        "local event 1 (`message`) breaks chat.after-done: nothing follows `data: [DONE]`"
+        "local event 2 (`message`) breaks chat.after-done: nothing follows `data: [DONE]`"
     );
     // Everything afterwards returns the same error, even valid input and finish.
     assert_eq!(v.comment("ping"), Err(err.clone()));

@@ -10,6 +10,18 @@
 //! | [`RESULT_TOO_LARGE`] | the reassembled result fits the cap ([`ToolCall::max_result`]) |
 //! | [`RESULT_SHAPE`] | (`json`) a non-empty `end` payload is a `RunToolOutput` (`ToolResult`) |
 //!
+//! And warnings ([`Rule::warning`], from [`Profile::poll_warning`] and
+//! [`Validator::warnings`](crate::sequence::Validator::warnings)): what the specification
+//! allows (its own examples have no `metadata`) but the official Python client (PyPI
+//! `ors-sdk` 0.1.0) fails on or corrupts.
+//!
+//! | warning | what the official client does |
+//! |---|---|
+//! | [`END_METADATA`] | (`json`) raises `KeyError` on an `ok` result whose `output` has no `metadata` |
+//! | [`END_REWARD`] | (`json`) raises `KeyError` on an `ok` result whose `output` has no `reward` |
+//! | [`END_EXTRA_KEY`] | (`json`) raises on a key its models do not have (they forbid extra keys), in the result, its `output` or a block |
+//! | [`LEADING_SPACE`] | strips white space from the start of every value, so a `chunk` or `end` piece after the first that starts with some loses it (inside a JSON string, the result changes) |
+//!
 //! Use a fresh [`ToolCall`] for every connection: on a reconnect with the saved `task_id`
 //! the server sends `task_id` again and replays the result from its first chunk (the official
 //! client restarts its buffer too).
@@ -101,11 +113,12 @@ pub const RESULT_TOO_LARGE: Rule = Rule::new(
     "the reassembled result fits the size cap",
 );
 
-/// A non-empty `end` payload parses as a `RunToolOutput`, with exactly the keys the
-/// official client's models have (they forbid others, and it fails on a missing `metadata`
-/// or `reward`): `ok` and `output` (`blocks`, `metadata`, `reward`, `finished`), or `ok` and
-/// `error`; text blocks `type`, `text` and an optional `detail`, image blocks `type`, `data`,
-/// `mimeType` and an optional `detail`.
+/// A non-empty `end` payload parses as a `RunToolOutput`: `ok` and `output` (`blocks`, an
+/// optional `metadata` object or null, an optional `reward` number or null, `finished`), or
+/// `ok` and `error`; text blocks `type`, `text` and an optional `detail`, image blocks
+/// `type`, `data`, `mimeType` and an optional `detail`. Keys the official client's models
+/// want and keys they forbid are warnings: [`END_METADATA`], [`END_REWARD`],
+/// [`END_EXTRA_KEY`].
 ///
 /// # Example
 /// ```
@@ -113,8 +126,76 @@ pub const RESULT_TOO_LARGE: Rule = Rule::new(
 /// ```
 pub const RESULT_SHAPE: Rule = Rule::new(
     "ors.result-shape",
-    "the `end` payload is {\"ok\":true,\"output\":{blocks,metadata,reward,finished}} or {\"ok\":false,\"error\"}",
+    "the `end` payload is {\"ok\":true,\"output\":{blocks,metadata?,reward?,finished}} or {\"ok\":false,\"error\"}",
 );
+
+/// Warning: an `ok` result whose `output` has no `metadata` key. The specification's own
+/// examples have none; the official client reads `output["metadata"]` and raises.
+///
+/// # Example
+/// ```
+/// let rule = ssekit::profile::ors::END_METADATA;
+/// assert!(rule.is_warning() && rule.id() == "ors.end-metadata");
+/// ```
+pub const END_METADATA: Rule = Rule::warning(
+    "ors.end-metadata",
+    "end has no metadata; the official ors-sdk client raises on it",
+);
+
+/// Warning: an `ok` result whose `output` has no `reward` key; the official client reads
+/// `output["reward"]` and raises.
+///
+/// # Example
+/// ```
+/// let rule = ssekit::profile::ors::END_REWARD;
+/// assert!(rule.is_warning() && rule.id() == "ors.end-reward");
+/// ```
+pub const END_REWARD: Rule = Rule::warning(
+    "ors.end-reward",
+    "end has no reward; the official ors-sdk client raises on it",
+);
+
+/// Warning: the result, its `output` or one of its blocks has a key the official client's
+/// pydantic models do not have; they forbid extra keys, so it raises.
+///
+/// # Example
+/// ```
+/// let rule = ssekit::profile::ors::END_EXTRA_KEY;
+/// assert!(rule.is_warning() && rule.id() == "ors.end-extra-key");
+/// ```
+pub const END_EXTRA_KEY: Rule = Rule::warning(
+    "ors.end-extra-key",
+    "end has a key the official ors-sdk client's models forbid; it raises on it",
+);
+
+/// Warning: a `chunk` or `end` after the first piece of the result starts with white space.
+/// The official client strips it from every value, so when the piece boundary is inside a
+/// JSON string the result it assembles differs (ssekit's own chunker moves such a boundary).
+///
+/// # Example
+/// ```
+/// let rule = ssekit::profile::ors::LEADING_SPACE;
+/// assert!(rule.is_warning() && rule.id() == "ors.leading-space");
+/// ```
+pub const LEADING_SPACE: Rule = Rule::warning(
+    "ors.leading-space",
+    "a piece of the result after the first starts with white space; the official ors-sdk client strips it, which changes the result",
+);
+
+/// The warnings, in the order they are reported; bit `i` of `ToolCall::warnings` is
+/// `WARNINGS[i]`.
+const WARNINGS: [Rule; 4] = [LEADING_SPACE, END_METADATA, END_REWARD, END_EXTRA_KEY];
+/// Bit of [`LEADING_SPACE`] in `ToolCall::warnings`.
+const WARN_LEADING_SPACE: u8 = 1;
+/// Bit of [`END_METADATA`].
+#[cfg(feature = "json")]
+const WARN_METADATA: u8 = 1 << 1;
+/// Bit of [`END_REWARD`].
+#[cfg(feature = "json")]
+const WARN_REWARD: u8 = 1 << 2;
+/// Bit of [`END_EXTRA_KEY`].
+#[cfg(feature = "json")]
+const WARN_EXTRA_KEY: u8 = 1 << 3;
 
 /// How a tool call ended.
 ///
@@ -162,6 +243,8 @@ pub struct ToolCall {
     task_id: Option<Utf8Bytes>,
     reassembler: Reassembler,
     terminal: Option<Terminal>,
+    /// Warnings about the last event not polled yet, one bit per rule of [`WARNINGS`].
+    warnings: u8,
     #[cfg(feature = "json")]
     check_result: bool,
     #[cfg(feature = "json")]
@@ -188,6 +271,7 @@ impl ToolCall {
             task_id: None,
             reassembler: Reassembler::new(),
             terminal: None,
+            warnings: 0,
             #[cfg(feature = "json")]
             check_result: true,
             #[cfg(feature = "json")]
@@ -284,12 +368,10 @@ impl ToolCall {
         if self.check_result && !payload.is_empty() {
             let result: ToolResult =
                 super::json::parse_object(payload.as_str()).ok_or(RESULT_SHAPE)?;
-            if result.ok != result.output.is_some()
-                || result.ok == result.error.is_some()
-                || !typed::has_exactly_the_official_keys(payload.as_str())
-            {
+            if result.ok != result.output.is_some() || result.ok == result.error.is_some() {
                 return Err(RESULT_SHAPE);
             }
+            self.warnings |= typed::official_client_objections(payload.as_str());
             self.result = Some(result);
         }
         self.terminal = Some(Terminal::End(payload));
@@ -304,8 +386,18 @@ fn reassemble_rule(err: ReassembleError) -> Rule {
     }
 }
 
+/// Whether `data`, a piece of the result after the first, starts with white space the
+/// official client strips (Python's `str.lstrip`; a line feed there is where two `data:`
+/// lines were joined, which it keeps).
+fn stripped_by_the_official_client(data: &str) -> bool {
+    data.chars()
+        .next()
+        .is_some_and(|c| c != '\n' && c.is_whitespace())
+}
+
 impl Profile for ToolCall {
     fn event(&mut self, event: &Event) -> Result<(), Rule> {
+        self.warnings = 0;
         if self.state == State::Done {
             return Err(AFTER_TERMINAL);
         }
@@ -313,6 +405,7 @@ impl Profile for ToolCall {
         if !matches!(kind, "task_id" | "chunk" | "end" | "error") {
             return Err(UNKNOWN_EVENT);
         }
+        let later_piece = !self.reassembler.is_empty();
         match (self.state, kind) {
             (State::Start, "task_id") => {
                 if event.data().is_empty() {
@@ -336,11 +429,24 @@ impl Profile for ToolCall {
                 self.end(event)?;
             }
         }
+        if matches!(kind, "chunk" | "end")
+            && later_piece
+            && stripped_by_the_official_client(event.data())
+        {
+            self.warnings |= WARN_LEADING_SPACE;
+        }
         Ok(())
     }
 
     fn is_terminated(&self) -> bool {
         self.state == State::Done
+    }
+
+    fn poll_warning(&mut self) -> Option<Rule> {
+        let bit = self.warnings.trailing_zeros();
+        let rule = WARNINGS.get(usize::try_from(bit).ok()?).copied()?;
+        self.warnings &= self.warnings.wrapping_sub(1);
+        Some(rule)
     }
 }
 
@@ -355,40 +461,53 @@ mod typed {
     use serde::{Deserialize, Serialize};
     use serde_json::{Map, Value};
 
-    /// Whether `payload` (already parsed as a [`ToolResult`]) has exactly the keys of the
-    /// official client's pydantic models, which forbid extra keys and, for `metadata` and
-    /// `reward`, fail on missing ones where [`ToolOutput`] takes a default.
-    pub(super) fn has_exactly_the_official_keys(payload: &str) -> bool {
-        let keys = |object: &Map<String, Value>, required: &[&str], optional: &[&str]| {
-            required.iter().all(|k| object.contains_key(*k))
-                && object
-                    .keys()
-                    .all(|k| required.contains(&k.as_str()) || optional.contains(&k.as_str()))
-        };
-        let block = |block: &Value| match block.as_object() {
-            Some(b) if b.get("type") == Some(&Value::from("text")) => {
-                keys(b, &["type", "text"], &["detail"])
-            }
-            Some(b) if b.get("type") == Some(&Value::from("image")) => {
-                keys(b, &["type", "data", "mimeType"], &["detail"])
-            }
-            _ => false,
+    use super::{WARN_EXTRA_KEY, WARN_METADATA, WARN_REWARD};
+
+    /// What the official client's pydantic models object to in `payload`, already parsed as
+    /// a [`ToolResult`] (so the keys a [`ToolResult`] needs are there): a missing `metadata`
+    /// or `reward` in `output` (where [`ToolOutput`] takes a default), and keys the models
+    /// do not have (they forbid extra keys). One bit per warning rule.
+    pub(super) fn official_client_objections(payload: &str) -> u8 {
+        let extra = |object: &Map<String, Value>, known: &[&str]| {
+            object.keys().any(|k| !known.contains(&k.as_str()))
         };
         let Ok(Value::Object(top)) = serde_json::from_str::<Value>(payload) else {
-            return false;
+            return 0;
         };
         if top.get("ok") == Some(&Value::Bool(false)) {
-            return keys(&top, &["ok", "error"], &[]);
+            return if extra(&top, &["ok", "error"]) {
+                WARN_EXTRA_KEY
+            } else {
+                0
+            };
         }
         let Some(Value::Object(output)) = top.get("output") else {
-            return false;
+            return 0;
         };
-        keys(&top, &["ok", "output"], &[])
-            && keys(output, &["blocks", "metadata", "reward", "finished"], &[])
-            && output
+        let mut objections = 0;
+        if !output.contains_key("metadata") {
+            objections |= WARN_METADATA;
+        }
+        if !output.contains_key("reward") {
+            objections |= WARN_REWARD;
+        }
+        let block_has_extra = |block: &Value| match block.as_object() {
+            Some(b) if b.get("type") == Some(&Value::from("image")) => {
+                extra(b, &["type", "data", "mimeType", "detail"])
+            }
+            Some(b) => extra(b, &["type", "text", "detail"]),
+            None => false,
+        };
+        if extra(&top, &["ok", "output"])
+            || extra(output, &["blocks", "metadata", "reward", "finished"])
+            || output
                 .get("blocks")
                 .and_then(Value::as_array)
-                .is_some_and(|blocks| blocks.iter().all(block))
+                .is_some_and(|blocks| blocks.iter().any(block_has_extra))
+        {
+            objections |= WARN_EXTRA_KEY;
+        }
+        objections
     }
 
     /// The result of a tool call (`RunToolOutput`): `{"ok":true,"output":{...}}` or
