@@ -169,3 +169,8 @@ pub use time::Instant;
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 struct ReadmeDoctests;
+
+/// GUARANTEES.md's examples (moved there from the README), compiled and run the same way.
+#[cfg(doctest)]
+#[doc = include_str!("../../GUARANTEES.md")]
+struct GuaranteesDoctests;
