@@ -1,5 +1,6 @@
-//! The demo server: the ORS API over the gsm8k example environment, plus a Responses-API
-//! style stream at `POST /v1/responses`.
+//! The demo server: the ORS API over the gsm8k example environment (and a tool that fails),
+//! a Responses-API style stream at `POST /v1/responses`, and a plain event stream at
+//! `GET /stream` for `tail`, `decode` and browsers.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -14,8 +15,10 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
-use ssekit_hyper::ors::{gsm8k::Gsm8k, OrsBody, Server, ServerConfig};
+use ssekit_hyper::ors::{OrsBody, Server, ServerConfig};
 use ssekit_hyper::server::{last_event_id, response, SseBody};
+
+use crate::environment::Demo;
 
 /// The answer the fake model streams, word by word.
 const ANSWER: &str = "Natalia sold 48 clips in April and 24 in May, so 72 clips in all.";
@@ -65,7 +68,7 @@ impl App {
     pub fn new(keep_alive: Duration, delta_pause: Duration) -> Self {
         App {
             ors: Server::with_config(
-                vec![Arc::new(Gsm8k)],
+                vec![Arc::new(Demo)],
                 ServerConfig::default().keep_alive(keep_alive),
             ),
             keep_alive,
@@ -78,7 +81,7 @@ impl App {
     pub fn api_key(mut self, key: Option<String>) -> Self {
         if key.is_some() {
             self.ors = Server::with_config(
-                vec![Arc::new(Gsm8k)],
+                vec![Arc::new(Demo)],
                 ServerConfig::default()
                     .keep_alive(self.keep_alive)
                     .api_key(key),
@@ -98,6 +101,9 @@ impl App {
     pub async fn handle(&self, req: Request<Incoming>) -> Response<OrsBody> {
         if req.uri().path() == "/v1/responses" && req.method() == Method::POST {
             return self.responses(req).await;
+        }
+        if req.uri().path() == "/stream" && req.method() == Method::GET {
+            return self.ticks(&req);
         }
         match self.cut_ors_after {
             Some(blocks) if req.method() == Method::POST && req.uri().path().ends_with("/call") => {
@@ -129,20 +135,15 @@ impl App {
     /// before the terminal one.
     async fn responses(&self, req: Request<Incoming>) -> Response<OrsBody> {
         let resume = last_event_id(req.headers()).and_then(|id| id.parse::<usize>().ok());
-        let query_number = |name: &str| {
-            req.uri()
-                .query()
-                .into_iter()
-                .flat_map(|q| q.split('&'))
-                .find_map(|pair| {
-                    pair.strip_prefix(name)?
-                        .strip_prefix('=')?
-                        .parse::<usize>()
-                        .ok()
-                })
+        let first_connection = |name: &str| {
+            query_number(req.uri(), name)
+                .and_then(|n| usize::try_from(n).ok())
                 .filter(|_| resume.is_none())
         };
-        let (cut, stop) = (query_number("cut_after"), query_number("stop_after"));
+        let (cut, stop) = (
+            first_connection("cut_after"),
+            first_connection("stop_after"),
+        );
         let input = match read_body(req.into_body()).await {
             Ok(body) => serde_json::from_slice::<Value>(&body).unwrap_or(Value::Null),
             Err(refused) => return refused,
@@ -183,6 +184,73 @@ impl App {
         let body = SseBody::from_bytes(stream).keep_alive(self.keep_alive);
         response(body.boxed_unsync())
     }
+}
+
+impl App {
+    /// `GET /stream`: `retry: 1000`, then `tick` events `{"n": N}` with ids N = 1, 2, 3, …,
+    /// the first at once and then one every `?interval_ms=` (default 1000, at most a
+    /// minute), resumed after `Last-Event-ID`. With `?count=N` the stream ends cleanly after
+    /// event N, and a reconnect from N on is answered `204 No Content`, so that a client
+    /// stops, as a browser's `EventSource` does.
+    fn ticks(&self, req: &Request<Incoming>) -> Response<OrsBody> {
+        let after = last_event_id(req.headers())
+            .and_then(|id| id.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        let count = query_number(req.uri(), "count");
+        let interval = Duration::from_millis(
+            query_number(req.uri(), "interval_ms")
+                .unwrap_or(1_000)
+                .min(60_000),
+        );
+        if count.is_some_and(|count| after >= count) {
+            let mut done = Response::new(empty());
+            *done.status_mut() = StatusCode::NO_CONTENT;
+            return done;
+        }
+        let last = count.unwrap_or(u64::MAX);
+        let retry = Bytes::from_static(b"retry: 1000\n\n");
+        let ticks = futures_util::stream::unfold(after.saturating_add(1), move |n| async move {
+            if n > last {
+                return None;
+            }
+            if n > after.saturating_add(1) {
+                tokio::time::sleep(interval).await;
+            }
+            Some((tick(n), n.saturating_add(1)))
+        });
+        let frames = futures_util::StreamExt::chain(futures_util::stream::iter([retry]), ticks);
+        let body = SseBody::from_bytes(frames).keep_alive(self.keep_alive);
+        response(body.boxed_unsync())
+    }
+}
+
+/// Event `n` of `GET /stream`, encoded.
+fn tick(n: u64) -> Bytes {
+    let mut out = BytesMut::new();
+    let event = Event::builder()
+        .event("tick")
+        .and_then(|b| b.id(n.to_string()))
+        .map(|b| b.data(format!("{{\"n\":{n}}}")).build());
+    if let Ok(event) = event {
+        // A tick has no CR or LF to refuse.
+        let _ = Encoder::new().encode(&event, &mut out);
+    }
+    out.freeze()
+}
+
+/// An empty body.
+fn empty() -> OrsBody {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed_unsync()
+}
+
+/// The number in query parameter `name` (`?name=12`), if there is one.
+fn query_number(uri: &http::Uri, name: &str) -> Option<u64> {
+    uri.query()
+        .into_iter()
+        .flat_map(|q| q.split('&'))
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
 }
 
 /// `(type, data)` of every event of one response.

@@ -78,10 +78,18 @@ pub struct TailArgs {
     /// Print JSON lines instead of the human view.
     #[arg(long)]
     json: bool,
-    /// Reconnect at most this many times in a row.
-    #[arg(long, default_value_t = 5)]
+    /// Give up after this many failed reconnects in a row: refused or reset connections,
+    /// timeouts, 5xx and 429 answers, streams cut before any event. A connection that
+    /// delivers an event starts the count over; a clean end of the stream is no failure.
+    #[arg(long, value_name = "N", default_value_t = 5)]
     retries: u32,
-    /// Do not reconnect: stop when the stream ends (exit 1 if it was cut inside an event).
+    /// The wait before reconnecting when the server sets none with `retry:`, and before the
+    /// first retry after a failure (doubled for each further failure in a row, up to 30 s).
+    /// `500ms`, `3s`; a bare number is seconds.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "3s")]
+    reconnect_time: Duration,
+    /// Do not reconnect: stop at the first end of the stream (exit 0 after a clean end, 1
+    /// after a cut or a failure).
     #[arg(long)]
     once: bool,
     /// Drop a connection on which nothing (no event, no keep-alive, no byte) arrived for
@@ -227,8 +235,8 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     let mut source = EventSource::new(method, &args.url, body)?
         .reconnect(
             ReconnectConfig::default()
-                .retry_timeout(Duration::from_secs(1))
-                .max_delay(Duration::from_secs(30))
+                .retry_timeout(args.reconnect_time)
+                .max_delay(Duration::from_secs(30).max(args.reconnect_time))
                 .max_attempts(Some(args.retries))
                 .idle_timeout(args.idle_timeout)
                 .reconnect(!args.once),
@@ -265,7 +273,6 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     }
     let mut checker = args.profile.map(validator);
     let mut items = source.stream();
-    let mut connected = false;
     // One Ctrl-C future for the whole run: it stays subscribed to SIGINT, so a Ctrl-C that
     // arrives while an item is being printed is seen on the next pass (a new future each pass
     // missed every signal between two passes, which on a busy stream was nearly all of them).
@@ -282,17 +289,9 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         let item = item?;
         print_item(&item, args.json);
         match &item {
-            Item::Connected { attempt } => {
-                connected = true;
-                if ors && *attempt > 0 {
-                    checker = args.profile.map(validator);
-                }
-            }
-            Item::Disconnected(ssekit_hyper::client::Ended::Failed(why)) if !connected => {
-                return Err(CliError::Invalid(format!(
-                    "cannot connect to {}: {why}",
-                    args.url
-                )));
+            // A resumed ORS call replays its stream from the start.
+            Item::Connected { attempt } if ors && *attempt > 0 => {
+                checker = args.profile.map(validator);
             }
             Item::Disconnected(ssekit_hyper::client::Ended::Truncated) if args.once => {
                 return Err(CliError::Invalid(
@@ -313,6 +312,9 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                 if let Some(v) = checker.as_mut() {
                     v.event(e)
                         .map_err(|err| CliError::Invalid(err.to_string()))?;
+                    for warning in v.warnings() {
+                        eprintln!("-- warning: {}", escape_controls(&warning.to_string()));
+                    }
                     if v.is_terminated() {
                         return match failure_terminal(v.profile(), e) {
                             Some(why) => Err(CliError::Invalid(why)),
@@ -324,8 +326,8 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             _ => {}
         }
     }
-    // The stream ended (cleanly: a cut or a failure returned above) before the profile's
-    // terminal event, which is no success either.
+    // The stream ended: a 204, or (with --once) its first clean end; cuts and failures
+    // returned above. Before the profile's terminal event, that is no success either.
     if let Some(v) = checker.as_mut() {
         v.finish()
             .map_err(|err| CliError::Invalid(err.to_string()))?;

@@ -12,7 +12,7 @@
 //! | `retry` | `ms` (integer) | both | a valid `retry:` field: the reconnection time in milliseconds |
 //! | `dataless` | `event` (string), `id` (string or `null`) | both | a block with an `event:` or `id:` field but no `data:` line, which a browser drops |
 //! | `connected` | `attempt` (integer) | tail | a response was accepted; 0 for the first connection, else the retry number |
-//! | `disconnected` | `reason` (`clean`, `truncated`, `failed` or `idle_timeout`), `message` (string) | tail | the connection ended: after a complete event, inside an event, on a transport error or refused response, or after the idle timeout; `message` says it for people |
+//! | `disconnected` | `reason` (`clean`, `truncated`, `failed`, `refused` or `idle_timeout`), `message` (string) | tail | the connection ended: after a complete event, inside an event, on a transport error, on a refused response that is retried (5xx, 408, 429; `message` has its status and the start of its body), or after the idle timeout; `message` says it for people |
 //! | `reconnecting` | `after_ms` (integer) | tail | the next attempt starts after this wait |
 //! | `skipped` | `message` (string) | tail | a line or an event over the decoder's limits was dropped |
 //! | `redirected` | `status` (integer), `to` (string) | tail | the server redirected the request (301, 302, 303, 307, 308) to the URL `to` |
@@ -155,6 +155,7 @@ fn reason(why: &Ended) -> &'static str {
         Ended::Clean => "clean",
         Ended::Truncated => "truncated",
         Ended::IdleTimeout => "idle_timeout",
+        Ended::Refused(_) => "refused",
         // `Failed`, and any reason this version does not know.
         _ => "failed",
     }
@@ -258,6 +259,10 @@ mod tests {
             (Ended::Truncated, "truncated"),
             (Ended::Failed("connection refused".into()), "failed"),
             (Ended::IdleTimeout, "idle_timeout"),
+            (
+                Ended::Refused("the server answered 503 Service Unavailable: busy".into()),
+                "refused",
+            ),
         ] {
             let (text, value) = parsed(item(&Item::Disconnected(why.clone())));
             assert!(

@@ -11,6 +11,7 @@ mod app;
 mod check;
 mod commands;
 mod demo;
+mod environment;
 mod json_lines;
 mod profiles;
 
@@ -55,6 +56,7 @@ enum Command {
         api_key: Option<String>,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
+    #[command(after_help = TAIL_HELP)]
     Tail(commands::TailArgs),
     /// Lint a captured stream: is it well-formed SSE, and (with --profile) a valid instance
     /// of its protocol? Errors exit 1, warnings are printed (exit 1 with --strict).
@@ -64,6 +66,21 @@ enum Command {
     /// cli/JSON-LINES.md.
     Decode,
 }
+
+/// `ssekit tail --help`'s closing text: the reconnect lifecycle and the exit codes.
+const TAIL_HELP: &str = "\
+Lifecycle, as a browser's EventSource: a clean end of the stream is no failure; tail reconnects \
+after the server's `retry:` (else --reconnect-time) with Last-Event-ID, for ever, until the \
+server answers 204, the --profile's terminal event arrives, --once, or Ctrl-C. Failures \
+(refused or reset connections, timeouts, 5xx, 429 with its Retry-After, streams cut before any \
+event) back off with jitter and count toward --retries; an event delivered starts the count \
+over. Any other 4xx ends at once, showing the status and the body the server sent.
+
+Exit codes:
+  0    the stream ended as asked: 204, the profile's terminal event, or --once at a clean end
+  1    gave up, refused, cut with --once, or a protocol violation or failure event
+  2    bad usage
+  130  interrupted (Ctrl-C)";
 
 /// Everything the commands report, one line each.
 #[derive(Debug)]
@@ -155,7 +172,11 @@ fn main() -> ExitCode {
                 "ssekit: error: {}",
                 commands::escape_controls(&e.to_string())
             );
-            ExitCode::FAILURE
+            match e {
+                // As clap's own usage errors.
+                CliError::Usage(_) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }

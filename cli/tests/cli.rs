@@ -1,14 +1,12 @@
 //! The `ssekit` binary, run as a person would, against servers on 127.0.0.1 only.
 
+mod common;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-fn ssekit() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssekit"));
-    cmd.env("RUST_BACKTRACE", "1"); // errors must stay one line even so
-    cmd
-}
+use common::{assert_one_line_error, output_within, raw_server, ssekit, text};
 
 /// `ssekit ARGS` with all three streams piped, and its stdin taken out to write to.
 fn piped(args: &[&str]) -> (Child, std::process::ChildStdin) {
@@ -28,21 +26,6 @@ fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
     input.write_all(stdin).unwrap();
     drop(input);
     child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A failed command prints exactly one line, `ssekit: error: …`, and exits non-zero.
-fn assert_one_line_error(out: &Output, needle: &str) {
-    assert!(!out.status.success());
-    let stderr = text(&out.stderr);
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("--")).collect();
-    assert_eq!(lines.len(), 1, "stderr: {stderr}");
-    assert!(lines[0].starts_with("ssekit: error: "), "{stderr}");
-    assert!(lines[0].contains(needle), "{needle:?} not in {stderr}");
-    assert!(!stderr.contains("backtrace") && !stderr.contains("panicked"));
 }
 
 /// The child, its URL, and its stdout (kept open: closing it would break the server's pipe).
@@ -322,21 +305,24 @@ fn tail_errors_are_one_clear_line() {
         .args(["tail", &format!("{}/health", server.1)])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "not an event stream (Content-Type: application/json)");
+    assert_one_line_error(
+        &out,
+        r#"the server answered 200 OK with Content-Type application/json, not text/event-stream: {"status":"ok"}"#,
+    );
     let out = ssekit()
         .args(["tail", &format!("{}/nope/tools", server.1)])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "HTTP 404");
+    assert_one_line_error(&out, r#"the server answered 404 Not Found: {"detail":"#);
     let free = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
         .unwrap();
     let out = ssekit()
-        .args(["tail", &format!("http://{free}/")])
+        .args(["tail", &format!("http://{free}/"), "--retries", "0"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "cannot connect to");
+    assert_one_line_error(&out, "Connection refused");
     let out = ssekit()
         .args(["tail", "ftp://127.0.0.1/x"])
         .output()
@@ -583,67 +569,6 @@ fn stalling(connections: usize) -> Stalling {
     Stalling { url, seen }
 }
 
-/// A server on 127.0.0.1 that takes at most `connections` connections within 10 s and
-/// hands each socket, with its request head (lower-cased), to `answer`, which says whether
-/// to take the next one. Returns the URL of `path` on it.
-fn raw_server(
-    path: &str,
-    connections: usize,
-    mut answer: impl FnMut(std::net::TcpStream, String) -> bool + Send + 'static,
-) -> String {
-    use std::io::Read;
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}{path}", listener.local_addr().unwrap());
-    listener.set_nonblocking(true).unwrap();
-    std::thread::spawn(move || {
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let mut served = 0;
-        while served < connections && std::time::Instant::now() < deadline {
-            let Ok((mut sock, _)) = listener.accept() else {
-                std::thread::sleep(Duration::from_millis(10));
-                continue;
-            };
-            served += 1;
-            sock.set_nonblocking(false).unwrap();
-            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && sock.read_exact(&mut byte).is_ok() {
-                head.push(byte[0]);
-            }
-            let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-            if !answer(sock, head) {
-                break;
-            }
-        }
-    });
-    url
-}
-
-/// Runs `ssekit` with `args`, killing it (and failing) if it has not ended within `secs`.
-fn output_within(secs: u64, args: &[&str]) -> Output {
-    let mut child = ssekit()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
-    while child.try_wait().unwrap().is_none() {
-        if std::time::Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "ssekit {args:?} still running after {secs} s\n{}\n{}",
-                text(&out.stdout),
-                text(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
 #[test]
 fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
     // --once: the stall ends the command, exit 1, after the event before it.
@@ -661,8 +586,9 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
     assert_one_line_error(&out, "the stream stalled: nothing arrived for 300ms");
 
     // Reconnecting: the stalled connection is dropped, the next resumes after event 1 (the
-    // partial event 2 is not printed, nor taken as the last id), stalls in turn, and with
-    // --retries 1 the command then gives up.
+    // partial event 2 is not printed, nor taken as the last id) and stalls in turn. Each
+    // delivered an event, so each stall is the first failure since progress; the third
+    // connection is refused (the server is gone), and with --retries 1 the command gives up.
     let server = stalling(2);
     let out = output_within(
         10,
@@ -676,7 +602,8 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
             "--json",
         ],
     );
-    assert_one_line_error(&out, "last failure: idle timeout");
+    assert_one_line_error(&out, "stopped reconnecting after 1 retries");
+    assert_one_line_error(&out, "Connection refused");
     let lines: Vec<serde_json::Value> = text(&out.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -704,10 +631,12 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
         })
         .collect();
     assert_eq!(
-        why,
+        why[..2],
         [("idle_timeout", "no bytes within the idle timeout"); 2],
         "{lines:?}"
     );
+    assert_eq!(why.len(), 3, "the refused third connection: {lines:?}");
+    assert_eq!(why[2].0, "failed", "{lines:?}");
     let ids: Vec<Option<String>> = server.seen.try_iter().map(|(id, _)| id).collect();
     assert_eq!(ids, [None, Some("1".to_owned())]);
 }
@@ -768,7 +697,7 @@ fn tail_max_redirects_zero_makes_a_redirect_an_error() {
             "0",
         ],
     );
-    assert_one_line_error(&out, "HTTP 308");
+    assert_one_line_error(&out, "the server answered 308 Permanent Redirect");
 }
 
 /// The demo server reads at most 1 MiB of a request body, on every route: a client that

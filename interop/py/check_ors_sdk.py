@@ -36,14 +36,14 @@ if not cut:
     check(env.list_splits() == ["train", "test"], "list_splits: train, test")
     check(env.num_tasks("test") == 2 and len(tasks) == 2, "num_tasks / list_tasks agree: 2")
     check(env.get_task("test", -1).task_spec["answer"] == 150.0, "get_task with a negative index")
-    check([t.name for t in env.list_tools()] == ["submit", "work"], "list_tools: submit, work")
+    check([t.name for t in env.list_tools()] == ["submit", "work", "fail"], "list_tools: submit, work, fail")
 
 with env.session(task=tasks[0]) as session:
     check(len(session.sid) == 32, f"session sid from create_session's SSE ({session.sid})")
     if not cut:
         prompt = session.get_prompt()
         check(prompt[0].text.startswith("Tom has 3 baskets"), "get_prompt: the task's question")
-        check([t.name for t in session.list_tools()] == ["submit", "work"], "session.list_tools")
+        check([t.name for t in session.list_tools()] == ["submit", "work", "fail"], "session.list_tools")
     started = time.monotonic()
     r = session.call_tool("submit", {"answer": 33})
     check((r.reward, r.finished, r.blocks[0].text) == (1.0, True, "Correct!"), "small result: 1.0 True 'Correct!'")
@@ -67,6 +67,12 @@ with env.session(task=tasks[0]) as session:
         except Exception as e:
             check(isinstance(e, RuntimeError) and "'nope' is not a valid tool" in str(e),
                   f"unknown tool (error event) -> {type(e).__name__}: {e}")
+        try:
+            session.call_tool("fail", {"reason": "failing on purpose"})
+            check(False, "the fail tool raises")
+        except Exception as e:
+            check(isinstance(e, RuntimeError) and "failing on purpose" in str(e),
+                  f"the fail tool (error event) -> {type(e).__name__}: {e}")
     else:
         print(f"  (calls resumed after cuts took {time.monotonic() - started:.1f} s)")
 print("PASS ors-sdk" + (" (resume after cuts)" if cut else ""))

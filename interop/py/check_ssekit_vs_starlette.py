@@ -92,8 +92,8 @@ with httpx.Client(timeout=10) as h:
 check(b"\r\n" in raw and b": ping" in raw, "sse-starlette writes CRLF line endings and ': ping' comments")
 
 code, items, err = tail("work")
-events = [i for i in items if i["kind"] == "event"]
-comments = [i for i in items if i["kind"] == "comment"]
+events = [i for i in items if i["type"] == "event"]
+comments = [i for i in items if i["type"] == "comment"]
 kinds = [e["event"] for e in events]
 result_json = json.dumps(big_result(), ensure_ascii=False)
 n_chunks = -(-len(result_json) // 4096) - 1
@@ -107,12 +107,12 @@ check(joined == result_json, f"chunks + end join to the server's JSON, byte for 
 check(json.loads(joined) == big_result(), "the reassembled result parses to the server's object")
 
 code, items, err = tail("submit")
-events = [i for i in items if i["kind"] == "event"]
+events = [i for i in items if i["type"] == "event"]
 check(code == 0 and [e["event"] for e in events] == ["task_id", "end"] and json.loads(events[1]["data"]) == SMALL,
       "small result: task_id, end with the whole result")
 
 code, items, err = tail("boom")
-events = [i for i in items if i["kind"] == "event"]
+events = [i for i in items if i["type"] == "event"]
 check([e["event"] for e in events] == ["task_id", "error"] and events[1]["data"] == "tool exploded: ValueError('bad input')",
       f"error case: task_id, error with its message (rc={code})")
 print(f"  (tail on the error case exits {code}: {err.strip() or 'no stderr'})")

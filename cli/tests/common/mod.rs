@@ -1,0 +1,100 @@
+//! What the CLI's integration tests share: running the binary, reading what it printed, and
+//! raw HTTP servers on 127.0.0.1 that answer as a test tells them.
+#![allow(dead_code)] // each test file uses its own part
+
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+/// The `ssekit` binary built for the tests.
+pub fn ssekit() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssekit"));
+    cmd.env("RUST_BACKTRACE", "1"); // errors must stay one line even so
+    cmd
+}
+
+/// Bytes as text, invalid UTF-8 replaced.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A failed command prints exactly one line, `ssekit: error: …`, and exits non-zero.
+pub fn assert_one_line_error(out: &Output, needle: &str) {
+    assert!(!out.status.success());
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("--")).collect();
+    assert_eq!(lines.len(), 1, "stderr: {stderr}");
+    assert!(lines[0].starts_with("ssekit: error: "), "{stderr}");
+    assert!(lines[0].contains(needle), "{needle:?} not in {stderr}");
+    assert!(!stderr.contains("backtrace") && !stderr.contains("panicked"));
+}
+
+/// A server on 127.0.0.1 that takes at most `connections` connections within 10 s and
+/// hands each socket, with its request head (lower-cased), to `answer`, which says whether
+/// to take the next one. Returns the URL of `path` on it.
+pub fn raw_server(
+    path: &str,
+    connections: usize,
+    answer: impl FnMut(std::net::TcpStream, String) -> bool + Send + 'static,
+) -> String {
+    raw_server_for(path, connections, Duration::from_secs(10), answer)
+}
+
+/// [`raw_server`], taking connections for `within` instead of 10 s.
+pub fn raw_server_for(
+    path: &str,
+    connections: usize,
+    within: Duration,
+    mut answer: impl FnMut(std::net::TcpStream, String) -> bool + Send + 'static,
+) -> String {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + within;
+        let mut served = 0;
+        while served < connections && std::time::Instant::now() < deadline {
+            let Ok((mut sock, _)) = listener.accept() else {
+                std::thread::sleep(Duration::from_millis(10));
+                continue;
+            };
+            served += 1;
+            sock.set_nonblocking(false).unwrap();
+            sock.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut head = Vec::new();
+            let mut byte = [0u8; 1];
+            while !head.ends_with(b"\r\n\r\n") && sock.read_exact(&mut byte).is_ok() {
+                head.push(byte[0]);
+            }
+            let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+            if !answer(sock, head) {
+                break;
+            }
+        }
+    });
+    url
+}
+
+/// Runs `ssekit` with `args`, killing it (and failing) if it has not ended within `secs`.
+pub fn output_within(secs: u64, args: &[&str]) -> Output {
+    let mut child = ssekit()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "ssekit {args:?} still running after {secs} s\n{}\n{}",
+                text(&out.stdout),
+                text(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
