@@ -656,6 +656,8 @@ struct Refusal {
     content_type: Option<String>,
     retry_after: Option<Duration>,
     body: Vec<u8>,
+    /// When the response head came: the policy's wait before a retry starts there.
+    at: Instant,
     /// When to stop waiting for more of the body.
     until: Instant,
     /// Whether the transport still holds the body (it did not end).
@@ -754,7 +756,7 @@ impl Session {
                     deadline: Some(refusal.until),
                 };
             }
-            if self.refused(now) {
+            if self.refused() {
                 return Step::Close;
             }
         }
@@ -992,6 +994,7 @@ impl Session {
                     content_type: content_type.map(str::to_owned),
                     retry_after,
                     body: Vec::new(),
+                    at: now,
                     until: now.saturating_add(REFUSED_BODY_TIME),
                     open: true,
                 });
@@ -1130,7 +1133,7 @@ impl Session {
     /// in time): the error is kept for the give-up, or, when the policy retries, reported
     /// in `Disconnected` before the wait. `true` when the transport still holds the body
     /// and should drop it.
-    fn refused(&mut self, now: Instant) -> bool {
+    fn refused(&mut self) -> bool {
         let Some(refusal) = self.refusal.take() else {
             return false;
         };
@@ -1140,7 +1143,7 @@ impl Session {
             // Retried: each refusal is told once, here; a give-up tells only the last.
             self.out
                 .push_back(Item::Disconnected(Ended::Refused(refused.to_string())));
-            self.schedule(now);
+            self.schedule(refusal.at);
         }
         self.last_error = Some(Error::Refused(refused));
         refusal.open

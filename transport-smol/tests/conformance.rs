@@ -368,7 +368,11 @@ fn status_and_content_type_are_checked() {
             run.url = format!("http://{addr}{path}");
             client(side, run)
         };
-        assert_eq!(at("/missing"), [Seen::Error("status 404".into())]);
+        // The status, and what the server said about it.
+        assert_eq!(
+            at("/missing"),
+            [Seen::Error("status 404: not an event stream".into())]
+        );
         assert_eq!(
             at("/html"),
             [Seen::Error("content-type Some(\"text/html\")".into())]
@@ -424,7 +428,7 @@ fn a_retryable_status_past_the_attempt_limit_gives_up() {
                 // Each refusal is told once: the last by the error that ends the stream.
                 Seen::Disconnected("refused"),
                 Seen::Reconnecting(Duration::from_millis(20)),
-                Seen::Error("gave up: status 503".into()),
+                Seen::Error("gave up: status 503: not an event stream".into()),
             ]
         );
     });
@@ -1218,4 +1222,100 @@ fn a_compressed_stream_is_a_typed_error_and_is_not_retried() {
             heads[0]
         );
     }
+}
+
+/// Event `n` of a numbered stream (`tick`, id `n`), encoded.
+fn nth(n: usize) -> Bytes {
+    encode(&numbered(n).remove(n - 1))
+}
+
+/// The event after the request's `Last-Event-ID` (1 without one).
+fn next_after(req: &kit::Req) -> usize {
+    req.last_event_id
+        .as_deref()
+        .map_or(1, |id| id.parse::<usize>().unwrap() + 1)
+}
+
+#[test]
+fn clean_ends_are_no_failures_and_are_followed_past_max_attempts() {
+    // A polling server: one event per connection, then a clean end. With no retry allowed
+    // at all, the client still follows it: a clean end is not a failure.
+    each_pair(|server, side| {
+        let addr = serve(server, |req| Reply::Stream {
+            frames: vec![nth(next_after(&req))],
+            keep_alive: None,
+            hang: false,
+        });
+        let mut run = Run::new(addr, 20);
+        run.reconnect = fast().max_attempts(Some(0));
+        let seen = client(side, run);
+        assert_eq!(events_of(&seen), numbered(5), "{seen:?}");
+        let trace = connection_trace(&seen);
+        assert_eq!(trace[0], &Seen::Connected(0));
+        for step in trace[1..].chunks(3) {
+            assert_eq!(
+                step[..step.len().min(3)],
+                [
+                    &Seen::Disconnected("clean"),
+                    &Seen::Reconnecting(Duration::from_millis(20)),
+                    &Seen::Connected(1),
+                ][..step.len().min(3)],
+                "no growth, no failure count: {seen:?}"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_stream_cut_after_an_event_every_time_waits_without_growth_and_never_gives_up() {
+    each_pair(|server, side| {
+        let addr = serve(server, |req| Reply::Abort {
+            frames: vec![nth(next_after(&req))],
+        });
+        let mut run = Run::new(addr, 20);
+        run.reconnect = fast().max_attempts(Some(1));
+        let seen = client(side, run);
+        assert_eq!(events_of(&seen), numbered(5), "{seen:?}");
+        let waits: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| matches!(s, Seen::Reconnecting(_)))
+            .collect();
+        assert!(waits.len() >= 4, "{seen:?}");
+        assert!(
+            waits
+                .iter()
+                .all(|w| **w == Seen::Reconnecting(Duration::from_millis(20))),
+            "each cut follows progress: {seen:?}"
+        );
+        assert!(
+            !seen.iter().any(|s| matches!(s, Seen::Error(_))),
+            "{seen:?}"
+        );
+    });
+}
+
+#[test]
+fn cuts_before_any_event_count_and_end_within_max_attempts() {
+    each_pair(|server, side| {
+        let addr = serve(server, |_| Reply::Abort { frames: vec![] });
+        let mut run = Run::new(addr, 20);
+        run.reconnect = fast().max_attempts(Some(2));
+        let seen = client(side, run);
+        let waits: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| matches!(s, Seen::Reconnecting(_)))
+            .collect();
+        assert_eq!(
+            waits,
+            [
+                &Seen::Reconnecting(Duration::from_millis(20)),
+                &Seen::Reconnecting(Duration::from_millis(40)),
+            ],
+            "{seen:?}"
+        );
+        assert!(
+            matches!(seen.last(), Some(Seen::Error(e)) if e.starts_with("gave up: ")),
+            "{seen:?}"
+        );
+    });
 }

@@ -442,7 +442,8 @@ fn error_label(e: ssekit_smol::Error) -> String {
         E::Refused(r) if r.status() == 200 => {
             format!("content-type {:?}", r.content_type().map(str::to_owned))
         }
-        E::Refused(r) => format!("status {}", r.status()),
+        E::Refused(r) if r.body().is_empty() => format!("status {}", r.status()),
+        E::Refused(r) => format!("status {}: {}", r.status(), r.body()),
         E::Exhausted { last, .. } => format!("gave up: {}", error_label(*last)),
         E::Decode(_) => "decode".into(),
         E::Http(e) if e.to_string().starts_with("no response within") => "no response".into(),
