@@ -104,7 +104,8 @@ fn a_stream_that_received_bytes_for_reset_after_is_healthy_when_the_idle_timeout
 #[test]
 fn a_stream_the_server_ends_is_alive_until_its_last_bytes() {
     // However the stream ends, it was alive until its last bytes: 60 s of them is healthy,
-    // 60 s of silence before the server (or a proxy's read timeout) closes it is not.
+    // 60 s of silence before the server (or a proxy's read timeout) closes it is not. A
+    // clean end counts no failure either way; a cut or an error counts one.
     for how in [Disconnect::Eof, Disconnect::Truncated, Disconnect::Error] {
         for (bytes_until, healthy) in [(Some(60), true), (Some(59), false), (None, false)] {
             let mut rc = Reconnect::new(
@@ -121,7 +122,8 @@ fn a_stream_the_server_ends_is_alive_until_its_last_bytes() {
                 rc.handle_bytes(start + Duration::from_secs(at));
             }
             rc.handle_closed(start + Duration::from_secs(61), how);
-            let attempts = if healthy { 1 } else { 2 };
+            let failure = u32::from(how != Disconnect::Eof);
+            let attempts = if healthy { failure } else { 1 + failure };
             assert_eq!(rc.attempts(), attempts, "{how:?} {bytes_until:?}");
         }
     }
@@ -152,36 +154,41 @@ fn without_reconnecting_a_cut_stream_gives_up_as_truncated_and_a_clean_one_as_an
 }
 
 #[test]
-fn with_reconnecting_a_cut_stream_is_retried_as_a_clean_end_is() {
-    let waits = |how| {
-        let mut rc = Reconnect::new(
-            ReconnectConfig::default()
-                .retry_timeout(Duration::from_secs(2))
-                .max_attempts(Some(1))
-                .jitter(0),
-        );
+fn with_reconnecting_a_cut_stream_is_a_failure_and_a_clean_end_is_not() {
+    let config = ReconnectConfig::default()
+        .retry_timeout(Duration::from_secs(2))
+        .max_attempts(Some(1))
+        .jitter(0);
+    // Two streams cut before any event: the second is one failure too many.
+    let mut rc = Reconnect::new(config.clone());
+    for _ in 0..2 {
         expect_connect(&mut rc);
         rc.handle_response(secs(0), 200, SSE).unwrap();
-        rc.handle_closed(secs(1), how);
-        let wake = wait_out(&mut rc);
-        assert_eq!(expect_connect(&mut rc), 1);
-        rc.handle_closed(wake, how);
-        let Some(Action::GiveUp(reason)) = rc.poll_action() else {
-            panic!("no give-up")
-        };
-        (wake, reason)
-    };
+        rc.handle_closed(secs(1), Disconnect::Truncated);
+        if rc.is_stopped() {
+            break;
+        }
+        assert_eq!(wait_out(&mut rc), secs(3));
+    }
     assert_eq!(
-        waits(Disconnect::Truncated),
-        (
-            secs(3),
-            GiveUpReason::MaxAttempts {
-                attempts: 1,
-                last: Failure::Truncated
-            }
-        )
+        rc.poll_action(),
+        Some(Action::GiveUp(GiveUpReason::MaxAttempts {
+            attempts: 1,
+            last: Failure::Truncated
+        }))
     );
-    assert_eq!(waits(Disconnect::Eof).0, secs(3));
+    // Clean ends, as many as come: the same wait each time, and no give-up.
+    let mut rc = Reconnect::new(config);
+    let mut now = secs(0);
+    for _ in 0..10 {
+        expect_connect(&mut rc);
+        rc.handle_response(now, 200, SSE).unwrap();
+        rc.handle_closed(now + Duration::from_secs(1), Disconnect::Eof);
+        let wake = wait_out(&mut rc);
+        assert_eq!(wake, now + Duration::from_secs(3));
+        now = wake;
+    }
+    assert!(!rc.is_stopped());
 }
 
 #[test]
