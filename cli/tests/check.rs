@@ -1,9 +1,12 @@
 //! `ssekit check`, run as a person would: on the example streams of the ORS specification
 //! (`tests/data/`, see its README) and on streams with each kind of error and warning.
 
-use std::io::Write;
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
+
+use common::{run_with_stdin, ssekit, text};
 
 fn data(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -13,23 +16,8 @@ fn data(name: &str) -> PathBuf {
 
 /// `ssekit check ARGS`, with `stdin` written to its standard input.
 fn check(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ssekit"))
-        .arg("check")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    // `check` may stop reading early (a limit, a protocol error): a closed pipe is fine.
-    let _ = input.write_all(stdin);
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
+    let args: Vec<&str> = ["check"].iter().chain(args).copied().collect();
+    run_with_stdin(&args, stdin)
 }
 
 /// The exit code, the findings (stderr) and the summary (stdout) of `ssekit check ARGS`.
@@ -218,10 +206,7 @@ fn findings_escape_control_characters() {
 /// `--help` lists what is checked; bad usage exits 2.
 #[test]
 fn help_lists_the_findings_and_bad_usage_exits_2() {
-    let help = Command::new(env!("CARGO_BIN_EXE_ssekit"))
-        .args(["check", "--help"])
-        .output()
-        .unwrap();
+    let help = ssekit().args(["check", "--help"]).output().unwrap();
     let help = text(&help.stdout);
     for id in [
         "sse.truncated",

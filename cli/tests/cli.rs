@@ -3,30 +3,12 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{assert_one_line_error, output_within, raw_server, ssekit, text};
-
-/// `ssekit ARGS` with all three streams piped, and its stdin taken out to write to.
-fn piped(args: &[&str]) -> (Child, std::process::ChildStdin) {
-    let mut child = ssekit()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdin = child.stdin.take().unwrap();
-    (child, stdin)
-}
-
-fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let (child, mut input) = piped(args);
-    input.write_all(stdin).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
-}
+use common::{
+    assert_one_line_error, output_within, piped, raw_server, run_with_stdin, ssekit, text,
+};
 
 /// The child, its URL, and its stdout (kept open: closing it would break the server's pipe).
 struct Server(

@@ -2,7 +2,8 @@
 //! raw HTTP servers on 127.0.0.1 that answer as a test tells them.
 #![allow(dead_code)] // each test file uses its own part
 
-use std::process::{Command, Output, Stdio};
+use std::io::Write;
+use std::process::{Child, ChildStdin, Command, Output, Stdio};
 use std::time::Duration;
 
 /// The `ssekit` binary built for the tests.
@@ -10,6 +11,28 @@ pub fn ssekit() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ssekit"));
     cmd.env("RUST_BACKTRACE", "1"); // errors must stay one line even so
     cmd
+}
+
+/// `ssekit ARGS` with all three streams piped, and its stdin taken out to write to.
+pub fn piped(args: &[&str]) -> (Child, ChildStdin) {
+    let mut child = ssekit()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdin = child.stdin.take().unwrap();
+    (child, stdin)
+}
+
+/// `ssekit ARGS` with `stdin` written to its standard input; what it printed.
+pub fn run_with_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let (child, mut input) = piped(args);
+    // The command may stop reading early (a limit, a protocol error): a closed pipe is fine.
+    let _ = input.write_all(stdin);
+    drop(input);
+    child.wait_with_output().unwrap()
 }
 
 /// Bytes as text, invalid UTF-8 replaced.
