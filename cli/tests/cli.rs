@@ -372,17 +372,7 @@ const RUNTIMES: [&str; 2] = ["hyper", "smol"];
 fn official_client_works_on(python: &str, runtime: &str) {
     let server = serve_with(&["--runtime", runtime]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_check.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(&server.1)
-        .output()
-        .unwrap();
-    let stdout = text(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{runtime}: {stdout}\n{}",
-        text(&out.stderr)
-    );
+    let stdout = run_sdk_script(python, script, &server.1, runtime);
     assert!(stdout.contains("submit: 1.0 True Correct!"), "{stdout}");
     assert!(stdout.contains("work: lines 300"), "{stdout}");
     assert!(stdout.contains("'nope' is not a valid tool"), "{stdout}");
@@ -422,20 +412,22 @@ fn the_official_python_client_resumes_by_task_id() {
     for runtime in RUNTIMES {
         let server = serve_with(&["--cut-ors-after", "3", "--runtime", runtime]);
         let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_resume.py");
-        let out = Command::new(&python)
-            .arg(script)
-            .arg(&server.1)
-            .output()
-            .unwrap();
-        let stdout = text(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{runtime}: {stdout}\n{}",
-            text(&out.stderr)
-        );
+        let stdout = run_sdk_script(&python, script, &server.1, runtime);
         assert!(stdout.contains("resumed work: lines 300"), "{stdout}");
         assert_eq!(stdout.lines().last(), Some("OK"));
     }
+}
+
+/// Runs an ors-sdk script against `url` (served on `runtime`); its stdout, once it succeeded.
+fn run_sdk_script(python: &str, script: &str, url: &str, runtime: &str) -> String {
+    let out = Command::new(python).arg(script).arg(url).output().unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{runtime}: {stdout}\n{}",
+        text(&out.stderr)
+    );
+    stdout
 }
 
 /// A plain HTTP/1.1 request to 127.0.0.1 with `Connection: close`; returns the body.

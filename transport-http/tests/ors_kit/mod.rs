@@ -154,33 +154,30 @@ pub fn task() -> Value {
     Gsm8k.tasks("test").unwrap()[0].clone()
 }
 
-/// The test environment, `gsm8k`: grade-school word problems, a `submit` tool that scores
-/// an answer, and a `work` tool that is slow (so keep-alive pings show) and answers with a
-/// long worked solution (so the result is chunked).
+/// The test environment, `gsm8k` (as the official SDK's example is named): three word
+/// problems (`train`: one, `test`: two), `submit` scores an answer, and `work` waits
+/// `delay_ms` (so pings show) and answers `steps` lines (so the result is chunked).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Gsm8k;
 
-const PROBLEMS: &[(&str, f64, &str)] = &[
+/// `(split, question, answer)`.
+const TASKS: [(&str, &str, f64); 3] = [
     (
-        "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?",
+        "train",
+        "Natalia sold 48 clips in April and half as many in May. How many in all?",
         72.0,
-        "In May she sold 48 / 2 = 24 clips; 48 + 24 = 72.",
     ),
     (
-        "Tom has 3 baskets with 14 apples each. He gives away 9 apples. How many apples does he have left?",
+        "test",
+        "Tom has 3 baskets with 14 apples each and gives away 9. How many apples are left?",
         33.0,
-        "3 × 14 = 42 apples; 42 − 9 = 33.",
     ),
     (
-        "A train travels 60 km per hour for 2.5 hours. How many kilometres does it travel?",
+        "test",
+        "A train goes 60 km per hour for 2.5 hours. How many kilometres?",
         150.0,
-        "60 × 2.5 = 150 km.",
     ),
 ];
-
-/// The most the `work` tool sleeps, and the most text it writes.
-const MAX_DELAY: Duration = Duration::from_secs(120);
-const MAX_STEPS: u64 = 100_000;
 
 impl Environment for Gsm8k {
     fn name(&self) -> &str {
@@ -188,96 +185,59 @@ impl Environment for Gsm8k {
     }
 
     fn splits(&self) -> Vec<Split> {
-        vec![Split::new("train", "train"), Split::new("test", "test")]
+        ["train", "test"].map(|s| Split::new(s, s)).into()
     }
 
     fn tasks(&self, split: &str) -> Option<Vec<Value>> {
-        let range = match split {
-            "train" => 0..1,
-            "test" => 1..PROBLEMS.len(),
-            _ => return None,
-        };
-        Some(
-            PROBLEMS
-                .get(range)
-                .unwrap_or_default()
-                .iter()
-                .map(|(question, answer, _)| json!({"question": question, "answer": answer}))
-                .collect(),
-        )
+        let tasks: Vec<Value> = TASKS
+            .iter()
+            .filter(|(s, ..)| *s == split)
+            .map(|(_, q, a)| json!({"question": q, "answer": a}))
+            .collect();
+        (!tasks.is_empty()).then_some(tasks)
     }
 
     fn tools(&self) -> Vec<ToolSpec> {
         vec![
-            ToolSpec::new(
-                "submit",
-                "Submit the final numeric answer",
-                Some(
-                    json!({"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]}),
-                ),
-            ),
-            ToolSpec::new(
-                "work",
-                "Work through the problem slowly and show every step",
-                Some(json!({"type": "object", "properties": {
-                    "delay_ms": {"type": "integer", "description": "how long to think"},
-                    "steps": {"type": "integer", "description": "how many steps to write"}
-                }})),
-            ),
+            ToolSpec::new("submit", "Submit the answer", None),
+            ToolSpec::new("work", "Show the work slowly", None),
         ]
     }
 
     fn prompt(&self, task: &Value) -> String {
-        let question = task["question"].as_str().unwrap_or("(no question)");
-        format!("{question}\nAnswer with the `submit` tool.")
+        task["question"].as_str().unwrap_or_default().to_owned()
     }
 
     fn call(&self, task: &Value, tool: &str, input: Value) -> ToolFuture {
-        let expected = task["answer"].as_f64();
-        let question = task["question"].as_str().unwrap_or_default().to_owned();
-        match tool {
-            "submit" => Box::pin(async move {
-                let given = match &input["answer"] {
-                    Value::Number(n) => n.as_f64(),
-                    Value::String(s) => s.trim().replace(',', "").parse().ok(),
-                    _ => None,
-                };
-                let Some(given) = given else {
-                    return Ok(tool_error(
-                        "Tool input validation error: `answer` must be a number",
-                    ));
-                };
-                let Some(expected) = expected else {
-                    return Err("the task has no answer".to_owned());
-                };
-                Ok(if (given - expected).abs() < 1e-6 {
-                    text_result("Correct!", Some(1.0), true)
-                } else {
-                    text_result("Incorrect.", Some(0.0), true)
-                })
-            }),
-            "work" => Box::pin(async move {
-                let delay =
-                    Duration::from_millis(input["delay_ms"].as_u64().unwrap_or(0)).min(MAX_DELAY);
-                let steps = input["steps"].as_u64().unwrap_or(10).min(MAX_STEPS);
-                // async-io's timer: the tool runs on either runtime.
-                async_io::Timer::after(delay).await;
-                let solution = PROBLEMS
-                    .iter()
-                    .find(|(q, _, _)| *q == question)
-                    .map_or("", |(_, _, s)| s);
-                let mut text = String::new();
-                for step in 1..=steps {
-                    text.push_str(&format!(
-                        "Step {step}: re-reading the problem — «{question}» — and checking: {solution}\n"
-                    ));
-                }
-                Ok(text_result(&text, None, false))
-            }),
-            other => {
-                let other = other.to_owned();
-                Box::pin(async move { Err(format!("'{other}' is not a valid tool")) })
+        let (task, tool) = (task.clone(), tool.to_owned());
+        Box::pin(async move {
+            if tool == "work" {
+                let delay = input["delay_ms"].as_u64().unwrap_or(0);
+                async_io::Timer::after(Duration::from_millis(delay)).await;
+                let line = format!(
+                    "working on «{}» — ",
+                    task["question"].as_str().unwrap_or("")
+                );
+                let steps = input["steps"].as_u64().unwrap_or(10);
+                let text: String = (1..=steps).map(|n| format!("Step {n}: {line}\n")).collect();
+                return Ok(text_result(&text, None, false));
             }
-        }
+            let given = match &input["answer"] {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            };
+            let Some(given) = given else {
+                return Ok(tool_error(
+                    "Tool input validation error: `answer` must be a number",
+                ));
+            };
+            let expected = task["answer"].as_f64().ok_or("the task has no answer")?;
+            Ok(if given == expected {
+                text_result("Correct!", Some(1.0), true)
+            } else {
+                text_result("Incorrect.", Some(0.0), true)
+            })
+        })
     }
 }
