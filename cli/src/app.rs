@@ -1,6 +1,7 @@
 //! The demo server: the ORS API over the gsm8k example environment (and a tool that fails),
 //! a Responses-API style stream at `POST /v1/responses`, and a plain event stream at
-//! `GET /stream` for `tail`, `decode` and browsers.
+//! `GET /stream` for `tail`, `decode` and browsers. Written once over `ssekit-http`'s
+//! [`Runtime`]: `serve --runtime hyper|smol` picks tokio or smol.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -15,8 +16,9 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
-use ssekit_hyper::ors::{OrsBody, Server, ServerConfig};
-use ssekit_hyper::server::{last_event_id, response, SseBody};
+use ssekit_http::ors::{OrsBody, Server, ServerConfig};
+use ssekit_http::runtime::Runtime;
+use ssekit_http::server::{last_event_id, response};
 
 use crate::environment::Demo;
 
@@ -56,48 +58,70 @@ fn plain(status: StatusCode, message: &str) -> Response<OrsBody> {
     resp
 }
 
-#[derive(Clone)]
-pub struct App {
-    ors: Server,
+/// How the demo app behaves.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Keep-alive interval of every stream.
+    pub keep_alive: Duration,
+    /// The pause between two Responses-API events.
+    pub delta_pause: Duration,
+    /// Fault injection, see [`App::cut_ors_after`].
+    pub cut_ors_after: Option<usize>,
+    /// `X-API-Key` required on the ORS routes.
+    pub api_key: Option<String>,
+}
+
+impl Settings {
+    pub fn new(keep_alive: Duration, delta_pause: Duration) -> Self {
+        Settings {
+            keep_alive,
+            delta_pause,
+            cut_ors_after: None,
+            api_key: None,
+        }
+    }
+}
+
+pub struct App<R> {
+    ors: Server<R>,
+    runtime: R,
     keep_alive: Duration,
     delta_pause: Duration,
     cut_ors_after: Option<usize>,
 }
 
-impl App {
-    pub fn new(keep_alive: Duration, delta_pause: Duration) -> Self {
+impl<R: Runtime> Clone for App<R> {
+    fn clone(&self) -> Self {
         App {
-            ors: Server::with_config(
-                vec![Arc::new(Demo)],
-                ServerConfig::default().keep_alive(keep_alive),
-            ),
-            keep_alive,
-            delta_pause,
-            cut_ors_after: None,
+            ors: self.ors.clone(),
+            runtime: self.runtime.clone(),
+            keep_alive: self.keep_alive,
+            delta_pause: self.delta_pause,
+            cut_ors_after: self.cut_ors_after,
         }
     }
+}
 
-    /// Requires `X-API-Key` on the ORS routes (rebuilds the ORS server with the key).
-    pub fn api_key(mut self, key: Option<String>) -> Self {
-        if key.is_some() {
-            self.ors = Server::with_config(
-                vec![Arc::new(Demo)],
-                ServerConfig::default()
-                    .keep_alive(self.keep_alive)
-                    .api_key(key),
-            );
+impl<R: Runtime + Default> App<R> {
+    pub fn new(settings: Settings) -> Self {
+        let runtime = R::default();
+        let config = ServerConfig::default()
+            .keep_alive(settings.keep_alive)
+            .api_key(settings.api_key);
+        App {
+            ors: Server::with_runtime(vec![Arc::new(Demo)], config, runtime.clone()),
+            runtime,
+            keep_alive: settings.keep_alive,
+            delta_pause: settings.delta_pause,
+            cut_ors_after: settings.cut_ors_after,
         }
-        self
     }
+}
 
-    /// Fault injection: every ORS call that is not a resume (no `task_id` in its body) has its
-    /// stream cut after `blocks` SSE blocks (ended by a blank line: events, not the server's
-    /// `: ping` lines) and a few bytes of the next.
-    pub fn cut_ors_after(mut self, blocks: Option<usize>) -> Self {
-        self.cut_ors_after = blocks;
-        self
-    }
-
+impl<R: Runtime> App<R> {
+    /// Fault injection (`cut_ors_after`): every ORS call that is not a resume (no `task_id`
+    /// in its body) has its stream cut after that many SSE blocks (ended by a blank line:
+    /// events, not the server's `: ping` lines) and a few bytes of the next.
     pub async fn handle(&self, req: Request<Incoming>) -> Response<OrsBody> {
         if req.uri().path() == "/v1/responses" && req.method() == Method::POST {
             return self.responses(req).await;
@@ -175,18 +199,21 @@ impl App {
                 frames.push(half);
             }
         }
-        let pause = self.delta_pause;
-        let stream = futures_util::stream::unfold(frames.into_iter(), move |mut it| async move {
-            let frame = it.next()?;
-            tokio::time::sleep(pause).await;
-            Some((frame, it))
+        let (pause, runtime) = (self.delta_pause, self.runtime.clone());
+        let stream = futures_util::stream::unfold(frames.into_iter(), move |mut it| {
+            let sleep = runtime.sleep(pause);
+            async move {
+                let frame = it.next()?;
+                sleep.await;
+                Some((frame, it))
+            }
         });
-        let body = SseBody::from_bytes(stream).keep_alive(self.keep_alive);
+        let body = self.runtime.sse_body(Box::pin(stream), self.keep_alive);
         response(body.boxed_unsync())
     }
 }
 
-impl App {
+impl<R: Runtime> App<R> {
     /// `GET /stream`: `retry: 1000`, then `tick` events `{"n": N}` with ids N = 1, 2, 3, …,
     /// the first at once and then one every `?interval_ms=` (default 1000, at most a
     /// minute), resumed after `Last-Event-ID`. With `?count=N` the stream ends cleanly after
@@ -209,17 +236,21 @@ impl App {
         }
         let last = count.unwrap_or(u64::MAX);
         let retry = Bytes::from_static(b"retry: 1000\n\n");
-        let ticks = futures_util::stream::unfold(after.saturating_add(1), move |n| async move {
-            if n > last {
-                return None;
+        let runtime = self.runtime.clone();
+        let ticks = futures_util::stream::unfold(after.saturating_add(1), move |n| {
+            let sleep = (n > after.saturating_add(1)).then(|| runtime.sleep(interval));
+            async move {
+                if n > last {
+                    return None;
+                }
+                if let Some(sleep) = sleep {
+                    sleep.await;
+                }
+                Some((tick(n), n.saturating_add(1)))
             }
-            if n > after.saturating_add(1) {
-                tokio::time::sleep(interval).await;
-            }
-            Some((tick(n), n.saturating_add(1)))
         });
         let frames = futures_util::StreamExt::chain(futures_util::stream::iter([retry]), ticks);
-        let body = SseBody::from_bytes(frames).keep_alive(self.keep_alive);
+        let body = self.runtime.sse_body(Box::pin(frames), self.keep_alive);
         response(body.boxed_unsync())
     }
 }
@@ -280,7 +311,7 @@ fn responses_events(prompt: &str) -> Vec<(String, Value)> {
     out
 }
 
-impl hyper::service::Service<Request<Incoming>> for App {
+impl<R: Runtime> hyper::service::Service<Request<Incoming>> for App<R> {
     type Response = Response<OrsBody>;
     type Error = Infallible;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
@@ -320,7 +351,7 @@ impl Cut {
 
 impl http_body::Body for Cut {
     type Data = Bytes;
-    type Error = ssekit_hyper::Error;
+    type Error = ssekit_http::Error;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
@@ -367,7 +398,7 @@ mod tests {
             "event: a\ndata: 1\n",
             "\n: ping\nevent: b\ndata: 2\n\nevent: c\ndata: 3\n\n",
         ];
-        let inner = SseBody::from_bytes(futures_util::stream::iter(
+        let inner = ssekit_hyper::server::SseBody::from_bytes(futures_util::stream::iter(
             frames.map(|s| Bytes::from_static(s.as_bytes())),
         ))
         .boxed_unsync();

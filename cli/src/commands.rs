@@ -12,22 +12,23 @@ use futures_util::StreamExt;
 use ssekit::client::ReconnectConfig;
 use ssekit::sequence::Profile;
 use ssekit::{Decoder, Event, StreamEnd};
-use ssekit_hyper::client::{EventSource, Item};
+use ssekit_http::client::{Ended, Item};
 use tokio::io::AsyncReadExt;
 
-use crate::app::App;
+use crate::app::Settings;
 use crate::json_lines;
 use crate::profiles::{validator, ProfileName};
+use crate::runtime::{event_source, RuntimeName};
 use crate::{CliError, CLOSED_STDOUT};
 
+/// `ssekit serve`: the demo app on `addr`, served by `runtime`'s transport. Run it under
+/// that runtime's [`block_on`](RuntimeName::block_on).
 pub async fn serve(
     addr: &str,
-    keep_alive_ms: u64,
-    cut_ors_after: Option<usize>,
-    api_key: Option<String>,
+    runtime: RuntimeName,
+    settings: Settings,
 ) -> Result<ExitCode, CliError> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
+    let listener = std::net::TcpListener::bind(addr)
         .map_err(|e| CliError::Io(format!("cannot listen on {addr}"), e))?;
     let local = listener
         .local_addr()
@@ -45,13 +46,8 @@ pub async fn serve(
         "  Responses: curl -N -X POST http://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
     );
     let _ = out.flush();
-    let app = App::new(
-        Duration::from_millis(keep_alive_ms),
-        Duration::from_millis(40),
-    )
-    .cut_ors_after(cut_ors_after)
-    .api_key(api_key);
-    ssekit_hyper::server::serve(listener, app)
+    runtime
+        .serve(listener, settings)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;
     Ok(ExitCode::SUCCESS)
@@ -101,6 +97,9 @@ pub struct TailArgs {
     /// error).
     #[arg(long, value_name = "N", default_value_t = 10)]
     max_redirects: u32,
+    /// The transport that carries the stream: hyper on tokio, or hyper on smol.
+    #[arg(long, value_enum, default_value_t)]
+    runtime: RuntimeName,
 }
 
 /// A duration on the command line: a number, fractions allowed, of `ms`, `s` (the unit of a
@@ -232,47 +231,36 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         None if args.data.is_some() => http::Method::POST,
         None => http::Method::GET,
     };
-    let mut source = EventSource::new(method, &args.url, body)?
-        .reconnect(
-            ReconnectConfig::default()
-                .retry_timeout(args.reconnect_time)
-                .max_delay(Duration::from_secs(30).max(args.reconnect_time))
-                .max_attempts(Some(args.retries))
-                .idle_timeout(args.idle_timeout)
-                .reconnect(!args.once),
-        )
-        .max_redirects(args.max_redirects);
-    for h in &args.headers {
-        let Some((name, value)) = h.split_once(':') else {
-            return Err(CliError::Usage(format!(
-                "bad header {h:?}: expected `Name: value`"
-            )));
-        };
-        source = source.header(name.trim(), value.trim())?;
-    }
     // ORS streams restart on every connection: a reconnect resumes the call by putting the
     // task id into the (JSON) body, and the validator starts over with the replayed stream.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
-    if ors {
-        let task_id = Arc::clone(&task_id);
-        source = source.on_connect(move |req| {
-            let id = task_id
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone();
-            if let Some(id) = id {
-                if let Ok(serde_json::Value::Object(mut body)) =
-                    serde_json::from_slice::<serde_json::Value>(req.body())
-                {
-                    body.insert("task_id".into(), serde_json::Value::String(id));
-                    *req.body_mut() = Bytes::from(serde_json::Value::Object(body).to_string());
-                }
-            }
-        });
-    }
+    let mut items = event_source!(args.runtime, method, &args.url, body, |source| {
+        let mut source = source
+            .reconnect(
+                ReconnectConfig::default()
+                    .retry_timeout(args.reconnect_time)
+                    .max_delay(Duration::from_secs(30).max(args.reconnect_time))
+                    .max_attempts(Some(args.retries))
+                    .idle_timeout(args.idle_timeout)
+                    .reconnect(!args.once),
+            )
+            .max_redirects(args.max_redirects);
+        for h in &args.headers {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(CliError::Usage(format!(
+                    "bad header {h:?}: expected `Name: value`"
+                )));
+            };
+            source = source.header(name.trim(), value.trim())?;
+        }
+        if ors {
+            let task_id = Arc::clone(&task_id);
+            source = source.on_connect(move |req| resume_with(&task_id, req));
+        }
+        source
+    });
     let mut checker = args.profile.map(validator);
-    let mut items = source.stream();
     // One Ctrl-C future for the whole run: it stays subscribed to SIGINT, so a Ctrl-C that
     // arrives while an item is being printed is seen on the next pass (a new future each pass
     // missed every signal between two passes, which on a busy stream was nearly all of them).
@@ -293,12 +281,12 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             Item::Connected { attempt } if ors && *attempt > 0 => {
                 checker = args.profile.map(validator);
             }
-            Item::Disconnected(ssekit_hyper::client::Ended::Truncated) if args.once => {
+            Item::Disconnected(Ended::Truncated) if args.once => {
                 return Err(CliError::Invalid(
                     "the stream was cut inside an event".to_owned(),
                 ));
             }
-            Item::Disconnected(ssekit_hyper::client::Ended::IdleTimeout) if args.once => {
+            Item::Disconnected(Ended::IdleTimeout) if args.once => {
                 let after = args.idle_timeout.unwrap_or_default();
                 return Err(CliError::Invalid(format!(
                     "the stream stalled: nothing arrived for {after:?} (--idle-timeout)"
@@ -333,6 +321,23 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             .map_err(|err| CliError::Invalid(err.to_string()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Puts the task id of the ORS call being tailed, once known, into the body of a
+/// reconnect's request, so the server resumes the call instead of starting another.
+fn resume_with(task_id: &Mutex<Option<String>>, req: &mut http::Request<Bytes>) {
+    let id = task_id
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone();
+    if let Some(id) = id {
+        if let Ok(serde_json::Value::Object(mut body)) =
+            serde_json::from_slice::<serde_json::Value>(req.body())
+        {
+            body.insert("task_id".into(), serde_json::Value::String(id));
+            *req.body_mut() = Bytes::from(serde_json::Value::Object(body).to_string());
+        }
+    }
 }
 
 /// A terminal event that reports a failure (ORS and agent `error`, Responses

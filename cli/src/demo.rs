@@ -12,7 +12,7 @@ use ssekit::sequence::Validator;
 use ssekit_hyper::client::{Ended, EventSource, Item};
 use ssekit_hyper::ors::{CallOptions, Client, Environment, Trace};
 
-use crate::app::{expected_answer, App};
+use crate::app::{expected_answer, App, Settings};
 use crate::CliError;
 
 struct Clock(Instant);
@@ -49,7 +49,10 @@ pub async fn run(keep_alive_ms: u64) -> Result<ExitCode, CliError> {
     let keep_alive = Duration::from_millis(keep_alive_ms.max(1));
     tokio::spawn(ssekit_hyper::server::serve(
         listener,
-        App::new(keep_alive, Duration::from_millis(25)),
+        App::<ssekit_hyper::runtime::Tokio>::new(Settings::new(
+            keep_alive,
+            Duration::from_millis(25),
+        )),
     ));
     let base = format!("http://{addr}");
     let started = Instant::now();
@@ -74,7 +77,7 @@ async fn ors_part(base: &str) -> Result<usize, CliError> {
             .retry_timeout(Duration::from_millis(200))
             .jitter(0),
     );
-    let task = ssekit_hyper::ors::gsm8k::Gsm8k
+    let task = crate::environment::Demo
         .tasks("train")
         .and_then(|t| t.into_iter().next())
         .unwrap_or(Value::Null);

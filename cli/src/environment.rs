@@ -1,56 +1,153 @@
-//! The demo server's ORS environment: the `gsm8k` example, plus a tool that fails.
+//! The demo server's ORS environment, `gsm8k`: grade-school word problems, a `submit` tool
+//! that scores an answer, a `work` tool that is slow (so keep-alive pings show) and answers
+//! with a long worked solution (so the result is chunked), and a `fail` tool whose every
+//! call ends in an ORS `error` event: the error path, shown on purpose.
+
+use std::time::Duration;
 
 use serde_json::{json, Value};
-use ssekit_hyper::ors::gsm8k::Gsm8k;
-use ssekit_hyper::ors::{Environment, Split, ToolFuture, ToolSpec};
+use ssekit_http::ors::{text_result, tool_error, Environment, Split, ToolFuture, ToolSpec};
 
 /// The name and description of the tool that always fails.
 const FAIL: (&str, &str) = ("fail", "Always fails, to show an ORS `error` event");
 
-/// `gsm8k` (its name, tasks and the tools `submit` and `work`) with one more tool, `fail`,
-/// whose every call ends in an ORS `error` event: the error path, shown on purpose.
+/// The demo environment. Its name is `gsm8k`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Demo;
 
+const PROBLEMS: &[(&str, f64, &str)] = &[
+    (
+        "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether in April and May?",
+        72.0,
+        "In May she sold 48 / 2 = 24 clips; 48 + 24 = 72.",
+    ),
+    (
+        "Tom has 3 baskets with 14 apples each. He gives away 9 apples. How many apples does he have left?",
+        33.0,
+        "3 × 14 = 42 apples; 42 − 9 = 33.",
+    ),
+    (
+        "A train travels 60 km per hour for 2.5 hours. How many kilometres does it travel?",
+        150.0,
+        "60 × 2.5 = 150 km.",
+    ),
+];
+
+/// The most the `work` tool sleeps, and the most text it writes.
+const MAX_DELAY: Duration = Duration::from_secs(120);
+const MAX_STEPS: u64 = 100_000;
+
 impl Environment for Demo {
     fn name(&self) -> &str {
-        Gsm8k.name()
+        "gsm8k"
     }
 
     fn splits(&self) -> Vec<Split> {
-        Gsm8k.splits()
+        vec![Split::new("train", "train"), Split::new("test", "test")]
     }
 
     fn tasks(&self, split: &str) -> Option<Vec<Value>> {
-        Gsm8k.tasks(split)
+        let range = match split {
+            "train" => 0..1,
+            "test" => 1..PROBLEMS.len(),
+            _ => return None,
+        };
+        Some(
+            PROBLEMS
+                .get(range)
+                .unwrap_or_default()
+                .iter()
+                .map(|(question, answer, _)| json!({"question": question, "answer": answer}))
+                .collect(),
+        )
     }
 
     fn tools(&self) -> Vec<ToolSpec> {
-        let mut tools = Gsm8k.tools();
-        let (name, description) = FAIL;
-        tools.push(ToolSpec::new(
-            name,
-            description,
-            Some(json!({"type": "object", "properties": {
-                "reason": {"type": "string", "description": "what the error says"}
-            }})),
-        ));
-        tools
+        vec![
+            ToolSpec::new(
+                "submit",
+                "Submit the final numeric answer",
+                Some(
+                    json!({"type": "object", "properties": {"answer": {"type": "number"}}, "required": ["answer"]}),
+                ),
+            ),
+            ToolSpec::new(
+                "work",
+                "Work through the problem slowly and show every step",
+                Some(json!({"type": "object", "properties": {
+                    "delay_ms": {"type": "integer", "description": "how long to think"},
+                    "steps": {"type": "integer", "description": "how many steps to write"}
+                }})),
+            ),
+            ToolSpec::new(
+                FAIL.0,
+                FAIL.1,
+                Some(json!({"type": "object", "properties": {
+                    "reason": {"type": "string", "description": "what the error says"}
+                }})),
+            ),
+        ]
     }
 
     fn prompt(&self, task: &Value) -> String {
-        Gsm8k.prompt(task)
+        let question = task["question"].as_str().unwrap_or("(no question)");
+        format!("{question}\nAnswer with the `submit` tool.")
     }
 
     fn call(&self, task: &Value, tool: &str, input: Value) -> ToolFuture {
-        if tool != FAIL.0 {
-            return Gsm8k.call(task, tool, input);
+        let expected = task["answer"].as_f64();
+        let question = task["question"].as_str().unwrap_or_default().to_owned();
+        match tool {
+            "submit" => Box::pin(async move {
+                let given = match &input["answer"] {
+                    Value::Number(n) => n.as_f64(),
+                    Value::String(s) => s.trim().replace(',', "").parse().ok(),
+                    _ => None,
+                };
+                let Some(given) = given else {
+                    return Ok(tool_error(
+                        "Tool input validation error: `answer` must be a number",
+                    ));
+                };
+                let Some(expected) = expected else {
+                    return Err("the task has no answer".to_owned());
+                };
+                Ok(if (given - expected).abs() < 1e-6 {
+                    text_result("Correct!", Some(1.0), true)
+                } else {
+                    text_result("Incorrect.", Some(0.0), true)
+                })
+            }),
+            "work" => Box::pin(async move {
+                let delay =
+                    Duration::from_millis(input["delay_ms"].as_u64().unwrap_or(0)).min(MAX_DELAY);
+                let steps = input["steps"].as_u64().unwrap_or(10).min(MAX_STEPS);
+                // async-io's timer runs under either runtime of `serve --runtime`.
+                async_io::Timer::after(delay).await;
+                let solution = PROBLEMS
+                    .iter()
+                    .find(|(q, _, _)| *q == question)
+                    .map_or("", |(_, _, s)| s);
+                let mut text = String::new();
+                for step in 1..=steps {
+                    text.push_str(&format!(
+                        "Step {step}: re-reading the problem — «{question}» — and checking: {solution}\n"
+                    ));
+                }
+                Ok(text_result(&text, None, false))
+            }),
+            "fail" => {
+                let reason = input["reason"]
+                    .as_str()
+                    .unwrap_or("the `fail` tool always fails")
+                    .to_owned();
+                Box::pin(async move { Err(reason) })
+            }
+            other => {
+                let other = other.to_owned();
+                Box::pin(async move { Err(format!("'{other}' is not a valid tool")) })
+            }
         }
-        let reason = input["reason"]
-            .as_str()
-            .unwrap_or("the `fail` tool always fails")
-            .to_owned();
-        Box::pin(async move { Err(reason) })
     }
 }
 
@@ -59,7 +156,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn fail_fails_and_the_other_tools_are_gsm8k_s() {
+    async fn fail_fails_and_submit_scores() {
         let task = &Demo.tasks("test").unwrap()[0];
         let names: Vec<String> = Demo.tools().iter().map(|t| t.name.clone()).collect();
         assert_eq!(names, ["submit", "work", "fail"]);

@@ -2,7 +2,7 @@
 //!
 //! - `ssekit demo`: an ORS tool call and a Responses-API stream over 127.0.0.1, each cut on
 //!   purpose and resumed, validated, with a readable trace.
-//! - `ssekit serve [--addr]`: the demo server, persistent.
+//! - `ssekit serve [--addr] [--runtime hyper|smol]`: the demo server, persistent.
 //! - `ssekit tail URL`: `curl -N` that decodes, validates and reconnects.
 //! - `ssekit check FILE [--profile P]`: lint a captured stream.
 //! - `ssekit decode`: stdin bytes → JSON lines of frames.
@@ -14,9 +14,11 @@ mod demo;
 mod environment;
 mod json_lines;
 mod profiles;
+mod runtime;
 
 use std::fmt;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand};
 
@@ -54,6 +56,9 @@ enum Command {
         /// when ORS_API_KEY is set).
         #[arg(long, value_name = "KEY")]
         api_key: Option<String>,
+        /// The transport that serves it: hyper on tokio, or hyper on smol (no tokio runtime).
+        #[arg(long, value_enum, default_value_t)]
+        runtime: runtime::RuntimeName,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     #[command(after_help = TAIL_HELP)]
@@ -86,7 +91,7 @@ Exit codes:
 #[derive(Debug)]
 pub enum CliError {
     /// From the transport.
-    Transport(ssekit_hyper::Error),
+    Transport(ssekit_http::Error),
     /// Reading a file, stdin, or binding a port.
     Io(String, std::io::Error),
     /// The stream broke its protocol, or was cut.
@@ -105,8 +110,8 @@ impl fmt::Display for CliError {
     }
 }
 
-impl From<ssekit_hyper::Error> for CliError {
-    fn from(e: ssekit_hyper::Error) -> Self {
+impl From<ssekit_http::Error> for CliError {
+    fn from(e: ssekit_http::Error) -> Self {
         CliError::Transport(e)
     }
 }
@@ -138,18 +143,12 @@ fn quiet_panics() {
 fn main() -> ExitCode {
     quiet_panics();
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("ssekit: error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    // `serve` runs on the runtime it serves with; the other commands on tokio.
+    let on = match &cli.command {
+        Command::Serve { runtime, .. } => *runtime,
+        _ => runtime::RuntimeName::Hyper,
     };
-    let outcome = runtime.block_on(async {
+    let outcome = on.block_on(async {
         match cli.command {
             Command::Demo { keep_alive_ms } => demo::run(keep_alive_ms).await,
             Command::Serve {
@@ -157,12 +156,28 @@ fn main() -> ExitCode {
                 keep_alive_ms,
                 cut_ors_after,
                 api_key,
-            } => commands::serve(&addr, keep_alive_ms, cut_ors_after, api_key).await,
+                runtime,
+            } => {
+                let mut settings = app::Settings::new(
+                    Duration::from_millis(keep_alive_ms),
+                    Duration::from_millis(40),
+                );
+                settings.cut_ors_after = cut_ors_after;
+                settings.api_key = api_key;
+                commands::serve(&addr, runtime, settings).await
+            }
             Command::Tail(args) => commands::tail(args).await,
             Command::Check(args) => check::check(args).await,
             Command::Decode => commands::decode().await,
         }
     });
+    let outcome = match outcome {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            eprintln!("ssekit: error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     match outcome {
         Ok(code) => code,
         Err(e) => {

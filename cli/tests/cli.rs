@@ -335,30 +335,35 @@ fn tail_errors_are_one_clear_line() {
 /// discovery, session, prompt, tools, a scored submit, a 55 KB chunked result, a slow call
 /// kept alive by pings, and an unknown tool. Runs when `ORS_SDK_PYTHON` names a Python
 /// interpreter that has the package; skipped (with a note) otherwise.
+///
+/// Against both `--runtime hyper` and `--runtime smol`: the same server on either transport.
 #[test]
 fn the_official_python_client_works_unchanged() {
     let Ok(python) = std::env::var("ORS_SDK_PYTHON") else {
         eprintln!("skipped: set ORS_SDK_PYTHON to a python with `pip install ors-sdk`");
         return;
     };
-    let server = serve();
+    for runtime in RUNTIMES {
+        official_client_works_on(&python, runtime);
+    }
+}
+
+/// Both transports `ssekit serve --runtime` takes.
+const RUNTIMES: [&str; 2] = ["hyper", "smol"];
+
+fn official_client_works_on(python: &str, runtime: &str) {
+    let server = serve_with(&["--runtime", runtime]);
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_check.py");
-    let out = Command::new(&python)
-        .arg(script)
-        .arg(&server.1)
-        .output()
-        .unwrap();
-    let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
+    let stdout = run_sdk_script(python, script, &server.1, runtime);
     assert!(stdout.contains("submit: 1.0 True Correct!"), "{stdout}");
     assert!(stdout.contains("work: lines 300"), "{stdout}");
     assert!(stdout.contains("'nope' is not a valid tool"), "{stdout}");
     assert_eq!(stdout.lines().last(), Some("OK"));
 
     // With `--api-key`, the client's ORS_API_KEY is checked: right key works, wrong key is 401.
-    let keyed = serve_with(&["--api-key", "k3y"]);
+    let keyed = serve_with(&["--api-key", "k3y", "--runtime", runtime]);
     let run = |key: &str| {
-        Command::new(&python)
+        Command::new(python)
             .arg(script)
             .arg(&keyed.1)
             .env("ORS_API_KEY", key)
@@ -379,23 +384,32 @@ fn the_official_python_client_works_unchanged() {
 /// The official client resuming by task id: `ssekit serve --cut-ors-after 3` cuts every new
 /// call inside its fourth block; the SDK sees "Stream ended unexpectedly", retries with the
 /// saved `task_id`, and must get the whole 300-line result.
+/// On both runtimes.
 #[test]
 fn the_official_python_client_resumes_by_task_id() {
     let Ok(python) = std::env::var("ORS_SDK_PYTHON") else {
         eprintln!("skipped: set ORS_SDK_PYTHON to a python with `pip install ors-sdk`");
         return;
     };
-    let server = serve_with(&["--cut-ors-after", "3"]);
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_resume.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(&server.1)
-        .output()
-        .unwrap();
+    for runtime in RUNTIMES {
+        let server = serve_with(&["--cut-ors-after", "3", "--runtime", runtime]);
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/ors_sdk_resume.py");
+        let stdout = run_sdk_script(&python, script, &server.1, runtime);
+        assert!(stdout.contains("resumed work: lines 300"), "{stdout}");
+        assert_eq!(stdout.lines().last(), Some("OK"));
+    }
+}
+
+/// Runs an ors-sdk script against `url` (served on `runtime`); its stdout, once it succeeded.
+fn run_sdk_script(python: &str, script: &str, url: &str, runtime: &str) -> String {
+    let out = Command::new(python).arg(script).arg(url).output().unwrap();
     let stdout = text(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", text(&out.stderr));
-    assert!(stdout.contains("resumed work: lines 300"), "{stdout}");
-    assert_eq!(stdout.lines().last(), Some("OK"));
+    assert!(
+        out.status.success(),
+        "{runtime}: {stdout}\n{}",
+        text(&out.stderr)
+    );
+    stdout
 }
 
 /// A plain HTTP/1.1 request to 127.0.0.1 with `Connection: close`; returns the body.

@@ -36,6 +36,9 @@
 //! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results (no IO
 //!   is added: only the conversion).
 //! - `hyper-util`: `From<hyper_util::client::legacy::Error>` for [`Error`].
+//! - `ors-server`: the ORS server (`ors::Server`, `ors::Calls`), generic over a
+//!   [`runtime::Runtime`]; it brings tokio's `sync` module (no tokio runtime), which hyper
+//!   depends on anyway. With `hyper` too, the server is a hyper `Service`.
 //!
 //! # Example
 //! ```
@@ -64,6 +67,7 @@ pub mod keep_alive;
 pub mod ors;
 pub mod redirect;
 pub mod retry_after;
+pub mod runtime;
 pub mod server;
 
 pub use error::{redacted_url, BoxError, Error, Refused};

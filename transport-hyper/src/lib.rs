@@ -19,7 +19,8 @@
 //! |---|---|
 //! | [`server`] | [`SseBody`](server::SseBody) (keep-alive, ready events coalesced, never held back), [`response`](server::response) headers, bounded [`channel`](server::channel), [`Broadcast`](server::Broadcast) with `Last-Event-ID` replay, [`serve`](server::serve) |
 //! | [`client`] | [`EventSource`](client::EventSource): any request, reconnects per core `Reconnect`, a `Stream` of [`Item`](client::Item)s; HTTPS with `rustls` |
-//! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id |
+//! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id (both written once in `ssekit-http`) |
+//! | [`runtime`] | [`Tokio`](runtime::Tokio): `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on tokio |
 //! | [`utcp`] | UTCP's SSE provider object → a `ProviderSource` (an `EventSource` whose OAuth2 token is renewed before it expires and after a 401); tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
 //!
 //! Slow or vanished clients cannot grow memory without bound: see [`server`] for the policy.
@@ -49,6 +50,7 @@
 
 pub mod client;
 pub mod ors;
+pub mod runtime;
 pub mod server;
 mod time;
 pub mod utcp;

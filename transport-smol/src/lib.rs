@@ -15,7 +15,8 @@
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
 //! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
 //! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` |
-//! | `ors` (feature `http`) | `Calls`: the ORS `POST /{env}/call` stream with task-id resumption (core `TaskRegistry` + `Chunker`); `Client`: sessions and tool calls resumed by task id (the same client as `ssekit-hyper`'s, over smol) |
+//! | `ors` (feature `http`) | `Server`: the ORS HTTP API over `Environment`s (the same server as `ssekit-hyper`'s, written once in `ssekit-http`), `Calls` its `/call` half alone; `Client`: sessions and tool calls resumed by task id |
+//! | `runtime` (feature `http`) | `Smol`: `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on smol |
 //!
 //! ## Crate features
 //! - `http` (default): the HTTP server and client, on hyper 1 driven by smol's executor and
@@ -53,6 +54,8 @@ pub mod client;
 pub mod io;
 #[cfg(feature = "http")]
 pub mod ors;
+#[cfg(feature = "http")]
+pub mod runtime;
 #[cfg(feature = "http")]
 pub mod server;
 mod time;

@@ -1,263 +1,61 @@
-//! ORS tool calls on smol. Server side: [`Calls`], the `POST /{env}/call` event stream with
-//! task-id resumption, from the core [`TaskRegistry`] and [`Chunker`] (routing, sessions
-//! and the other ORS routes are the application's; `ssekit-hyper`'s `ors::Server` has all
-//! of them on tokio). Client side: [`Client`], sessions and tool calls resumed by task id.
+//! ORS (Open Reward Standard) on smol: the HTTP API the official `ors-sdk` client speaks, as
+//! a [`Server`] over pluggable [`Environment`]s (or its `/call` half alone, [`Calls`]), and a
+//! [`Client`] whose calls resume by task id.
+//!
+//! All of it is written once in `ssekit-http`, generic over the runtime: this module names it
+//! on smol ([`Smol`](crate::runtime::Smol)), as `ssekit_hyper::ors` names it on tokio, so
+//! both servers answer byte for byte alike.
 //!
 //! ```text
-//!  {name, input, task_id?} ─▶ TaskRegistry::open
+//!  POST /{env}/call {name,input,task_id?} ──▶ session check ──▶ TaskRegistry::open
 //!     Started ─▶ smol::spawn(tool) ─▶ Chunker ─▶ TaskRegistry::push ─┐
 //!     Resumed ──────────────────────────────────────────────────────┼─▶ task_id, chunk*, end|error ─▶ SseBody (+ pings)
 //!     Unknown ─▶ error "unknown task_id"                             ┘
 //! ```
 
-use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
-
-use bytes::Bytes;
-use event_listener::Event as Notify;
-use ssekit::chunk::Chunker;
-use ssekit::profile::ors::ToolResult;
-use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
-use ssekit_http::ors::{
-    call_frames, complete, encode, refused, run_tool, Completion, Follow, TaskSignals,
-};
-
 mod client;
 pub use client::{CallOptions, Client, SmolOrs, Trace};
+pub use ssekit_http::ors::{
+    text_result, tool_error, Block, Busy, Environment, OrsBody, ServerConfig, SetupFuture, Split,
+    ToolFuture, ToolOutput, ToolResult, ToolSpec, BUSY,
+};
 
-use crate::server::SseBody;
-use crate::time::Clock;
+/// The ORS server on smol: `ssekit-http`'s [`Server`](ssekit_http::ors::Server) (every
+/// route, session and task rule) with smol's tasks and async-io's timer. A hyper `Service`
+/// for [`serve`](crate::server::serve).
+///
+/// # Example
+/// ```no_run
+/// # smol::block_on(async {
+/// use std::sync::Arc;
+/// use serde_json::{json, Value};
+/// use ssekit_smol::ors::{text_result, Environment, Server, Split, ToolFuture, ToolSpec};
+///
+/// struct Echo;
+/// impl Environment for Echo {
+///     fn name(&self) -> &str { "echo" }
+///     fn splits(&self) -> Vec<Split> { vec![Split::new("test", "test")] }
+///     fn tasks(&self, split: &str) -> Option<Vec<Value>> { (split == "test").then(|| vec![json!({})]) }
+///     fn tools(&self) -> Vec<ToolSpec> { vec![ToolSpec::new("echo", "Echo the input", None)] }
+///     fn prompt(&self, _task: &Value) -> String { "Say something.".into() }
+///     fn call(&self, _task: &Value, _tool: &str, input: Value) -> ToolFuture {
+///         Box::pin(async move { Ok(text_result(&input.to_string(), None, true)) })
+///     }
+/// }
+/// let listener = smol::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// ssekit_smol::server::serve(listener, Server::new(vec![Arc::new(Echo)])).await
+/// # }).unwrap();
+/// ```
+pub type Server = ssekit_http::ors::Server<crate::runtime::Smol>;
 
-/// The `error` message of a call refused because [`TaskConfig::max_running`] tools are
-/// running (the one the hyper server's 503 carries too).
-pub use ssekit_http::ors::BUSY;
-
-/// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
+/// The `/call` half of the ORS server alone, on smol (see [`ssekit_http::ors::Calls`]):
+/// for an application that routes and keeps sessions itself.
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit_smol::ors::Busy.to_string(), ssekit_smol::ors::BUSY);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Busy;
-
-impl std::fmt::Display for Busy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(BUSY)
-    }
-}
-
-impl std::error::Error for Busy {}
-
-struct Inner {
-    tasks: Mutex<TaskRegistry<Bytes>>,
-    /// Wakes the connections that follow a task when it finishes.
-    signals: Arc<TaskSignals<Notify>>,
-    clock: Clock,
-    keep_alive: Duration,
-    chunker: Chunker,
-}
-
-/// The `/call` half of an ORS server: starts a tool call as a task whose output (a
-/// `task_id` event, then the result as `chunk`* + `end`, or an `error`) is kept by the core
-/// [`TaskRegistry`], and streams it from any point, so a client that lost its connection
-/// resumes by sending the same call with `task_id`. The tool runs on smol's global
-/// executor and keeps running when the client goes away.
-///
-/// A task id is the capability to read its result (from any session), so the ids are keyed
-/// by the [`TaskConfig`]'s 32-byte key: [`Calls::default`] takes one from the OS RNG; give
-/// [`Calls::new`] one from [`os_seed`](ssekit_http::entropy::os_seed) too, never a constant
-/// (every process would hand out the same ids, and a client resuming its task after a
-/// restart would read another client's result).
-///
-/// # Example
-/// ```
-/// use ssekit::profile::ors::{ToolOutput, ToolResult};
-/// use ssekit_smol::ors::Calls;
-/// let calls = Calls::default();
-/// // In a handler for POST /{env}/call, after parsing {name, input, task_id}:
-/// let body = calls.call(None, async { Ok(ToolResult::success(ToolOutput::text("4"))) });
+/// use ssekit_smol::ors::{text_result, Calls};
+/// let body = Calls::default().call(None, async { Ok(text_result("4", Some(1.0), true)) });
 /// let resp = ssekit_smol::server::response(body);
 /// # let _ = resp;
 /// ```
-#[derive(Clone)]
-pub struct Calls {
-    inner: Arc<Inner>,
-}
-
-impl std::fmt::Debug for Calls {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Calls").finish_non_exhaustive()
-    }
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-impl Default for Calls {
-    /// Task ids keyed from the OS RNG ([`os_seed`](ssekit_http::entropy::os_seed)), the
-    /// other [`TaskConfig`] defaults (results kept 60 s, 1024 tasks, 64 MiB, 1024 running
-    /// tasks), pings after 10 s of silence, chunks of at most 4096 bytes.
-    ///
-    /// # Example
-    /// ```
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// # let _ = calls;
-    /// ```
-    fn default() -> Self {
-        Calls::new(TaskConfig::new(ssekit_http::entropy::os_seed()))
-    }
-}
-
-impl Calls {
-    /// Tasks kept per `config` (id key, result TTL, bounds, id format); pings after 10 s of
-    /// silence ([`KeepAlive::ORS`]); chunks of at most 4096 bytes. The config's key must be
-    /// secret and random: take it from [`os_seed`](ssekit_http::entropy::os_seed).
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit::server::TaskConfig;
-    /// use std::time::Duration;
-    /// let config = TaskConfig::new(ssekit_http::entropy::os_seed()).result_ttl(Duration::from_secs(120));
-    /// let calls = ssekit_smol::ors::Calls::new(config);
-    /// # let _ = calls;
-    /// ```
-    pub fn new(config: TaskConfig) -> Self {
-        Calls::with_options(config, KeepAlive::ORS, ssekit::chunk::DEFAULT_MAX_CHUNK)
-    }
-
-    /// Tasks kept per `config`, pings after `keep_alive` of silence, chunks of at most
-    /// `max_chunk` bytes.
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// let config = ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed());
-    /// let calls = ssekit_smol::ors::Calls::with_options(config, Duration::from_secs(5), 1024);
-    /// # let _ = calls;
-    /// ```
-    pub fn with_options(config: TaskConfig, keep_alive: Duration, max_chunk: usize) -> Self {
-        Calls {
-            inner: Arc::new(Inner {
-                tasks: Mutex::new(TaskRegistry::new(config)),
-                signals: Arc::default(),
-                clock: Clock::new(),
-                keep_alive,
-                chunker: Chunker::new().max_chunk(max_chunk),
-            }),
-        }
-    }
-
-    /// The response body for one `/call`; the core [`TaskRegistry::open`] decides. With
-    /// `task_id: None`, `run` is spawned as a new task. With `Some(id)`, a known task's output
-    /// is streamed again from its start (`run` is dropped unpolled); an unknown or expired id
-    /// gets an `error` event, unless the [`TaskConfig`] lets clients choose ids, in which case
-    /// `run` starts under that id. `run`'s `Err(message)` becomes an `error` event; its
-    /// [`ToolResult`] is chunked into `chunk`* + `end`. A `run` that panics ends the call in
-    /// `error` ([`TOOL_PANICKED`](ssekit_http::ors::TOOL_PANICKED)), as does a task dropped
-    /// before it finished (the executor went away).
-    ///
-    /// When [`TaskConfig::max_running`] tools are running, a call that would start one is
-    /// refused: `task_id` (an id never stored) then `error` [`BUSY`] (`run` is dropped
-    /// unpolled). A body alone cannot carry an HTTP status; to answer such calls with a 503,
-    /// which the official client retries with backoff, use [`try_call`](Self::try_call).
-    ///
-    /// # Example
-    /// ```
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// let body = calls.call(Some("no-such-task"), async { Err("unused".to_owned()) });
-    /// # let _ = body;
-    /// ```
-    pub fn call<F>(&self, task_id: Option<&str>, run: F) -> SseBody
-    where
-        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
-    {
-        self.try_call(task_id, run).unwrap_or_else(|Busy| {
-            let frames = refused(&mut lock(&self.inner.tasks), BUSY);
-            self.body(futures_lite::stream::iter(frames))
-        })
-    }
-
-    /// As [`call`](Self::call), but a call refused because [`TaskConfig::max_running`]
-    /// tools are running is `Err(`[`Busy`]`)` (`run` is dropped unpolled), for the
-    /// application to answer `503 Service Unavailable`: the official ORS client retries
-    /// 5xx answers with backoff, and the call never ran, so retrying it is safe.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit::server::TaskConfig;
-    /// use ssekit_smol::ors::{Busy, Calls};
-    /// let calls = Calls::new(TaskConfig::new(ssekit_http::entropy::os_seed()).max_running(1));
-    /// let _running = calls.try_call(None, std::future::pending());
-    /// assert_eq!(calls.try_call(None, async { Err("x".to_owned()) }).err(), Some(Busy));
-    /// ```
-    pub fn try_call<F>(&self, task_id: Option<&str>, run: F) -> Result<SseBody, Busy>
-    where
-        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
-    {
-        let now = self.inner.clock.now();
-        let mut tasks = lock(&self.inner.tasks);
-        tasks.handle_timeout(now);
-        let cursor = match tasks.open(task_id, now) {
-            Open::Started(cursor) => {
-                let id = cursor.task_id().to_owned();
-                let inner = Arc::clone(&self.inner);
-                // Every exit of the task (a panic, the executor dropping it) finishes the
-                // call: its clients never wait for ever.
-                let completion = Completion::new(move |frames| {
-                    let now = inner.clock.now();
-                    complete(&mut lock(&inner.tasks), &id, frames, now);
-                    inner.signals.signal(&id, |finished| {
-                        finished.notify(usize::MAX);
-                    });
-                });
-                let chunker = self.inner.chunker;
-                smol::spawn(async move {
-                    let outcome = run_tool(|| run).await;
-                    completion.finish(call_frames(outcome, &chunker));
-                })
-                .detach();
-                cursor
-            }
-            Open::Resumed(cursor) => cursor,
-            Open::Busy => return Err(Busy),
-            _ => {
-                let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
-                return Ok(self.body(futures_lite::stream::iter([frame])));
-            }
-        };
-        drop(tasks);
-        Ok(self.body(self.follow(cursor)))
-    }
-
-    fn body(&self, frames: impl futures_lite::Stream<Item = Bytes> + Send + 'static) -> SseBody {
-        SseBody::from_bytes(frames).keep_alive(self.inner.keep_alive)
-    }
-
-    /// `task_id`, then the task's output as it is produced, until it finishes.
-    fn follow(&self, cursor: Cursor) -> impl futures_lite::Stream<Item = Bytes> + Send + 'static {
-        let state = (
-            Arc::clone(&self.inner),
-            self.inner.signals.follow(cursor.task_id()),
-            Follow::new(cursor),
-        );
-        futures_lite::stream::unfold(state, |(inner, following, mut follow)| async move {
-            loop {
-                if let Some(frame) = follow.next_frame() {
-                    return Some((frame, (inner, following, follow)));
-                }
-                if follow.is_done() {
-                    return None;
-                }
-                // Listen before reading, so a finish in between is not missed.
-                let listener = following.listen();
-                follow.read(&lock(&inner.tasks));
-                if follow.is_waiting() {
-                    listener.await;
-                }
-            }
-        })
-    }
-}
+pub type Calls = ssekit_http::ors::Calls<crate::runtime::Smol>;

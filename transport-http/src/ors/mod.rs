@@ -1,5 +1,9 @@
 //! The IO-free halves of ORS (Open Reward Standard) over HTTP, shared by `ssekit-hyper` and
 //! `ssekit-smol`:
+//! - the server (feature `ors-server`): `Server`, every route of the HTTP API the official
+//!   `ors-sdk` client speaks, over [`Environment`]s, generic over a
+//!   [`Runtime`](crate::runtime::Runtime) (see the `server` module for why it lives here),
+//!   and `Calls`, its `/call` half alone;
 //! - the server's `POST /{env}/call` stream: how a tool's outcome becomes frames
 //!   ([`call_frames`]), how a finished task is recorded ([`complete`]), and how one
 //!   connection follows a task from any point ([`Follow`]), woken when its task finishes
@@ -10,17 +14,30 @@
 //!   ([`Redirects`]), and [`Client`], all of it written once over a transport's [`OrsIo`].
 
 mod call;
+#[cfg(feature = "ors-server")]
+mod calls;
 mod client;
+mod environment;
 mod redirects;
+#[cfg(feature = "ors-server")]
+pub mod server;
 mod signals;
 mod stream;
 
 pub use call::{
     json_answer, json_checked, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace,
 };
+#[cfg(feature = "ors-server")]
+pub use calls::{Busy, Calls};
 pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
+pub use environment::{
+    text_result, tool_error, Environment, SetupFuture, Split, ToolFuture, ToolSpec,
+};
 pub use redirects::Redirects;
+#[cfg(feature = "ors-server")]
+pub use server::{OrsBody, Server, ServerConfig};
 pub use signals::{Following, TaskSignals};
+pub use ssekit::profile::ors::{Block, ToolOutput, ToolResult};
 pub use stream::{
     call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
     CALL_ABANDONED, TOOL_PANICKED,

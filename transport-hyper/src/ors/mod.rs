@@ -1,12 +1,15 @@
-//! ORS (Open Reward Standard): the HTTP API the official `ors-sdk` client speaks, as a
-//! [`Server`] over pluggable [`Environment`]s, and a [`Client`] whose
+//! ORS (Open Reward Standard) on tokio: the HTTP API the official `ors-sdk` client speaks, as
+//! a [`Server`] over pluggable [`Environment`]s, and a [`Client`] whose
 //! [`call_tool`](Client::call_tool) resumes a dropped call by its task id.
+//!
+//! Both are written once in `ssekit-http`, generic over the runtime: this module names them
+//! on tokio ([`Tokio`](crate::runtime::Tokio)), as `ssekit_smol::ors` names them on smol.
 //!
 //! ```text
 //!  POST /{env}/call {name,input,task_id?} ──▶ session check ──▶ TaskRegistry::open
-//!     Started ─▶ spawn tool ─▶ Chunker ─▶ TaskRegistry::push ─┐
-//!     Resumed ───────────────────────────────────────────────┼─▶ task_id, chunk*, end|error ─▶ SseBody (+ 10 s pings)
-//!     Unknown ─▶ error "unknown task_id"                      ┘
+//!     Started ─▶ tokio::spawn(tool) ─▶ Chunker ─▶ TaskRegistry::push ─┐
+//!     Resumed ───────────────────────────────────────────────────────┼─▶ task_id, chunk*, end|error ─▶ SseBody (+ 10 s pings)
+//!     Unknown ─▶ error "unknown task_id"                              ┘
 //! ```
 //!
 //! Where the SDK's server and the specification text differ, this follows the text (see
@@ -15,216 +18,50 @@
 //! silence at most.
 
 mod client;
-pub mod gsm8k;
-mod server;
-
-use std::future::Future;
-use std::pin::Pin;
-
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-pub use ssekit::profile::ors::{Block, ToolOutput, ToolResult};
 
 pub use client::{CallOptions, Client, HyperOrs, Trace};
-pub use server::{OrsBody, Server, ServerConfig};
+pub use ssekit_http::ors::{
+    text_result, tool_error, Block, Busy, Environment, OrsBody, ServerConfig, SetupFuture, Split,
+    ToolFuture, ToolOutput, ToolResult, ToolSpec, BUSY,
+};
 
-/// What a tool call resolves to: `Ok` with a [`ToolResult`] (which may itself be a tool
-/// logic error, `ok: false`), or `Err` with a message when the tool could not run at all
-/// (sent as an `error` event).
+/// The ORS server on tokio: `ssekit-http`'s [`Server`](ssekit_http::ors::Server) (every
+/// route, session and task rule) with tokio's tasks and timer. A hyper `Service`.
 ///
 /// # Example
-/// ```
-/// use ssekit_hyper::ors::{text_result, ToolFuture};
-/// let run: ToolFuture = Box::pin(async { Ok(text_result("done", Some(1.0), true)) });
-/// # let _ = run;
-/// ```
-pub type ToolFuture = Pin<Box<dyn Future<Output = Result<ToolResult, String>> + Send>>;
-
-/// What [`Environment::setup`] and [`Environment::teardown`] resolve to: `Err` carries a
-/// message for the client.
-///
-/// # Example
-/// ```
-/// let setup: ssekit_hyper::ors::SetupFuture = Box::pin(async { Err("no sandbox".to_owned()) });
-/// # let _ = setup;
-/// ```
-pub type SetupFuture = Pin<Box<dyn Future<Output = Result<(), String>> + Send>>;
-
-/// A tool as listed by `GET /{env}/tools`.
-///
-/// # Example
-/// ```
-/// let spec = ssekit_hyper::ors::ToolSpec::new("submit", "Submit an answer", None);
-/// assert_eq!(serde_json::to_string(&spec)?, r#"{"name":"submit","description":"Submit an answer","input_schema":null}"#);
-/// # Ok::<(), serde_json::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ToolSpec {
-    /// The tool name.
-    pub name: String,
-    /// One line for the model.
-    pub description: String,
-    /// A JSON Schema for the input, or `null`.
-    pub input_schema: Option<Value>,
-}
-
-impl ToolSpec {
-    /// A tool spec.
-    ///
-    /// # Example
-    /// ```
-    /// let spec = ssekit_hyper::ors::ToolSpec::new("slow", "Think for a while", Some(serde_json::json!({"type": "object"})));
-    /// assert_eq!(spec.name, "slow");
-    /// ```
-    pub fn new(name: &str, description: &str, input_schema: Option<Value>) -> Self {
-        ToolSpec {
-            name: name.to_owned(),
-            description: description.to_owned(),
-            input_schema,
-        }
-    }
-}
-
-/// A split as listed by `GET /{env}/splits`.
-///
-/// # Example
-/// ```
-/// let split = ssekit_hyper::ors::Split::new("test", "test");
-/// assert_eq!(serde_json::to_string(&split)?, r#"{"name":"test","type":"test"}"#);
-/// # Ok::<(), serde_json::Error>(())
-/// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Split {
-    /// The split name.
-    pub name: String,
-    /// `train`, `validation` or `test`.
-    #[serde(rename = "type")]
-    pub kind: String,
-}
-
-impl Split {
-    /// A split.
-    ///
-    /// # Example
-    /// ```
-    /// assert_eq!(ssekit_hyper::ors::Split::new("train", "train").kind, "train");
-    /// ```
-    pub fn new(name: &str, kind: &str) -> Self {
-        Split {
-            name: name.to_owned(),
-            kind: kind.to_owned(),
-        }
-    }
-}
-
-/// An ORS environment: its tasks, its tools, and how a tool runs. One value serves every
-/// session; the session's task (a JSON task spec) is passed to each call.
-///
-/// # Example
-/// ```
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// use std::sync::Arc;
 /// use serde_json::{json, Value};
-/// use ssekit_hyper::ors::{text_result, Environment, Split, ToolFuture, ToolSpec};
+/// use ssekit_hyper::ors::{text_result, Environment, Server, Split, ToolFuture, ToolSpec};
 ///
 /// struct Echo;
 /// impl Environment for Echo {
 ///     fn name(&self) -> &str { "echo" }
 ///     fn splits(&self) -> Vec<Split> { vec![Split::new("test", "test")] }
-///     fn tasks(&self, split: &str) -> Option<Vec<Value>> { (split == "test").then(|| vec![json!({"id": 0})]) }
+///     fn tasks(&self, split: &str) -> Option<Vec<Value>> { (split == "test").then(|| vec![json!({})]) }
 ///     fn tools(&self) -> Vec<ToolSpec> { vec![ToolSpec::new("echo", "Echo the input", None)] }
 ///     fn prompt(&self, _task: &Value) -> String { "Say something.".into() }
 ///     fn call(&self, _task: &Value, _tool: &str, input: Value) -> ToolFuture {
-///         Box::pin(async move { Ok(text_result(&input.to_string(), None, false)) })
+///         Box::pin(async move { Ok(text_result(&input.to_string(), None, true)) })
 ///     }
 /// }
-/// assert_eq!(Echo.tools()[0].name, "echo");
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// ssekit_hyper::server::serve(listener, Server::new(vec![Arc::new(Echo)])).await
+/// # }
 /// ```
-pub trait Environment: Send + Sync + 'static {
-    /// The name in URLs (matched case-insensitively).
-    fn name(&self) -> &str;
-    /// The splits.
-    fn splits(&self) -> Vec<Split>;
-    /// The task specs of a split, `None` for an unknown split.
-    fn tasks(&self, split: &str) -> Option<Vec<Value>>;
-    /// The tools.
-    fn tools(&self) -> Vec<ToolSpec>;
-    /// The prompt text for a task.
-    fn prompt(&self, task: &Value) -> String;
-    /// Runs `tool` (one of [`tools`](Self::tools)) on `input` for the session's `task`. The
-    /// future is spawned: it keeps running if the client disconnects, so the client can
-    /// resume by task id.
-    fn call(&self, task: &Value, tool: &str, input: Value) -> ToolFuture;
+pub type Server = ssekit_http::ors::Server<crate::runtime::Tokio>;
 
-    /// Prepares a session (start a sandbox, load data). It runs in the background after
-    /// `/create` has answered; calls, `/prompt` and `/task_tools` wait for it, and fail with
-    /// its error (a call as an `error` event, the others as HTTP 500). `secrets` is the
-    /// `/create` body's `secrets` field as sent (`null` when absent). The default does
-    /// nothing.
-    ///
-    /// # Example
-    /// ```
-    /// use serde_json::json;
-    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Environment};
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// assert_eq!(Gsm8k.setup(&json!({}), &json!({"API_TOKEN": "t"})).await, Ok(()));
-    /// # }
-    /// ```
-    fn setup(&self, task: &Value, secrets: &Value) -> SetupFuture {
-        let _ = (task, secrets);
-        Box::pin(async { Ok(()) })
-    }
-
-    /// Cleans up a session after `/delete` or when it expired. The default does nothing.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Environment};
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// assert_eq!(Gsm8k.teardown(&serde_json::json!({})).await, Ok(()));
-    /// # }
-    /// ```
-    fn teardown(&self, task: &Value) -> SetupFuture {
-        let _ = task;
-        Box::pin(async { Ok(()) })
-    }
-}
-
-/// A successful tool result with one text block (`metadata: null` is written, since the
-/// official client reads it unconditionally).
+/// The `/call` half of the ORS server alone, on tokio (see
+/// [`ssekit_http::ors::Calls`]).
 ///
 /// # Example
 /// ```
-/// let r = ssekit_hyper::ors::text_result("Correct!", Some(1.0), true);
-/// assert_eq!(
-///     serde_json::to_string(&r)?,
-///     r#"{"ok":true,"output":{"blocks":[{"type":"text","text":"Correct!","detail":null}],"metadata":null,"reward":1.0,"finished":true}}"#
-/// );
-/// # Ok::<(), serde_json::Error>(())
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use ssekit_hyper::ors::{text_result, Calls};
+/// let body = Calls::default().call(None, async { Ok(text_result("4", Some(1.0), true)) });
+/// let resp = ssekit_hyper::server::response(body);
+/// # let _ = resp;
+/// # }
 /// ```
-pub fn text_result(text: &str, reward: Option<f64>, finished: bool) -> ToolResult {
-    from_json(serde_json::json!({
-        "ok": true,
-        "output": {"blocks": [{"type": "text", "text": text}], "metadata": null, "reward": reward, "finished": finished}
-    }))
-}
-
-/// A tool logic error: `{"ok": false, "error": message}` in the `end` event.
-///
-/// # Example
-/// ```
-/// let r = ssekit_hyper::ors::tool_error("Invalid answer format");
-/// assert!(r.is_tool_error());
-/// ```
-pub fn tool_error(message: &str) -> ToolResult {
-    from_json(serde_json::json!({"ok": false, "error": message}))
-}
-
-/// Builds a [`ToolResult`] from JSON (the core type is `#[non_exhaustive]`, so this crate
-/// cannot write a struct literal).
-fn from_json(value: Value) -> ToolResult {
-    match serde_json::from_value(value) {
-        Ok(result) => result,
-        // Both callers build one of the two RunToolOutput shapes from a string and numbers,
-        // which always deserialise.
-        Err(e) => unreachable!("RunToolOutput literal did not parse: {e}"),
-    }
-}
+pub type Calls = ssekit_http::ors::Calls<crate::runtime::Tokio>;

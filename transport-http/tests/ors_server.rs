@@ -1,29 +1,20 @@
 //! The ORS server and client over 127.0.0.1: the official client's sequence, chunking,
 //! drop and resume by task id, keep-alives, and every error path.
 
-mod common;
+#[macro_use]
+mod ors_kit;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{events, within};
 use http_body_util::{BodyExt, Full};
+use ors_kit::{events, start, task, within, TestRuntime};
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
-use ssekit_hyper::ors::gsm8k::Gsm8k;
-use ssekit_hyper::ors::{CallOptions, Client, Server, ServerConfig, Trace};
+use ssekit_http::ors::{Server, ServerConfig};
+use ssekit_hyper::ors::{CallOptions, Client, Trace};
 use ssekit_hyper::Error;
-
-async fn start(config: ServerConfig) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(ssekit_hyper::server::serve(
-        listener,
-        Server::with_config(vec![Arc::new(Gsm8k)], config),
-    ));
-    format!("http://{addr}")
-}
 
 fn client(base: &str) -> Client {
     Client::new(base).unwrap().reconnect(
@@ -32,20 +23,6 @@ fn client(base: &str) -> Client {
             .min_delay(Duration::from_millis(10))
             .jitter(0),
     )
-}
-
-fn task() -> Value {
-    Gsm8k.tasks_for_test()
-}
-
-trait TestTask {
-    fn tasks_for_test(&self) -> Value;
-}
-impl TestTask for Gsm8k {
-    fn tasks_for_test(&self) -> Value {
-        use ssekit_hyper::ors::Environment;
-        self.tasks("test").unwrap()[0].clone()
-    }
 }
 
 /// Sends a raw request and returns (status, content type, body).
@@ -78,9 +55,8 @@ async fn raw(
     (status, ct, String::from_utf8(body.to_vec()).unwrap())
 }
 
-#[tokio::test]
-async fn the_official_clients_sequence_works() {
-    let base = start(ServerConfig::default()).await;
+async fn the_official_clients_sequence_works<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default()).await;
     within(10, async {
         let ors = client(&base);
         // Discovery, as env.list_tasks() does it.
@@ -124,9 +100,8 @@ async fn the_official_clients_sequence_works() {
     .await;
 }
 
-#[tokio::test]
-async fn the_call_stream_on_the_wire() {
-    let base = start(ServerConfig::default()).await;
+async fn the_call_stream_on_the_wire<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default()).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
     let (status, ct, wire) = within(
@@ -164,9 +139,8 @@ async fn the_call_stream_on_the_wire() {
     assert_eq!(evs[1].1, "");
 }
 
-#[tokio::test]
-async fn a_dropped_call_resumes_by_task_id_without_loss_or_duplication() {
-    let base = start(ServerConfig::default()).await;
+async fn a_dropped_call_resumes_by_task_id_without_loss_or_duplication<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default()).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
     let whole = ors
@@ -212,9 +186,8 @@ async fn a_dropped_call_resumes_by_task_id_without_loss_or_duplication() {
     );
 }
 
-#[tokio::test]
-async fn a_running_task_is_resumed_and_pings_keep_the_call_alive() {
-    let base = start(ServerConfig::default().keep_alive(Duration::from_millis(100))).await;
+async fn a_running_task_is_resumed_and_pings_keep_the_call_alive<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default().keep_alive(Duration::from_millis(100))).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
     let mut trace = Vec::new();
@@ -244,9 +217,8 @@ async fn a_running_task_is_resumed_and_pings_keep_the_call_alive() {
     assert_eq!(connections, 2);
 }
 
-#[tokio::test]
-async fn http_level_failures_are_error_events() {
-    let base = start(ServerConfig::default()).await;
+async fn http_level_failures_are_error_events<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default()).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
     // Unknown session: task_id, then error (the specification's text, not the SDK server's 404).
@@ -318,9 +290,8 @@ async fn http_level_failures_are_error_events() {
     assert!(r.error.unwrap().contains("validation"));
 }
 
-#[tokio::test]
-async fn plain_http_errors_before_the_stream() {
-    let base = start(ServerConfig::default()).await;
+async fn plain_http_errors_before_the_stream<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default()).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
     let call = |sid: Option<&'static str>, body: &'static str| {
@@ -421,9 +392,8 @@ async fn plain_http_errors_before_the_stream() {
     );
 }
 
-#[tokio::test]
-async fn discovery_routes() {
-    let base = start(ServerConfig::default()).await;
+async fn discovery_routes<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default()).await;
     let ors = client(&base);
     let get = |p: &'static str| ors.request_json(http::Method::GET, p, None, None);
     assert_eq!(get("/health").await.unwrap(), json!({"status": "ok"}));
@@ -475,12 +445,11 @@ async fn discovery_routes() {
     ));
 }
 
-#[tokio::test]
-async fn sessions_and_results_expire() {
+async fn sessions_and_results_expire<R: TestRuntime>() {
     let config = ServerConfig::default()
         .session_timeout(Duration::from_millis(300))
         .result_ttl(Duration::from_millis(300));
-    let base = start(config).await;
+    let base = start::<R>(config).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
     // A finished result can be resumed within its TTL, and not after.
@@ -556,7 +525,8 @@ impl ssekit_hyper::ors::Environment for Lab {
             task["fail"].as_bool().unwrap_or(false),
         );
         Box::pin(async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
+            // async-io's timer: the setup runs on either runtime.
+            async_io::Timer::after(Duration::from_millis(ms)).await;
             if fail {
                 Err("sandbox failed to start".to_owned())
             } else {
@@ -570,16 +540,15 @@ impl ssekit_hyper::ors::Environment for Lab {
     }
 }
 
-#[tokio::test]
-async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_delete_or_expiry() {
+async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_delete_or_expiry<
+    R: TestRuntime,
+>() {
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let server = Server::with_config(
+    let server = Server::<R>::with_config(
         vec![Arc::new(Lab { log: log.clone() })],
         ServerConfig::default().session_timeout(Duration::from_millis(1200)),
     );
-    tokio::spawn(ssekit_hyper::server::serve(listener, server));
+    let base = R::serve(server);
     let ors = client(&base);
 
     let started = std::time::Instant::now();
@@ -640,9 +609,8 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
     assert_eq!(log.lock().unwrap()[1], broken);
 }
 
-#[tokio::test]
-async fn sessions_are_bounded() {
-    let base = start(ServerConfig::default().max_sessions(2)).await;
+async fn sessions_are_bounded<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default().max_sessions(2)).await;
     let ors = client(&base);
     let a = ors.open_session("gsm8k", &task()).await.unwrap();
     let _b = ors.open_session("gsm8k", &task()).await.unwrap();
@@ -654,9 +622,8 @@ async fn sessions_are_bounded() {
     assert!(ors.open_session("gsm8k", &task()).await.is_ok());
 }
 
-#[tokio::test]
-async fn an_api_key_is_required_when_configured() {
-    let base = start(ServerConfig::default().api_key(Some("s3cret".into()))).await;
+async fn an_api_key_is_required_when_configured<R: TestRuntime>() {
+    let base = start::<R>(ServerConfig::default().api_key(Some("s3cret".into()))).await;
     assert_eq!(raw(&base, "GET", "/health", None, "").await.0, 200);
     assert_eq!(
         raw(&base, "GET", "/gsm8k/tools", None, "").await,
@@ -686,15 +653,9 @@ async fn an_api_key_is_required_when_configured() {
     ));
 }
 
-#[tokio::test]
-async fn create_passes_the_secrets_to_setup() {
+async fn create_passes_the_secrets_to_setup<R: TestRuntime>() {
     let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(ssekit_hyper::server::serve(
-        listener,
-        Server::new(vec![Arc::new(Lab { log: log.clone() })]),
-    ));
+    let base = R::serve(Server::<R>::new(vec![Arc::new(Lab { log: log.clone() })]));
     let ors = client(&base);
     let sid = ors.create_session().await.unwrap();
     let (status, _, _) = raw(
@@ -741,7 +702,7 @@ async fn a_json_request_to_a_server_that_never_answers_times_out() {
 async fn a_refused_redirect_ends_the_call_without_retrying() {
     let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let count = requests.clone();
-    let addr = common::spawn(move |_req: http::Request<hyper::body::Incoming>| {
+    let addr = ors_kit::spawn(move |_req: http::Request<hyper::body::Incoming>| {
         count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         async move {
             let mut resp = http::Response::new(Full::new(Bytes::new()));
@@ -750,7 +711,7 @@ async fn a_refused_redirect_ends_the_call_without_retrying() {
                 "location",
                 http::HeaderValue::from_static("ftp://example.invalid/x"),
             );
-            common::boxed(resp)
+            ors_kit::boxed(resp)
         }
     })
     .await;
@@ -769,3 +730,18 @@ async fn a_refused_redirect_ends_the_call_without_retrying() {
         "no retry"
     );
 }
+
+on_both_runtimes!(
+    the_official_clients_sequence_works,
+    the_call_stream_on_the_wire,
+    a_dropped_call_resumes_by_task_id_without_loss_or_duplication,
+    a_running_task_is_resumed_and_pings_keep_the_call_alive,
+    http_level_failures_are_error_events,
+    plain_http_errors_before_the_stream,
+    discovery_routes,
+    sessions_and_results_expire,
+    setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_delete_or_expiry,
+    sessions_are_bounded,
+    an_api_key_is_required_when_configured,
+    create_passes_the_secrets_to_setup,
+);

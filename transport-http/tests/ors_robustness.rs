@@ -3,18 +3,18 @@
 //! results, sessions answer only for their environment, and sessions' task specs and
 //! running calls are bounded.
 
-mod common;
+#[macro_use]
+mod ors_kit;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::events;
 use http_body_util::{BodyExt, Full};
+use ors_kit::{events, read_for, Gsm8k, TestRuntime};
 use serde_json::{json, Value};
-use ssekit_hyper::ors::gsm8k::Gsm8k;
-use ssekit_hyper::ors::{
-    text_result, Environment, OrsBody, Server, ServerConfig, Split, ToolFuture, ToolSpec,
+use ssekit_http::ors::{
+    text_result, Environment, Server, ServerConfig, Split, ToolFuture, ToolSpec,
 };
 
 fn req(method: &str, path: &str, sid: Option<&str>, body: &str) -> http::Request<Full<Bytes>> {
@@ -23,25 +23,6 @@ fn req(method: &str, path: &str, sid: Option<&str>, body: &str) -> http::Request
         b = b.header("x-session-id", sid);
     }
     b.body(Full::new(Bytes::from(body.to_owned()))).unwrap()
-}
-
-/// The body's text for at most `limit`, and whether it ended in that time.
-async fn read_for(resp: http::Response<OrsBody>, limit: Duration) -> (String, bool) {
-    let mut body = resp.into_body();
-    let mut out = Vec::new();
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => return (String::from_utf8_lossy(&out).into_owned(), false),
-            Ok(None) => return (String::from_utf8_lossy(&out).into_owned(), true),
-            Ok(Some(Ok(f))) => {
-                if let Ok(d) = f.into_data() {
-                    out.extend_from_slice(&d);
-                }
-            }
-            Ok(Some(Err(e))) => panic!("body error {e}"),
-        }
-    }
 }
 
 /// Tools that misbehave: `go` panics before its future exists (as gsm8k's own `call`
@@ -85,7 +66,7 @@ impl Environment for Boom {
             }
             "hang" => Box::pin(std::future::pending()),
             "wait" => Box::pin(async {
-                tokio::time::sleep(Duration::from_millis(300)).await;
+                async_io::Timer::after(Duration::from_millis(300)).await;
                 Ok(text_result("waited", None, true))
             }),
             _ => Box::pin(async { Ok(text_result("ok", None, true)) }),
@@ -93,14 +74,14 @@ impl Environment for Boom {
     }
 }
 
-fn server(config: ServerConfig) -> Server {
+fn server<R: TestRuntime>(config: ServerConfig) -> Server<R> {
     Server::with_config(
         vec![Arc::new(Gsm8k), Arc::new(Boom)],
         config.keep_alive(Duration::from_millis(100)),
     )
 }
 
-async fn create(server: &Server, sid: &str, env: &str, task: &Value) -> u16 {
+async fn create<R: TestRuntime>(server: &Server<R>, sid: &str, env: &str, task: &Value) -> u16 {
     let body = json!({"env_name": env, "task_spec": task}).to_string();
     let r = server
         .handle(req("POST", "/create", Some(sid), &body))
@@ -108,19 +89,25 @@ async fn create(server: &Server, sid: &str, env: &str, task: &Value) -> u16 {
     r.status().as_u16()
 }
 
-async fn call(server: &Server, env: &str, sid: &str, body: Value) -> (Vec<(String, String)>, bool) {
+async fn call<R: TestRuntime>(
+    server: &Server<R>,
+    env: &str,
+    sid: &str,
+    body: Value,
+) -> (Vec<(String, String)>, bool) {
     let path = format!("/{env}/call");
     let r = server
         .handle(req("POST", &path, Some(sid), &body.to_string()))
         .await;
     assert_eq!(r.status(), 200);
-    let (wire, ended) = read_for(r, Duration::from_secs(5)).await;
+    let (wire, ended) = read_for(r.into_body(), Duration::from_secs(5)).await;
     (events(&wire), ended)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_error() {
-    let server = server(ServerConfig::default());
+async fn a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_error<
+    R: TestRuntime,
+>() {
+    let server = server::<R>(ServerConfig::default());
     assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
     for tool in ["go", "poll"] {
         // Before the fix, `go` (a panic in `Environment::call` itself) left the call, and
@@ -143,9 +130,10 @@ async fn a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_erro
     }
 }
 
+/// tokio only: smol's global executor, where `Smol` runs tasks, is never shut down.
 #[test]
 fn a_call_whose_task_its_runtime_dropped_ends_in_error() {
-    let server = server(ServerConfig::default());
+    let server = server::<ssekit_hyper::runtime::Tokio>(ServerConfig::default());
     let doomed = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -157,7 +145,7 @@ fn a_call_whose_task_its_runtime_dropped_ends_in_error() {
         let r = server
             .handle(req("POST", "/boom/call", Some("s"), &body))
             .await;
-        let (wire, ended) = read_for(r, Duration::from_millis(300)).await;
+        let (wire, ended) = read_for(r.into_body(), Duration::from_millis(300)).await;
         assert!(!ended, "the tool hangs");
         events(&wire)[0].1.clone()
     });
@@ -184,9 +172,8 @@ fn a_call_whose_task_its_runtime_dropped_ends_in_error() {
     });
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn refused_calls_do_not_evict_other_clients_cached_results() {
-    let server = server(ServerConfig::default());
+async fn refused_calls_do_not_evict_other_clients_cached_results<R: TestRuntime>() {
+    let server = server::<R>(ServerConfig::default());
     let task = Gsm8k.tasks("test").unwrap()[0].clone();
     assert_eq!(create(&server, "victim", "gsm8k", &task).await, 200);
     let submit = json!({"name": "submit", "input": {"answer": 1}});
@@ -206,7 +193,7 @@ async fn refused_calls_do_not_evict_other_clients_cached_results() {
             .handle(req("POST", "/gsm8k/call", Some(sid), &body))
             .await;
         if i < 2 {
-            let (wire, ended) = read_for(r, Duration::from_secs(5)).await;
+            let (wire, ended) = read_for(r.into_body(), Duration::from_secs(5)).await;
             let refusal = events(&wire);
             assert!(ended, "{wire}");
             assert_eq!(refusal.len(), 2, "{wire}");
@@ -226,9 +213,8 @@ async fn refused_calls_do_not_evict_other_clients_cached_results() {
     assert_eq!(again, first, "the victim's result is still cached");
 }
 
-#[tokio::test]
-async fn prompt_and_task_tools_answer_only_for_the_sessions_environment() {
-    let server = server(ServerConfig::default());
+async fn prompt_and_task_tools_answer_only_for_the_sessions_environment<R: TestRuntime>() {
+    let server = server::<R>(ServerConfig::default());
     assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
     for route in ["prompt", "task_tools"] {
         let r = server
@@ -246,9 +232,8 @@ async fn prompt_and_task_tools_answer_only_for_the_sessions_environment() {
     }
 }
 
-#[tokio::test]
-async fn task_specs_are_bounded_in_bytes_over_all_live_sessions() {
-    let server = server(ServerConfig::default().max_task_spec_bytes(1000));
+async fn task_specs_are_bounded_in_bytes_over_all_live_sessions<R: TestRuntime>() {
+    let server = server::<R>(ServerConfig::default().max_task_spec_bytes(1000));
     let task = json!({"text": "x".repeat(500)});
     let bytes = json!({"env_name": "boom", "task_spec": task})
         .to_string()
@@ -269,9 +254,8 @@ async fn task_specs_are_bounded_in_bytes_over_all_live_sessions() {
     assert_eq!(create(&server, "b", "boom", &task).await, 200);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ping_and_prompt_go_on_answering_for_a_session_with_a_large_task() {
-    let server = server(ServerConfig::default());
+async fn ping_and_prompt_go_on_answering_for_a_session_with_a_large_task<R: TestRuntime>() {
+    let server = server::<R>(ServerConfig::default());
     // About 1 MiB of JSON, some 16 MiB parsed: before the fix each /ping deep-cloned it
     // (about 20 ms each in a debug build).
     let spec = format!("[{}0]", "0,".repeat((1 << 20) / 2 - 65));
@@ -289,9 +273,8 @@ async fn ping_and_prompt_go_on_answering_for_a_session_with_a_large_task() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_past_max_running_calls_are_503_and_admitted_again_later() {
-    let server = server(ServerConfig::default().max_running_calls(2));
+async fn calls_past_max_running_calls_are_503_and_admitted_again_later<R: TestRuntime>() {
+    let server = server::<R>(ServerConfig::default().max_running_calls(2));
     assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
     let wait = json!({"name": "wait", "input": {}}).to_string();
     let mut running = Vec::new();
@@ -309,9 +292,18 @@ async fn calls_past_max_running_calls_are_503_and_admitted_again_later() {
     assert_eq!(r.status(), 503);
     assert_eq!(r.headers()["retry-after"], "1");
     for r in running {
-        let (wire, ended) = read_for(r, Duration::from_secs(5)).await;
+        let (wire, ended) = read_for(r.into_body(), Duration::from_secs(5)).await;
         assert!(ended && wire.contains("event: end"), "{wire}");
     }
     let (events, ended) = call(&server, "boom", "s", json!({"name": "ok", "input": {}})).await;
     assert!(ended && events.last().unwrap().0 == "end", "{events:?}");
 }
+
+on_both_runtimes!(
+    a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_error,
+    refused_calls_do_not_evict_other_clients_cached_results,
+    prompt_and_task_tools_answer_only_for_the_sessions_environment,
+    task_specs_are_bounded_in_bytes_over_all_live_sessions,
+    ping_and_prompt_go_on_answering_for_a_session_with_a_large_task,
+    calls_past_max_running_calls_are_503_and_admitted_again_later,
+);

@@ -1,45 +1,60 @@
-//! The ORS HTTP API over [`Environment`]s: [`Server`].
+//! The ORS HTTP API server, written once: every route of `ors-http-api.md`, the sessions
+//! (setup in the background, idle expiry, teardown), the bounds (sessions, `task_spec`
+//! bytes, running calls, request bodies), the API key, and the `/call` streams of
+//! [`Calls`] (task registry, chunking, resumption by task id, keep-alive).
+//!
+//! **Why here, and generic over a [`Runtime`].** All of it is protocol: which status a
+//! route answers, when a session expires, what a refused call streams. Written inside a
+//! runtime crate, the other runtime lacked it (smol users could not serve the ORS API at
+//! all). What a runtime adds is small, so it is asked for through [`Runtime`]: the time
+//! ([`Runtime::now`]), a background task for tools, setups and teardowns
+//! ([`Runtime::spawn`]), and the transport's SSE response body with its keep-alive timer
+//! ([`Runtime::sse_body`]). `ssekit_hyper::ors::Server` is `Server<Tokio>` and
+//! `ssekit_smol::ors::Server` is `Server<Smol>`: the same server, byte for byte.
+//!
+//! ```text
+//!  Request ─▶ API key ─▶ body (≤ max_body) ─▶ route
+//!     /create ─▶ Sessions (bounded) ─▶ Runtime::spawn(setup)
+//!     /{env}/call ─▶ session, tool ─▶ Calls::try_call ─▶ TaskRegistry ─▶ Runtime::sse_body
+//!     the rest ─▶ JSON
+//! ```
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_core::Stream;
+use futures_lite::stream;
 use http::{Method, Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, Limited};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use ssekit::chunk::Chunker;
-use ssekit::server::{Cursor, IdFormat, Open, TaskConfig, TaskRegistry};
+use ssekit::server::{IdFormat, TaskConfig};
 use ssekit::time::Instant;
-use ssekit_http::entropy::os_seed;
-use ssekit_http::ors::{
-    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, TaskSignals, BUSY,
-};
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 
-use super::Environment;
-use crate::server::{response, SseBody};
-use crate::time::Clock;
-use crate::Error;
+use super::calls::{lock, Busy, Calls};
+use super::environment::Environment;
+use super::{encode, named, BUSY};
+use crate::entropy::os_seed;
+use crate::runtime::Runtime;
+use crate::server::response;
+use crate::{BoxError, Error};
 
 /// The response body of every ORS route: JSON or an event stream.
 ///
 /// # Example
 /// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// use ssekit_hyper::ors::{gsm8k::Gsm8k, OrsBody, Server};
-/// let server = Server::new(vec![std::sync::Arc::new(Gsm8k)]);
+/// # smol::block_on(async {
+/// use ssekit_http::ors::OrsBody;
+/// let server = ssekit_smol::ors::Server::new(Vec::new());
 /// let req = http::Request::get("/list_environments").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
 /// let resp: http::Response<OrsBody> = server.handle(req).await;
 /// assert_eq!(resp.headers()["content-type"], "application/json");
-/// # }
+/// # });
 /// ```
 pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 
@@ -55,7 +70,7 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// # Example
 /// ```
 /// use std::time::Duration;
-/// let config = ssekit_hyper::ors::ServerConfig::default()
+/// let config = ssekit_http::ors::ServerConfig::default()
 ///     .keep_alive(Duration::from_millis(200))
 ///     .session_timeout(Duration::from_secs(60));
 /// # let _ = config;
@@ -95,7 +110,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().keep_alive(std::time::Duration::from_secs(5));
+    /// let _ = ssekit_http::ors::ServerConfig::default().keep_alive(std::time::Duration::from_secs(5));
     /// ```
     pub fn keep_alive(mut self, interval: Duration) -> Self {
         self.keep_alive = interval;
@@ -106,7 +121,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().session_timeout(std::time::Duration::from_secs(60));
+    /// let _ = ssekit_http::ors::ServerConfig::default().session_timeout(std::time::Duration::from_secs(60));
     /// ```
     pub fn session_timeout(mut self, timeout: Duration) -> Self {
         self.session_timeout = timeout;
@@ -117,7 +132,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().result_ttl(std::time::Duration::from_secs(120));
+    /// let _ = ssekit_http::ors::ServerConfig::default().result_ttl(std::time::Duration::from_secs(120));
     /// ```
     pub fn result_ttl(mut self, ttl: Duration) -> Self {
         self.result_ttl = ttl;
@@ -128,7 +143,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_body(64 << 10);
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_body(64 << 10);
     /// ```
     pub fn max_body(mut self, bytes: usize) -> Self {
         self.max_body = bytes;
@@ -140,7 +155,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().api_key(Some("s3cret".into()));
+    /// let _ = ssekit_http::ors::ServerConfig::default().api_key(Some("s3cret".into()));
     /// ```
     pub fn api_key(mut self, key: Option<String>) -> Self {
         self.api_key = key;
@@ -151,7 +166,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_sessions(100);
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_sessions(100);
     /// ```
     pub fn max_sessions(mut self, sessions: usize) -> Self {
         self.max_sessions = sessions;
@@ -170,7 +185,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_task_spec_bytes(64 << 20);
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_task_spec_bytes(64 << 20);
     /// ```
     pub fn max_task_spec_bytes(mut self, bytes: usize) -> Self {
         self.max_task_spec_bytes = bytes;
@@ -187,7 +202,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_running_calls(256);
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_running_calls(256);
     /// ```
     pub fn max_running_calls(mut self, calls: usize) -> Self {
         self.max_running_calls = calls.max(1);
@@ -198,7 +213,7 @@ impl ServerConfig {
     ///
     /// # Example
     /// ```
-    /// let _ = ssekit_hyper::ors::ServerConfig::default().max_chunk(1024);
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_chunk(1024);
     /// ```
     pub fn max_chunk(mut self, bytes: usize) -> Self {
         self.max_chunk = bytes;
@@ -243,52 +258,6 @@ async fn ready(mut setup: SetupState) -> Result<(), String> {
     }
 }
 
-struct Inner {
-    envs: Vec<Arc<dyn Environment>>,
-    config: ServerConfig,
-    clock: Clock,
-    sessions: Mutex<Sessions>,
-    tasks: Mutex<TaskRegistry<Bytes>>,
-    /// Wakes the connections that follow a task when it finishes.
-    signals: Arc<TaskSignals<Notify>>,
-}
-
-/// An ORS server: every route of the HTTP API the official `ors-sdk` client uses, over the
-/// environments it is given. It is a hyper [`Service`](hyper::service::Service); or call
-/// [`handle`](Self::handle) from your own router. No background task: expired sessions and
-/// results are dropped on the next request.
-///
-/// # Example
-/// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
-/// use std::sync::Arc;
-/// use ssekit_hyper::ors::{gsm8k::Gsm8k, Server};
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// ssekit_hyper::server::serve(listener, Server::new(vec![Arc::new(Gsm8k)])).await
-/// # }
-/// ```
-#[derive(Clone)]
-pub struct Server {
-    inner: Arc<Inner>,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field(
-                "environments",
-                &self
-                    .inner
-                    .envs
-                    .iter()
-                    .map(|e| e.name().to_owned())
-                    .collect::<Vec<_>>(),
-            )
-            .field("config", &self.inner.config)
-            .finish_non_exhaustive()
-    }
-}
-
 /// Whether `given` equals `expected`, in a time that depends on their lengths only: a
 /// comparison that stops at the first differing byte would tell a client, by its timing,
 /// how much of a guessed API key is right.
@@ -301,10 +270,6 @@ fn same_secret(given: &[u8], expected: &[u8]) -> bool {
         .zip(expected)
         .fold(0u8, |acc, (a, b)| acc | std::hint::black_box(a ^ b));
     difference == 0
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn json_response(status: StatusCode, value: &Value) -> Response<OrsBody> {
@@ -385,13 +350,79 @@ fn py_bound(bound: Option<i64>, len: usize, default: usize) -> usize {
     usize::try_from(b).unwrap_or(default)
 }
 
-impl Server {
+struct Inner<R> {
+    envs: Vec<Arc<dyn Environment>>,
+    config: ServerConfig,
+    runtime: R,
+    sessions: Mutex<Sessions>,
+    calls: Calls<R>,
+}
+
+/// An ORS server: every route of the HTTP API the official `ors-sdk` client uses, over the
+/// environments it is given, on the runtime `R` (use `ssekit_hyper::ors::Server` or
+/// `ssekit_smol::ors::Server`). With feature `hyper` it is a hyper
+/// [`Service`](hyper::service::Service); or call [`handle`](Self::handle) from your own
+/// router. No background task: expired sessions and results are dropped on the next
+/// request.
+///
+/// # Example
+/// ```no_run
+/// # smol::block_on(async {
+/// use std::sync::Arc;
+/// use serde_json::{json, Value};
+/// use ssekit_http::ors::{text_result, Environment, Split, ToolFuture, ToolSpec};
+///
+/// struct Echo;
+/// impl Environment for Echo {
+///     fn name(&self) -> &str { "echo" }
+///     fn splits(&self) -> Vec<Split> { vec![Split::new("test", "test")] }
+///     fn tasks(&self, split: &str) -> Option<Vec<Value>> { (split == "test").then(|| vec![json!({})]) }
+///     fn tools(&self) -> Vec<ToolSpec> { vec![ToolSpec::new("echo", "Echo the input", None)] }
+///     fn prompt(&self, _task: &Value) -> String { "Say something.".into() }
+///     fn call(&self, _task: &Value, _tool: &str, input: Value) -> ToolFuture {
+///         Box::pin(async move { Ok(text_result(&input.to_string(), None, true)) })
+///     }
+/// }
+/// let listener = smol::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// ssekit_smol::server::serve(listener, ssekit_smol::ors::Server::new(vec![Arc::new(Echo)])).await
+/// # }).unwrap();
+/// ```
+pub struct Server<R> {
+    inner: Arc<Inner<R>>,
+}
+
+impl<R> Clone for Server<R> {
+    fn clone(&self) -> Self {
+        Server {
+            inner: Arc::clone(&self.inner),
+        }
+    }
+}
+
+impl<R> std::fmt::Debug for Server<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field(
+                "environments",
+                &self
+                    .inner
+                    .envs
+                    .iter()
+                    .map(|e| e.name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<R: Runtime + Default> Server<R> {
     /// A server over `environments` (the first is the default for `/create`), with the
     /// default [`ServerConfig`].
     ///
     /// # Example
     /// ```
-    /// let server = ssekit_hyper::ors::Server::new(vec![std::sync::Arc::new(ssekit_hyper::ors::gsm8k::Gsm8k)]);
+    /// let server = ssekit_smol::ors::Server::new(Vec::new());
     /// # let _ = server;
     /// ```
     pub fn new(environments: Vec<Arc<dyn Environment>>) -> Self {
@@ -402,25 +433,43 @@ impl Server {
     ///
     /// # Example
     /// ```
-    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Server, ServerConfig};
-    /// let server = Server::with_config(vec![std::sync::Arc::new(Gsm8k)], ServerConfig::default());
+    /// use ssekit_http::ors::ServerConfig;
+    /// let server = ssekit_smol::ors::Server::with_config(Vec::new(), ServerConfig::default());
     /// # let _ = server;
     /// ```
     pub fn with_config(environments: Vec<Arc<dyn Environment>>, config: ServerConfig) -> Self {
-        let tasks = TaskRegistry::new(
-            TaskConfig::new(os_seed())
-                .result_ttl(config.result_ttl)
-                .max_running(config.max_running_calls)
-                .id_format(IdFormat::Simple),
-        );
+        Server::with_runtime(environments, config, R::default())
+    }
+}
+
+impl<R: Runtime> Server<R> {
+    /// A server with a custom policy on this runtime value (its clock times sessions and
+    /// results; its tasks run setups, tools and teardowns).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::ors::{Server, ServerConfig};
+    /// let server = Server::with_runtime(Vec::new(), ServerConfig::default(), ssekit_smol::runtime::Smol::default());
+    /// # let _ = server;
+    /// ```
+    pub fn with_runtime(
+        environments: Vec<Arc<dyn Environment>>,
+        config: ServerConfig,
+        runtime: R,
+    ) -> Self {
+        let tasks = TaskConfig::new(os_seed())
+            .result_ttl(config.result_ttl)
+            .max_running(config.max_running_calls)
+            .id_format(IdFormat::Simple);
+        let calls =
+            Calls::with_runtime(tasks, config.keep_alive, config.max_chunk, runtime.clone());
         Server {
             inner: Arc::new(Inner {
                 envs: environments,
                 config,
-                clock: Clock::tokio(),
+                runtime,
                 sessions: Mutex::new(Sessions::default()),
-                tasks: Mutex::new(tasks),
-                signals: Arc::default(),
+                calls,
             }),
         }
     }
@@ -429,17 +478,16 @@ impl Server {
     ///
     /// # Example
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use ssekit_hyper::ors::{gsm8k::Gsm8k, Server};
-    /// let server = Server::new(vec![std::sync::Arc::new(Gsm8k)]);
+    /// # smol::block_on(async {
+    /// let server = ssekit_smol::ors::Server::new(Vec::new());
     /// let req = http::Request::get("/health").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
     /// assert_eq!(server.handle(req).await.status(), 200);
-    /// # }
+    /// # });
     /// ```
     pub async fn handle<B>(&self, req: Request<B>) -> Response<OrsBody>
     where
         B: Body<Data = Bytes>,
-        B::Error: Into<crate::BoxError>,
+        B::Error: Into<BoxError>,
     {
         let (parts, body) = req.into_parts();
         let path = parts.uri.path().trim_matches('/').to_owned();
@@ -511,7 +559,6 @@ impl Server {
             _ => detail(StatusCode::NOT_FOUND, "Not Found"),
         }
     }
-
     fn env_index(&self, name: &str) -> Option<usize> {
         self.inner
             .envs
@@ -597,7 +644,8 @@ impl Server {
         // 128 bits from the OS RNG: a session id is all it takes to call its tools.
         let sid = format!("{:032x}", u128::from_le_bytes(os_seed()));
         let frames = vec![encode(&named("task_id", sid)), encode(&named("end", ""))];
-        self.sse(futures_util::stream::iter(frames))
+        let body = self.inner.calls.body(Box::pin(stream::iter(frames)));
+        response(body.boxed_unsync())
     }
 
     fn create(&self, sid: &str, body: &Bytes) -> Response<OrsBody> {
@@ -635,7 +683,7 @@ impl Server {
             }
             _ => return unprocessable("give exactly one of task_spec or split and index"),
         };
-        let now = self.inner.clock.now();
+        let now = self.inner.runtime.now();
         let mut sessions = lock(&self.inner.sessions);
         self.sweep(&mut sessions, now);
         if sessions.map.contains_key(sid) {
@@ -653,7 +701,7 @@ impl Server {
         let (done, setup) = watch::channel(None);
         if let Some(environment) = self.inner.envs.get(env) {
             let run = environment.setup(&task, secrets.as_ref().unwrap_or(&Value::Null));
-            tokio::spawn(async move {
+            self.inner.runtime.spawn(async move {
                 let _ = done.send(Some(run.await));
             });
         }
@@ -688,13 +736,13 @@ impl Server {
 
     /// Refreshes a live session (of environment `env`, when given: a session of another
     /// one is not found, nor refreshed) and returns what `take` takes from it.
-    fn touch<R>(
+    fn touch<T>(
         &self,
         sid: &str,
         env: Option<usize>,
-        take: impl FnOnce(&Session) -> R,
-    ) -> Option<R> {
-        let now = self.inner.clock.now();
+        take: impl FnOnce(&Session) -> T,
+    ) -> Option<T> {
+        let now = self.inner.runtime.now();
         let mut sessions = lock(&self.inner.sessions);
         self.sweep(&mut sessions, now);
         let session = sessions
@@ -709,7 +757,7 @@ impl Server {
     fn teardown(&self, session: Session) {
         if let Some(env) = self.inner.envs.get(session.env) {
             let done = env.teardown(&session.task);
-            tokio::spawn(async move {
+            self.inner.runtime.spawn(async move {
                 // Teardown errors have no client to go to.
                 let _ = done.await;
             });
@@ -721,99 +769,35 @@ impl Server {
     /// registry, so they cannot evict other clients' cached results. A call past
     /// [`ServerConfig::max_running_calls`] is a 503 (see there for why).
     fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
-        let now = self.inner.clock.now();
+        let calls = &self.inner.calls;
         let session = self.touch(sid, Some(env), |s| (Arc::clone(&s.task), s.setup.clone()));
-        let mut tasks = lock(&self.inner.tasks);
-        tasks.handle_timeout(now);
         let Some((task, setup)) = session else {
-            let frames = refused(&mut tasks, "Session not found");
-            drop(tasks);
-            return self.sse(futures_util::stream::iter(frames));
+            return response(calls.refuse("Session not found").boxed_unsync());
         };
-        if let Some(id) = &call.task_id {
-            return match tasks.open(Some(id), now) {
-                Open::Resumed(cursor) | Open::Started(cursor) => {
-                    drop(tasks);
-                    self.sse(self.follow(cursor))
-                }
-                Open::Busy => {
-                    drop(tasks);
-                    busy()
-                }
-                _ => {
-                    let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
-                    drop(tasks);
-                    self.sse(futures_util::stream::iter([frame]))
-                }
-            };
-        }
-        let environment = Arc::clone(&self.inner.envs[env]);
-        if !environment.tools().iter().any(|t| t.name == call.name) {
+        let Some(environment) = self.inner.envs.get(env).map(Arc::clone) else {
+            return detail(StatusCode::NOT_FOUND, "Not Found");
+        };
+        // A resume (with a task id) reads the task whatever the tool; a new call must name
+        // one of the environment's tools.
+        if call.task_id.is_none() && !environment.tools().iter().any(|t| t.name == call.name) {
             let message = format!("'{}' is not a valid tool", call.name);
-            let frames = refused(&mut tasks, &message);
-            drop(tasks);
-            return self.sse(futures_util::stream::iter(frames));
+            return response(calls.refuse(&message).boxed_unsync());
         }
-        let Ok(cursor) = tasks.start(now) else {
-            drop(tasks);
-            return busy();
+        let CallBody {
+            name,
+            input,
+            task_id,
+        } = call;
+        // Built here, run (and so the environment's `call` made) only if a new task starts;
+        // a panic in `call` itself is then a panic of the task's future, caught there.
+        let run = async move {
+            ready(setup).await?;
+            environment.call(&task, &name, Value::Object(input)).await
         };
-        drop(tasks);
-        let id = cursor.task_id().to_owned();
-        // Every exit of the spawned task (its end, a panic, the runtime dropping it)
-        // finishes the call, in `error` if not with the tool's result: its clients, kept
-        // alive by pings, never wait for ever.
-        let record = Arc::clone(&self.inner);
-        let completion = Completion::new(move |frames| {
-            let now = record.clock.now();
-            complete(&mut lock(&record.tasks), &id, frames, now);
-            record.signals.signal(&id, Notify::notify_waiters);
-        });
-        let chunker = Chunker::new().max_chunk(self.inner.config.max_chunk);
-        tokio::spawn(async move {
-            let outcome = match ready(setup).await {
-                // The tool's synchronous part (building its future) and its future both
-                // run under `run_tool`: a panic in either is an `error`.
-                Ok(()) => {
-                    let input = Value::Object(call.input);
-                    run_tool(|| environment.call(&task, &call.name, input)).await
-                }
-                Err(message) => Err(message),
-            };
-            completion.finish(call_frames(outcome, &chunker));
-        });
-        self.sse(self.follow(cursor))
-    }
-
-    fn sse(&self, frames: impl Stream<Item = Bytes> + Send + 'static) -> Response<OrsBody> {
-        let body = SseBody::from_bytes(frames).keep_alive(self.inner.config.keep_alive);
-        response(body.boxed_unsync())
-    }
-
-    /// `task_id`, then the task's output as it is produced, until it finishes.
-    fn follow(&self, cursor: Cursor) -> impl Stream<Item = Bytes> + Send + 'static {
-        let state = (
-            Arc::clone(&self.inner),
-            self.inner.signals.follow(cursor.task_id()),
-            Follow::new(cursor),
-        );
-        futures_util::stream::unfold(state, |(inner, following, mut follow)| async move {
-            loop {
-                if let Some(frame) = follow.next_frame() {
-                    return Some((frame, (inner, following, follow)));
-                }
-                if follow.is_done() {
-                    return None;
-                }
-                // Made before reading, so a finish in between wakes it (`notify_waiters`
-                // reaches every `Notified` made before it, polled or not).
-                let finished = following.notified();
-                follow.read(&lock(&inner.tasks));
-                if follow.is_waiting() {
-                    finished.await;
-                }
-            }
-        })
+        match calls.try_call(task_id.as_deref(), run) {
+            Ok(body) => response(body.boxed_unsync()),
+            Err(Busy) => busy(),
+        }
     }
 }
 
@@ -832,10 +816,13 @@ fn missing_sid() -> Response<OrsBody> {
     detail(StatusCode::BAD_REQUEST, "X-Session-ID header is required")
 }
 
-impl hyper::service::Service<Request<hyper::body::Incoming>> for Server {
+#[cfg(feature = "hyper")]
+impl<R: Runtime> hyper::service::Service<Request<hyper::body::Incoming>> for Server<R> {
     type Response = Response<OrsBody>;
     type Error = Infallible;
-    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, Infallible>> + Send>>;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>,
+    >;
 
     fn call(&self, req: Request<hyper::body::Incoming>) -> Self::Future {
         let server = self.clone();
