@@ -157,7 +157,7 @@ macro_rules! event_source_builder {
         }
 
         /// How many redirects one connection attempt follows (default 10; 0: none, and a
-        /// redirect ends the stream with `Error::Status`). 303, and 301 or 302 after a
+        /// redirect ends the stream with `Error::Refused`). 303, and 301 or 302 after a
         /// `POST`, become a `GET` without the body; a redirect to another origin drops
         /// `Authorization`, `Cookie`, `Proxy-Authorization`, the headers set with
         /// [`secret_header`](Self::secret_header) and a configured `Host`; one from `https`

@@ -436,7 +436,7 @@ impl RequestSpec {
     }
 
     /// How many redirects one connection attempt follows (default 10; 0: none, a redirect
-    /// ends the stream with [`Error::Status`]). More end the stream with
+    /// ends the stream with [`Error::Refused`]). More end the stream with
     /// [`Error::Redirect`], as does a redirect to a scheme the transport cannot speak, from
     /// `https` to `http`, or with `Location` fields that name no single target (several
     /// different ones, an empty one). See the [`redirect`] module for the rules.

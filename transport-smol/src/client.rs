@@ -15,7 +15,8 @@
 //! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`], up to
 //! `max_redirects` per attempt (10 by default), by the rules of [`ssekit_http::redirect`];
 //! each is reported as an [`Item::Redirected`]. Any other 3xx gives up with
-//! [`Error::Status`], as any status but 200, 204 and the retried ones does.
+//! [`Error::Refused`] (the status, `Content-Type` and start of the body), as any status but
+//! 200, 204 and the retried ones does.
 
 use std::pin::Pin;
 

@@ -15,7 +15,7 @@
 //! A token fetch before a reconnect that fails keeps the current token: the server judges
 //! it, and its 401 brings a fetch that, failing as well, ends the stream with its error. A
 //! 401 to a token just fetched, or a second 401 in a row, ends it with
-//! [`Error::Status`]`(401)`.
+//! [`Error::Refused`] (status 401, with what the server said).
 
 use std::fmt;
 use std::pin::Pin;
