@@ -15,6 +15,7 @@
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
 //! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
 //! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` |
+//! | `utcp` (feature `utcp`) | UTCP's SSE provider, the same as `ssekit-hyper`'s (`ssekit-utcp` over `client::SmolHttp`): provider objects with auth and OAuth2 refresh, checked tool calls, `/utcp` discovery |
 //! | `ors` (feature `http`) | `Calls`: the ORS `POST /{env}/call` stream with task-id resumption (core `TaskRegistry` + `Chunker`); `Client`: sessions and tool calls resumed by task id (the same client as `ssekit-hyper`'s, over smol) |
 //!
 //! ## Crate features
@@ -25,6 +26,9 @@
 //! - `rustls` (default, implies `http`): `https://` for the client through `futures-rustls`
 //!   (ring, Mozilla roots from `webpki-roots`, or your own `rustls::ClientConfig` with
 //!   `EventSource::tls`).
+//! - `utcp` (default, implies `http`): the `utcp` module, UTCP's SSE provider
+//!   (`ssekit-utcp`: a JSON Schema checker and an OAuth2 client, written once for both
+//!   transports).
 //!
 //! The IO-free half (the client's request and drive state, the error, the response
 //! headers, the broadcast and ORS task state) is `ssekit-http`'s, shared with
@@ -56,5 +60,7 @@ pub mod ors;
 #[cfg(feature = "http")]
 pub mod server;
 mod time;
+#[cfg(feature = "utcp")]
+pub mod utcp;
 
 pub use ssekit_http::{BoxError, Error};
