@@ -5,6 +5,8 @@
 //! (ssekit-smol; its client brings its own reactor, so it runs inside a tokio test). The
 //! servers are hyper services on tokio either way.
 
+// The helpers of ssekit-hyper's suites (servers on 127.0.0.1), shared rather than copied.
+#[path = "../../transport-hyper/tests/common/mod.rs"]
 mod common;
 
 /// Runs the scenario `$name::<T>()` with each transport's provider: as the tests
@@ -172,6 +174,18 @@ fn cut_after(events: Vec<Event>) -> common::Resp {
 
 /// Half an event: what a stream that is cut ends with.
 const CUT: &[u8] = b"data: cut before its end";
+
+/// Every event (or the error that ended the stream) of one connection of `provider`,
+/// within 5 s.
+async fn all_events<T: HttpIo>(
+    provider: &SseProvider<T>,
+) -> Vec<Result<Event, ssekit_http::Error>> {
+    let events = async {
+        let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+        source.events().collect().await
+    };
+    within(5, events).await
+}
 
 fn with_url<T>(json: &str, url: &str) -> SseProvider<T> {
     let mut value: serde_json::Value = serde_json::from_str(json).unwrap();
@@ -372,16 +386,7 @@ async fn basic_and_oauth2_auth_and_reconnect_false<T: HttpIo>() {
     value["reconnect"] = json!(false);
     value["auth"] = json!({"auth_type": "basic", "username": "Aladdin", "password": "open sesame"});
     let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
-    let all: Vec<_> = within(
-        5,
-        provider
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let all: Vec<_> = all_events(&provider).await;
     assert_eq!(
         all.len(),
         1,
@@ -394,16 +399,7 @@ async fn basic_and_oauth2_auth_and_reconnect_false<T: HttpIo>() {
 
     value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("{base}/token"), "client_id": "id 1", "client_secret": "s&cret", "scope": "read"});
     let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
-    let all: Vec<_> = within(
-        5,
-        provider
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let all: Vec<_> = all_events(&provider).await;
     assert_eq!(all.len(), 1);
     let log = log.lock().unwrap();
     let token_request = log.iter().find(|s| s.method == "TOKEN").unwrap();
@@ -1603,16 +1599,7 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback<T: HttpIo>() {
     );
     assert_eq!(*asked.lock().unwrap(), 0, "no token request was sent");
     // Loopback over plain http is fine: tests and local development.
-    let all: Vec<_> = within(
-        5,
-        provider(&format!("http://{token}/token"))
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let all: Vec<_> = all_events(&provider(&format!("http://{token}/token"))).await;
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(*asked.lock().unwrap(), 1);
 }
@@ -1905,16 +1892,7 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once<T: HttpIo>() {
 
     // A token refused on the first connection, just fetched, is not fetched again.
     let api = oauth_api(None, |_, _| true).await;
-    let all: Vec<_> = within(
-        5,
-        api.provider::<T>()
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let all: Vec<_> = all_events(&api.provider::<T>()).await;
     assert!(
         matches!(&all[..], [Err(e)] if e.status() == Some(401)),
         "{all:?}"
