@@ -13,6 +13,7 @@
 //!                                          └──────────────────────────────── transport: body frames, timer
 //!  server:  response(body) headers;  last_event_id(headers);  TrySendError;  Hub (Broadcast state)
 //!  ors:     call_frames (Chunker) ─▶ complete (TaskRegistry) ─▶ Follow (one /call connection)
+//!  io:      HttpIo (events, request_limited, now, sleep_until): what the ORS client and the UTCP provider need of a transport
 //! ```
 //!
 //! The run loop of a transport's client: call [`Session::poll`](client::Session::poll) with
@@ -33,8 +34,9 @@
 //! [`ssekit-smol`]: https://example.invalid/ssekit
 //!
 //! # Crate features
-//! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results (no IO
-//!   is added: only the conversion).
+//! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results, and
+//!   `io::collect`, the bounded read of a response body both transports' [`io::HttpIo`]
+//!   implementations share (no IO is added: `http-body` and `http-body-util` come in).
 //! - `hyper-util`: `From<hyper_util::client::legacy::Error>` for [`Error`].
 //! - `ors-server`: the ORS server (`ors::Server`, `ors::Calls`), generic over a
 //!   [`runtime::Runtime`]; it brings tokio's `sync` module (no tokio runtime), which hyper
@@ -63,6 +65,7 @@ mod builder;
 pub mod client;
 pub mod entropy;
 mod error;
+pub mod io;
 pub mod keep_alive;
 pub mod ors;
 pub mod redirect;

@@ -31,6 +31,7 @@ use hyper_util::rt::TokioExecutor;
 use ssekit::Event;
 use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
+use ssekit_http::io::HttpIo;
 
 use crate::time::Clock;
 use crate::Error;
@@ -226,6 +227,84 @@ impl EventSource {
             self.stream()
                 .filter_map(|item| std::future::ready(only_events(item))),
         )
+    }
+}
+
+/// What the protocol clients written once over [`HttpIo`] (the UTCP provider, the ORS
+/// client) do their IO with on hyper: one pooled HTTP client for their requests and
+/// streams, tokio's timer.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+/// use ssekit_http::io::HttpIo;
+/// let own = ssekit_hyper::client::HyperHttp::new()?;
+/// let shared = ssekit_hyper::client::HyperHttp::with_client(ssekit_hyper::client::http_client()?);
+/// # let _ = (own, shared); Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct HyperHttp {
+    http: HttpClient,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for HyperHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HyperHttp").finish_non_exhaustive()
+    }
+}
+
+impl HyperHttp {
+    /// Uses this HTTP client (to share a pool, or for a private TLS root).
+    ///
+    /// # Example
+    /// See [`HyperHttp`].
+    pub fn with_client(http: HttpClient) -> Self {
+        HyperHttp {
+            http,
+            clock: Clock::tokio(),
+        }
+    }
+}
+
+impl HttpIo for HyperHttp {
+    const SCHEMES: &'static [&'static str] = SCHEMES;
+    type Events = Items;
+
+    fn new() -> Result<Self, Error> {
+        http_client().map(HyperHttp::with_client)
+    }
+
+    fn events(&self, spec: RequestSpec) -> Items {
+        EventSource::from_spec(spec)
+            .client(self.http.clone())
+            .stream()
+    }
+
+    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
+        futures_util::StreamExt::next(events).await
+    }
+
+    async fn request(&self, req: Request<Bytes>) -> Result<http::Response<Bytes>, Error> {
+        self.request_limited(req, ssekit_http::ors::MAX_JSON_ANSWER)
+            .await
+    }
+
+    async fn request_limited(
+        &self,
+        req: Request<Bytes>,
+        limit: usize,
+    ) -> Result<http::Response<Bytes>, Error> {
+        let resp = self.http.request(req.map(Full::new)).await?;
+        ssekit_http::io::collect(resp, limit).await
+    }
+
+    fn now(&self) -> ssekit::Instant {
+        self.clock.now()
+    }
+
+    async fn sleep_until(&self, at: ssekit::Instant) {
+        self.clock.sleep_until(at).await;
     }
 }
 

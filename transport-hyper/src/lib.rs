@@ -21,12 +21,15 @@
 //! | [`client`] | [`EventSource`](client::EventSource): any request, reconnects per core `Reconnect`, a `Stream` of [`Item`](client::Item)s; HTTPS with `rustls` |
 //! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id (both written once in `ssekit-http`) |
 //! | [`runtime`] | [`Tokio`](runtime::Tokio): `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on tokio |
-//! | [`utcp`] | UTCP's SSE provider object → a `ProviderSource` (an `EventSource` whose OAuth2 token is renewed before it expires and after a 401); tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
+//! | `utcp` (feature `utcp`) | UTCP's SSE provider, `ssekit-utcp` on [`HyperHttp`](client::HyperHttp): provider object → a `ProviderSource` (an event stream whose OAuth2 token is renewed before it expires and after a 401); tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
 //!
 //! Slow or vanished clients cannot grow memory without bound: see [`server`] for the policy.
 //!
 //! ## Crate features
 //! - `rustls` (default): HTTPS for the client through `hyper-rustls` (ring, Mozilla roots).
+//! - `utcp` (default): the `utcp` module, UTCP's SSE provider (`ssekit-utcp`, written once
+//!   for both transports: a JSON Schema checker and an OAuth2 client that plain SSE users
+//!   need not compile).
 //!
 //! ## Example: a server
 //! ```no_run
@@ -53,6 +56,7 @@ pub mod ors;
 pub mod runtime;
 pub mod server;
 mod time;
+#[cfg(feature = "utcp")]
 pub mod utcp;
 
 pub use ssekit_http::{BoxError, Error};

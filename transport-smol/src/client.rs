@@ -28,8 +28,9 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
 use ssekit::Event;
-use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
+use ssekit_http::client::{only_events, origin_form, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
+use ssekit_http::io::HttpIo;
 
 use crate::time::Clock;
 use crate::Error;
@@ -138,6 +139,64 @@ impl EventSource {
     /// ```
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
         Box::pin(self.stream().filter_map(only_events))
+    }
+}
+
+/// What the protocol clients written once over [`HttpIo`] (the ORS client, the UTCP
+/// provider) do their IO with on smol: one connection per request or stream, `async_io`
+/// timers.
+///
+/// # Example
+/// ```
+/// use ssekit_http::io::HttpIo;
+/// let io = ssekit_smol::client::SmolHttp::new()?;
+/// # let _ = io; Ok::<(), ssekit_smol::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct SmolHttp {
+    clock: Clock,
+}
+
+impl HttpIo for SmolHttp {
+    const SCHEMES: &'static [&'static str] = SCHEMES;
+    type Events = Items;
+
+    fn new() -> Result<Self, Error> {
+        Ok(SmolHttp {
+            clock: Clock::new(),
+        })
+    }
+
+    fn events(&self, spec: RequestSpec) -> Items {
+        EventSource::from_spec(spec).stream()
+    }
+
+    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
+        events.next().await
+    }
+
+    async fn request(&self, req: Request<Bytes>) -> Result<http::Response<Bytes>, Error> {
+        self.request_limited(req, ssekit_http::ors::MAX_JSON_ANSWER)
+            .await
+    }
+
+    async fn request_limited(
+        &self,
+        mut req: Request<Bytes>,
+        limit: usize,
+    ) -> Result<http::Response<Bytes>, Error> {
+        let uri = req.uri().clone();
+        origin_form(&mut req)?;
+        let (resp, _connection) = send(uri, req, &Default::default()).await?;
+        ssekit_http::io::collect(resp, limit).await
+    }
+
+    fn now(&self) -> ssekit::Instant {
+        self.clock.now()
+    }
+
+    async fn sleep_until(&self, at: ssekit::Instant) {
+        Timer::at(self.clock.at(at)).await;
     }
 }
 

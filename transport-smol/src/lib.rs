@@ -15,6 +15,7 @@
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
 //! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
 //! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` |
+//! | `utcp` (feature `utcp`) | UTCP's SSE provider, the same as `ssekit-hyper`'s (`ssekit-utcp` over `client::SmolHttp`): provider objects with auth and OAuth2 refresh, checked tool calls, `/utcp` discovery |
 //! | `ors` (feature `http`) | `Server`: the ORS HTTP API over `Environment`s (the same server as `ssekit-hyper`'s, written once in `ssekit-http`), `Calls` its `/call` half alone; `Client`: sessions and tool calls resumed by task id |
 //! | `runtime` (feature `http`) | `Smol`: `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on smol |
 //!
@@ -26,6 +27,9 @@
 //! - `rustls` (default, implies `http`): `https://` for the client through `futures-rustls`
 //!   (ring, Mozilla roots from `webpki-roots`, or your own `rustls::ClientConfig` with
 //!   `EventSource::tls`).
+//! - `utcp` (default, implies `http`): the `utcp` module, UTCP's SSE provider
+//!   (`ssekit-utcp`: a JSON Schema checker and an OAuth2 client, written once for both
+//!   transports).
 //!
 //! The IO-free half (the client's request and drive state, the error, the response
 //! headers, the broadcast and ORS task state) is `ssekit-http`'s, shared with
@@ -59,5 +63,7 @@ pub mod runtime;
 #[cfg(feature = "http")]
 pub mod server;
 mod time;
+#[cfg(feature = "utcp")]
+pub mod utcp;
 
 pub use ssekit_http::{BoxError, Error};

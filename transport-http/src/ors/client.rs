@@ -1,58 +1,22 @@
-//! [`Client`]: the ORS client, written once over a transport's [`OrsIo`] (its event
+//! [`Client`]: the ORS client, written once over a transport's [`HttpIo`] (its event
 //! streams, one-shot requests and timer). `ssekit-hyper` and `ssekit-smol` each name it
 //! `ors::Client`.
 
-use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::{Method, Request, Response};
+use http::Method;
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
 use ssekit::profile::ors::ToolResult;
-use ssekit::Instant;
 
 use super::call::{
     json_answer, json_checked, json_request, Call, CallOptions, CallStep, Flow, SessionReply,
 };
 use super::{Redirects, Trace};
 use crate::client::{own_jitter_seed, Item, RequestSpec};
+use crate::io::{first_of, HttpIo};
 use crate::Error;
-
-/// What an ORS [`Client`] needs from a transport: event streams that do not reconnect by
-/// themselves, one-shot requests, and a clock with a timer.
-///
-/// # Example
-/// The implementations are `ssekit-hyper`'s and `ssekit-smol`'s; their `ors::Client` is
-/// `ssekit_http::ors::Client<TheirIo>`:
-/// ```
-/// let ors: ssekit_http::ors::Client<ssekit_smol::ors::SmolOrs> = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-/// # let _ = ors; Ok::<(), ssekit_http::Error>(())
-/// ```
-pub trait OrsIo: Clone + Send + Sync + 'static {
-    /// The URL schemes the transport connects to.
-    const SCHEMES: &'static [&'static str];
-    /// An open event stream.
-    type Events: Send;
-
-    /// The transport's default set-up (its HTTP client, TLS roots, clock origin).
-    fn new() -> Result<Self, Error>;
-    /// Opens the event stream `spec` describes.
-    fn events(&self, spec: RequestSpec) -> Self::Events;
-    /// The next item of `events`.
-    fn next(events: &mut Self::Events) -> impl Future<Output = Option<Result<Item, Error>>> + Send;
-    /// Sends `req` (absolute URL) and returns the response with its whole body (at most
-    /// [`MAX_JSON_ANSWER`] bytes). It follows no redirects: the [`Client`] does, by the
-    /// response's status and headers.
-    fn request(
-        &self,
-        req: Request<Bytes>,
-    ) -> impl Future<Output = Result<Response<Bytes>, Error>> + Send;
-    /// The transport's clock.
-    fn now(&self) -> Instant;
-    /// Waits until `at`.
-    fn sleep_until(&self, at: Instant) -> impl Future<Output = ()> + Send;
-}
 
 /// A client of an ORS server: sessions, and [`call_tool`](Self::call_tool) resumed by task
 /// id. Generic over the transport; use `ssekit_hyper::ors::Client` or
@@ -79,7 +43,7 @@ pub struct Client<T> {
     io: T,
 }
 
-impl<T: OrsIo> Client<T> {
+impl<T: HttpIo> Client<T> {
     /// A client for the server at `base_url` (`http://host:port`, or a path prefix). Calls
     /// retry as the official client does ([`ReconnectConfig::ors`]), and a call silent for
     /// 30 s is dropped and resumed. Each call draws the seed of its retry jitter from the
@@ -438,27 +402,10 @@ impl<T: OrsIo> Client<T> {
 }
 
 /// The largest JSON answer an ORS client reads (64 MiB: a split's task list can run to
-/// megabytes); a transport's [`OrsIo::request`] refuses a longer body.
+/// megabytes); a transport's [`HttpIo::request`] refuses a longer body.
 ///
 /// # Example
 /// ```
 /// assert_eq!(ssekit_http::ors::MAX_JSON_ANSWER, 64 << 20);
 /// ```
 pub const MAX_JSON_ANSWER: usize = 64 << 20;
-
-/// Runs `work` until it finishes (`Some`) or `deadline` does first (`None`), polling both
-/// on one task: no runtime's `select` or `timeout` needed.
-async fn first_of<T>(
-    work: impl Future<Output = T>,
-    deadline: impl Future<Output = ()>,
-) -> Option<T> {
-    let mut work = std::pin::pin!(work);
-    let mut deadline = std::pin::pin!(deadline);
-    std::future::poll_fn(|cx| {
-        if let std::task::Poll::Ready(done) = work.as_mut().poll(cx) {
-            return std::task::Poll::Ready(Some(done));
-        }
-        deadline.as_mut().poll(cx).map(|()| None)
-    })
-    .await
-}

@@ -24,12 +24,16 @@ pub mod server;
 mod signals;
 mod stream;
 
+/// The IO trait of the ORS [`Client`], under its first name: it is [`HttpIo`](crate::io::HttpIo),
+/// which the UTCP provider uses too. Implement that one; this name stays for the code that
+/// already says `OrsIo`.
+pub use crate::io::HttpIo as OrsIo;
 pub use call::{
     json_answer, json_checked, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace,
 };
 #[cfg(feature = "ors-server")]
 pub use calls::{Busy, Calls};
-pub use client::{Client, OrsIo, MAX_JSON_ANSWER};
+pub use client::{Client, MAX_JSON_ANSWER};
 pub use environment::{
     text_result, tool_error, Environment, SetupFuture, Split, ToolFuture, ToolSpec,
 };

@@ -2,19 +2,7 @@
 //! (sessions, and tool calls resumed by task id, with every decision in its IO-free
 //! `Call`) over [`SmolOrs`]: smol's event streams, one-shot requests and timer.
 
-use async_io::Timer;
-use bytes::Bytes;
-use futures_lite::StreamExt;
-use http::{Request, Response};
-use http_body_util::BodyExt;
-use ssekit::Instant;
-use ssekit_http::client::{origin_form, Item, RequestSpec};
-use ssekit_http::ors::OrsIo;
 pub use ssekit_http::ors::{CallOptions, Trace};
-
-use crate::client::{send, EventSource, Items, SCHEMES};
-use crate::time::Clock;
-use crate::Error;
 
 /// An ORS client on smol (see [`ssekit_http::ors::Client`] for every method).
 ///
@@ -31,8 +19,8 @@ use crate::Error;
 /// ```
 pub type Client = ssekit_http::ors::Client<SmolOrs>;
 
-/// What the ORS [`Client`] does its IO with on smol: one connection per request or
-/// stream, `async_io` timers.
+/// What the ORS [`Client`] does its IO with on smol: the transport's
+/// [`SmolHttp`](crate::client::SmolHttp), under the name it had first.
 ///
 /// # Example
 /// ```
@@ -40,46 +28,4 @@ pub type Client = ssekit_http::ors::Client<SmolOrs>;
 /// let io = ssekit_smol::ors::SmolOrs::new()?;
 /// # let _ = io; Ok::<(), ssekit_smol::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
-pub struct SmolOrs {
-    clock: Clock,
-}
-
-impl OrsIo for SmolOrs {
-    const SCHEMES: &'static [&'static str] = SCHEMES;
-    type Events = Items;
-
-    fn new() -> Result<Self, Error> {
-        Ok(SmolOrs {
-            clock: Clock::new(),
-        })
-    }
-
-    fn events(&self, spec: RequestSpec) -> Items {
-        EventSource::from_spec(spec).stream()
-    }
-
-    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
-        events.next().await
-    }
-
-    async fn request(&self, mut req: Request<Bytes>) -> Result<Response<Bytes>, Error> {
-        let uri = req.uri().clone();
-        origin_form(&mut req)?;
-        let (resp, _connection) = send(uri, req, &Default::default()).await?;
-        let (head, body) = resp.into_parts();
-        // A JSON answer, not a stream: bounded, so a server cannot make the client buffer
-        // without end.
-        let body = http_body_util::Limited::new(body, ssekit_http::ors::MAX_JSON_ANSWER);
-        let bytes = body.collect().await.map_err(Error::Http)?.to_bytes();
-        Ok(Response::from_parts(head, bytes))
-    }
-
-    fn now(&self) -> Instant {
-        self.clock.now()
-    }
-
-    async fn sleep_until(&self, at: Instant) {
-        Timer::at(self.clock.at(at)).await;
-    }
-}
+pub type SmolOrs = crate::client::SmolHttp;

@@ -1,6 +1,31 @@
 //! UTCP SSE providers, from the specification page's own examples, against 127.0.0.1.
+//!
+//! Every client-side scenario is a function generic over the transport (`T: HttpIo`), run
+//! once per runtime by [`runtimes!`]: `name::hyper` (ssekit-hyper on tokio) and `name::smol`
+//! (ssekit-smol; its client brings its own reactor, so it runs inside a tokio test). The
+//! servers are hyper services on tokio either way.
 
+// The helpers of ssekit-hyper's suites (servers on 127.0.0.1), shared rather than copied.
+#[path = "../../transport-hyper/tests/common/mod.rs"]
 mod common;
+
+/// Runs the scenario `$name::<T>()` with each transport's provider: as the tests
+/// `$name::hyper` and `$name::smol`.
+macro_rules! runtimes {
+    ($name:ident) => {
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn hyper() {
+                super::$name::<ssekit_hyper::client::HyperHttp>().await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn smol() {
+                super::$name::<ssekit_smol::client::SmolHttp>().await;
+            }
+        }
+    };
+}
 
 use std::sync::{Arc, Mutex};
 
@@ -10,9 +35,10 @@ use futures_util::StreamExt;
 use http_body_util::BodyExt;
 use serde_json::json;
 use ssekit::Event;
-use ssekit_hyper::client::Item;
+use ssekit_http::client::Item;
+use ssekit_http::io::HttpIo;
 use ssekit_hyper::server::{response, SseBody};
-use ssekit_hyper::utcp::{Auth, SseProvider};
+use ssekit_utcp::{Auth, SseProvider};
 
 /// The page's full configuration example, verbatim.
 const FULL: &str = r#"{
@@ -149,15 +175,27 @@ fn cut_after(events: Vec<Event>) -> common::Resp {
 /// Half an event: what a stream that is cut ends with.
 const CUT: &[u8] = b"data: cut before its end";
 
-fn with_url(json: &str, url: &str) -> SseProvider {
+/// Every event (or the error that ended the stream) of one connection of `provider`,
+/// within 5 s.
+async fn all_events<T: HttpIo>(
+    provider: &SseProvider<T>,
+) -> Vec<Result<Event, ssekit_http::Error>> {
+    let events = async {
+        let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+        source.events().collect().await
+    };
+    within(5, events).await
+}
+
+fn with_url<T>(json: &str, url: &str) -> SseProvider<T> {
     let mut value: serde_json::Value = serde_json::from_str(json).unwrap();
     value["url"] = json!(url);
-    SseProvider::from_json(&value.to_string()).unwrap()
+    SseProvider::<T>::from_json(&value.to_string()).unwrap()
 }
 
 #[test]
 fn an_undefined_variable_is_an_error() {
-    let err = SseProvider::from_json(FULL)
+    let err = SseProvider::<()>::from_json(FULL)
         .unwrap()
         .with_variables(|_| None)
         .unwrap_err();
@@ -169,7 +207,7 @@ fn an_undefined_variable_is_an_error() {
 
 #[test]
 fn the_pages_examples_parse_with_their_defaults() {
-    let full = SseProvider::from_json(FULL).unwrap();
+    let full = SseProvider::<()>::from_json(FULL).unwrap();
     assert_eq!(full.event_type.as_deref(), Some("message"));
     assert!(full.reconnect);
     assert_eq!(full.retry_timeout, 30_000);
@@ -185,7 +223,7 @@ fn the_pages_examples_parse_with_their_defaults() {
     assert_eq!(full.headers["User-Agent"], "UTCP Client");
     assert_eq!(full.body_field.as_deref(), Some("payload"));
     assert_eq!(full.header_fields, ["api_version", "client_id"]);
-    let market = SseProvider::from_json(MARKET).unwrap();
+    let market = SseProvider::<()>::from_json(MARKET).unwrap();
     assert_eq!(
         (
             market.reconnect,
@@ -194,8 +232,8 @@ fn the_pages_examples_parse_with_their_defaults() {
         ),
         (true, 30_000, true)
     );
-    assert!(SseProvider::from_json(NOTIFY).unwrap().auth.is_some());
-    assert!(SseProvider::from_json(&FULL.replace("\"sse\"", "\"http\"")).is_err());
+    assert!(SseProvider::<()>::from_json(NOTIFY).unwrap().auth.is_some());
+    assert!(SseProvider::<()>::from_json(&FULL.replace("\"sse\"", "\"http\"")).is_err());
     let basic: Auth =
         serde_json::from_value(json!({"auth_type": "basic", "username": "u", "password": "p"}))
             .unwrap();
@@ -207,11 +245,13 @@ fn the_pages_examples_parse_with_their_defaults() {
     assert!(matches!(oauth, Auth::OAuth2 { scope: None, .. }));
 }
 
-#[tokio::test]
-async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_by_type() {
+runtimes!(the_full_example_splits_inputs_into_headers_body_and_query_and_filters_by_type);
+async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_by_type<
+    T: HttpIo,
+>() {
     let log = Log::default();
     let base = server("message", log.clone()).await;
-    let provider = with_url(FULL, &format!("{base}/events"))
+    let provider = with_url::<T>(FULL, &format!("{base}/events"))
         .with_variables(|name| (name == "YOUR_API_KEY").then(|| "key-from-env".to_owned()))
         .unwrap();
     let inputs = json!({"payload": {"q": "up?"}, "api_version": "2", "client_id": "c-9", "symbol": "AAPL & co"});
@@ -236,17 +276,17 @@ async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_
     assert_eq!(h["content-type"], "application/json");
 }
 
+runtimes!(a_call_ends_at_a_clean_end_of_its_stream);
 /// A tool call runs "until the connection is closed": a clean end ends it, without the
 /// reconnect (and the repeated results) of a subscription; a cut resumes it (the market
 /// test below).
-#[tokio::test]
-async fn a_call_ends_at_a_clean_end_of_its_stream() {
+async fn a_call_ends_at_a_clean_end_of_its_stream<T: HttpIo>() {
     let log = Log::default();
     let base = server("price_update", log.clone()).await;
     let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
     value["url"] = json!(format!("{base}/stream"));
     value["retry_timeout"] = json!(50);
-    let provider = SseProvider::from_json(&value.to_string()).unwrap();
+    let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
     let source = provider
         .connect(json!({"symbol": "AAPL"}).as_object().unwrap())
         .await
@@ -265,14 +305,16 @@ async fn a_call_ends_at_a_clean_end_of_its_stream() {
     assert_eq!(log.lock().unwrap().len(), 1, "no reconnect after the end");
 }
 
-#[tokio::test]
-async fn the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last_event_id() {
+runtimes!(the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last_event_id);
+async fn the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last_event_id<
+    T: HttpIo,
+>() {
     let log = Log::default();
     let base = cutting_server("price_update", log.clone()).await;
     let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
     value["url"] = json!(format!("{base}/stream"));
     value["retry_timeout"] = json!(50); // the page's 30 s default would make this test slow
-    let provider = SseProvider::from_json(&value.to_string()).unwrap();
+    let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
     let source = provider
         .connect(json!({"symbol": "AAPL"}).as_object().unwrap())
         .await
@@ -295,10 +337,10 @@ async fn the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last
     assert_eq!(log[1].headers["last-event-id"], "1");
 }
 
+runtimes!(query_inputs_survive_a_fragment_in_the_provider_url);
 /// A fragment in the provider URL is not sent, and does not take the query inputs with it
 /// (they were appended after it, where the request URI had already ended).
-#[tokio::test]
-async fn query_inputs_survive_a_fragment_in_the_provider_url() {
+async fn query_inputs_survive_a_fragment_in_the_provider_url<T: HttpIo>() {
     let log = Log::default();
     let base = server("price_update", log.clone()).await;
     for (url, expected) in [
@@ -308,7 +350,7 @@ async fn query_inputs_survive_a_fragment_in_the_provider_url() {
         let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
         value["url"] = json!(url);
         value["reconnect"] = json!(false);
-        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
         let inputs = json!({"symbol": "AAPL"});
         let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
         let _: Vec<_> = within(5, source.events().collect()).await;
@@ -316,13 +358,13 @@ async fn query_inputs_survive_a_fragment_in_the_provider_url() {
     }
 }
 
-#[tokio::test]
-async fn a_null_event_type_delivers_every_event() {
+runtimes!(a_null_event_type_delivers_every_event);
+async fn a_null_event_type_delivers_every_event<T: HttpIo>() {
     let base = server("price_update", Log::default()).await;
     let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
     value["url"] = json!(format!("{base}/stream"));
     value["event_type"] = serde_json::Value::Null;
-    let provider = SseProvider::from_json(&value.to_string()).unwrap();
+    let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
     assert_eq!(provider.event_type, None);
     let source = provider.connect(&serde_json::Map::new()).await.unwrap();
     let mut items = source.stream();
@@ -335,25 +377,16 @@ async fn a_null_event_type_delivers_every_event() {
     assert_eq!(types, ["other", "price_update"], "no filter");
 }
 
-#[tokio::test]
-async fn basic_and_oauth2_auth_and_reconnect_false() {
+runtimes!(basic_and_oauth2_auth_and_reconnect_false);
+async fn basic_and_oauth2_auth_and_reconnect_false<T: HttpIo>() {
     let log = Log::default();
     let base = server("notification", log.clone()).await;
     let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
     value["url"] = json!(format!("{base}/events"));
     value["reconnect"] = json!(false);
     value["auth"] = json!({"auth_type": "basic", "username": "Aladdin", "password": "open sesame"});
-    let provider = SseProvider::from_json(&value.to_string()).unwrap();
-    let all: Vec<_> = within(
-        5,
-        provider
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
+    let all: Vec<_> = all_events(&provider).await;
     assert_eq!(
         all.len(),
         1,
@@ -365,17 +398,8 @@ async fn basic_and_oauth2_auth_and_reconnect_false() {
     );
 
     value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("{base}/token"), "client_id": "id 1", "client_secret": "s&cret", "scope": "read"});
-    let provider = SseProvider::from_json(&value.to_string()).unwrap();
-    let all: Vec<_> = within(
-        5,
-        provider
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
+    let all: Vec<_> = all_events(&provider).await;
     assert_eq!(all.len(), 1);
     let log = log.lock().unwrap();
     let token_request = log.iter().find(|s| s.method == "TOKEN").unwrap();
@@ -387,464 +411,6 @@ async fn basic_and_oauth2_auth_and_reconnect_false() {
         log.last().unwrap().headers["authorization"],
         "Bearer tok-123"
     );
-}
-
-// ---------------------------------------------------------------------------------------
-// The schema subset: each keyword matched and violated, invalid schemas, the depth limit.
-
-mod schema {
-    use serde_json::{json, Value};
-    use ssekit_hyper::utcp::{Schema, MAX_DEPTH};
-
-    fn schema(json: Value) -> Schema {
-        Schema::new(json).unwrap()
-    }
-
-    /// (path, expected, found) of the first mismatch.
-    fn refused(schema: &Schema, value: Value) -> (String, String, String) {
-        let m = schema.validate(&value).unwrap_err();
-        (m.path, m.expected, m.found)
-    }
-
-    fn triple(path: &str, expected: &str, found: &str) -> (String, String, String) {
-        (path.into(), expected.into(), found.into())
-    }
-
-    #[test]
-    fn type_names_each_type_and_integer_is_a_number_without_fraction() {
-        let cases = [
-            ("null", json!(null), json!(0)),
-            ("boolean", json!(true), json!("true")),
-            ("object", json!({}), json!([])),
-            ("array", json!([]), json!({})),
-            ("number", json!(1.5), json!("1.5")),
-            ("integer", json!(3), json!(3.5)),
-            ("string", json!("s"), json!(null)),
-        ];
-        for (name, good, bad) in cases {
-            let s = schema(json!({ "type": name }));
-            assert!(s.validate(&good).is_ok(), "{name} accepts {good}");
-            let (path, expected, _) = refused(&s, bad.clone());
-            assert_eq!(
-                (path.as_str(), expected.as_str()),
-                ("", name),
-                "{name} refuses {bad}"
-            );
-        }
-        let integer = schema(json!({"type": "integer"}));
-        assert!(integer.validate(&json!(3.0)).is_ok(), "3.0 is an integer");
-        assert!(integer.validate(&json!(u64::MAX)).is_ok());
-        assert!(integer.validate(&json!(-7)).is_ok());
-        let number = schema(json!({"type": "number"}));
-        assert!(number.validate(&json!(3)).is_ok(), "an integer is a number");
-        assert_eq!(
-            refused(&integer, json!(2.5)),
-            triple("", "integer", "number 2.5")
-        );
-    }
-
-    #[test]
-    fn a_type_array_is_any_of_them_and_makes_a_value_nullable() {
-        let s = schema(json!({"type": ["string", "null"]}));
-        assert!(s.validate(&json!("x")).is_ok());
-        assert!(s.validate(&json!(null)).is_ok());
-        assert_eq!(
-            refused(&s, json!(1)),
-            triple("", "null or string", "number 1")
-        );
-    }
-
-    #[test]
-    fn properties_check_present_properties_only() {
-        let s = schema(json!({"type": "object", "properties": {"price": {"type": "number"}}}));
-        assert!(s.validate(&json!({"price": 1.25})).is_ok());
-        assert!(s.validate(&json!({})).is_ok(), "not required");
-        assert!(s.validate(&json!({"other": "x"})).is_ok(), "others allowed");
-        assert_eq!(
-            refused(&s, json!({"price": "1.25"})),
-            triple("/price", "number", "string \"1.25\"")
-        );
-        // Without "type", a non-object passes "properties", as in JSON Schema.
-        let untyped = schema(json!({"properties": {"price": {"type": "number"}}}));
-        assert!(untyped.validate(&json!("not an object")).is_ok());
-    }
-
-    #[test]
-    fn required_names_the_missing_property() {
-        let s = schema(json!({"type": "object", "required": ["symbol", "price"]}));
-        assert!(s.validate(&json!({"symbol": "A", "price": 1})).is_ok());
-        assert_eq!(
-            refused(&s, json!({"symbol": "A"})),
-            triple("/price", "a value (required)", "nothing")
-        );
-        let nested = schema(json!({"properties": {"quote": {"required": ["a/b"]}}}));
-        assert_eq!(
-            refused(&nested, json!({"quote": {}})).0,
-            "/quote/a~1b",
-            "JSON Pointer escapes /"
-        );
-    }
-
-    #[test]
-    fn items_checks_every_element_and_names_its_index() {
-        let s = schema(json!({"type": "object", "properties": {
-            "ticks": {"type": "array", "items": {"type": "object", "properties": {"p": {"type": "number"}}}}
-        }}));
-        assert!(s
-            .validate(&json!({"ticks": [{"p": 1}, {"p": 2.5}]}))
-            .is_ok());
-        assert!(s.validate(&json!({"ticks": []})).is_ok());
-        assert_eq!(
-            refused(&s, json!({"ticks": [{"p": 1}, {"p": true}]})),
-            triple("/ticks/1/p", "number", "boolean true")
-        );
-    }
-
-    /// 2020-12's `prefixItems` checks the first elements by position and `items` only the
-    /// rest; the older tuple form (`items` an array, `additionalItems` the rest) likewise.
-    /// Before, `prefixItems` was ignored and `items` applied to every element, so a closed
-    /// tuple (`"items": false`) refused every non-empty array.
-    #[test]
-    fn prefix_items_check_by_position_and_items_the_rest() {
-        let closed = schema(json!({"type": "array",
-            "prefixItems": [{"type": "string"}, {"type": "number"}], "items": false}));
-        assert!(closed.validate(&json!(["AAPL", 189.5])).is_ok());
-        assert!(closed.validate(&json!(["AAPL"])).is_ok(), "shorter is fine");
-        assert_eq!(
-            refused(&closed, json!([189.5, "AAPL"])),
-            triple("/0", "string", "number 189.5")
-        );
-        assert_eq!(
-            refused(&closed, json!(["AAPL", 1, 2])),
-            triple("/2", "nothing (the schema is false)", "number 2")
-        );
-        let open =
-            schema(json!({"prefixItems": [{"type": "string"}], "items": {"type": "integer"}}));
-        assert!(open.validate(&json!(["a", 1, 2])).is_ok());
-        assert_eq!(
-            refused(&open, json!(["a", 1, "b"])),
-            triple("/2", "integer", "string \"b\"")
-        );
-        let old = schema(json!({"items": [{"type": "string"}], "additionalItems": false}));
-        assert!(old.validate(&json!(["a"])).is_ok());
-        assert_eq!(
-            refused(&old, json!([1])),
-            triple("/0", "string", "number 1")
-        );
-        assert_eq!(
-            refused(&old, json!(["a", "b"])),
-            triple("/1", "nothing (the schema is false)", "string \"b\"")
-        );
-        // The tuple form alone constrains only its positions.
-        let tuple = schema(json!({"items": [{"type": "string"}]}));
-        assert!(tuple.validate(&json!(["a", 2])).is_ok());
-        assert!(tuple.validate(&json!([1, 2])).is_err());
-        assert_eq!(
-            Schema::new(json!({"prefixItems": {"type": "string"}}))
-                .unwrap_err()
-                .path,
-            "/prefixItems"
-        );
-    }
-
-    /// Keys matching a `patternProperties` pattern are exempt from `additionalProperties`;
-    /// patterns are not read here, so it is not checked where there are any (before, such a
-    /// key was refused).
-    #[test]
-    fn additional_properties_is_not_checked_beside_pattern_properties() {
-        let s = schema(
-            json!({"type": "object", "properties": {"symbol": {"type": "string"}},
-            "patternProperties": {"^x-": {}}, "additionalProperties": false}),
-        );
-        assert!(s
-            .validate(&json!({"symbol": "AAPL", "x-trace": "abc"}))
-            .is_ok());
-        assert_eq!(
-            refused(&s, json!({"symbol": 1})),
-            triple("/symbol", "string", "number 1")
-        );
-    }
-
-    #[test]
-    fn enum_and_const_compare_numbers_by_value() {
-        let s = schema(json!({"enum": ["up", "down", 1, null, {"a": [1]}]}));
-        for good in [json!("up"), json!(1.0), json!(null), json!({"a": [1.0]})] {
-            assert!(s.validate(&good).is_ok(), "{good}");
-        }
-        assert_eq!(
-            refused(&s, json!("sideways")),
-            triple(
-                "",
-                "one of [\"up\", \"down\", 1, null, {\"a\":[1]}]",
-                "string \"sideways\""
-            )
-        );
-        let c = schema(json!({"const": {"v": 2}}));
-        assert!(c.validate(&json!({"v": 2.0})).is_ok());
-        assert_eq!(
-            refused(&c, json!({"v": 3})),
-            triple("", "exactly {\"v\":2}", "object with 1 properties")
-        );
-    }
-
-    /// `enum` and `const` are read where they are in the schema (not copied): under property
-    /// names that need escaping in a JSON Pointer, the empty name, and `items`.
-    #[test]
-    fn enum_and_const_are_read_under_any_property_name() {
-        let s = schema(json!({"properties": {
-            "a/b~c": {"enum": [1, "x"]},
-            "": {"const": {"k": [2]}},
-            "list": {"items": {"properties": {"~1": {"const": true}}}}
-        }}));
-        assert!(s
-            .validate(&json!({"a/b~c": 1.0, "": {"k": [2.0]}, "list": [{"~1": true}]}))
-            .is_ok());
-        assert_eq!(
-            refused(&s, json!({"a/b~c": 2})),
-            triple("/a~1b~0c", "one of [1, \"x\"]", "number 2")
-        );
-        assert_eq!(
-            refused(&s, json!({"": {"k": [3]}})),
-            triple("/", "exactly {\"k\":[2]}", "object with 1 properties")
-        );
-        assert_eq!(
-            refused(&s, json!({"list": [{"~1": true}, {"~1": false}]})),
-            triple("/list/1/~01", "exactly true", "boolean false")
-        );
-    }
-
-    #[test]
-    fn additional_properties_false_or_a_schema() {
-        let closed = schema(json!({"properties": {"a": {}}, "additionalProperties": false}));
-        assert!(closed.validate(&json!({"a": 1})).is_ok());
-        assert_eq!(
-            refused(&closed, json!({"a": 1, "b": "x"})),
-            triple(
-                "/b",
-                "no such property (additionalProperties is false)",
-                "string \"x\""
-            )
-        );
-        let map = schema(json!({"additionalProperties": {"type": "number"}}));
-        assert!(map.validate(&json!({"x": 1, "y": 2})).is_ok());
-        assert_eq!(
-            refused(&map, json!({"x": 1, "y": "2"})),
-            triple("/y", "number", "string \"2\"")
-        );
-    }
-
-    #[test]
-    fn minimum_and_maximum_bound_numbers_only() {
-        let s = schema(json!({"minimum": 0, "maximum": 10.5}));
-        for good in [json!(0), json!(10.5), json!(3), json!("not a number")] {
-            assert!(s.validate(&good).is_ok(), "{good}");
-        }
-        assert_eq!(
-            refused(&s, json!(-1)),
-            triple("", "at least 0", "number -1")
-        );
-        assert_eq!(
-            refused(&s, json!(11)),
-            triple("", "at most 10.5", "number 11")
-        );
-        let big = schema(json!({"maximum": u64::MAX - 1}));
-        assert!(
-            big.validate(&json!(u64::MAX)).is_err(),
-            "exact for integers"
-        );
-    }
-
-    /// Integers past 2^53 are not rounded to an `f64` when compared with a float, in
-    /// `minimum`, `maximum`, `const` and `enum` (2^53 + 1 as an `f64` is 2^53).
-    #[test]
-    fn an_integer_past_2_pow_53_and_a_float_compare_exactly() {
-        let two_53 = serde_json::Number::from_f64(9_007_199_254_740_992.0).unwrap();
-        let above = json!(9_007_199_254_740_993u64);
-        let below = json!(9_007_199_254_740_991u64);
-        let max = schema(json!({ "maximum": two_53 }));
-        assert_eq!(
-            refused(&max, above.clone()),
-            triple("", "at most 9007199254740992.0", "number 9007199254740993")
-        );
-        assert!(max.validate(&json!(9_007_199_254_740_992u64)).is_ok());
-        let min = schema(json!({"minimum": 9_007_199_254_740_993u64}));
-        assert_eq!(
-            refused(&min, json!(two_53)),
-            triple("", "at least 9007199254740993", "number 9007199254740992.0")
-        );
-        assert!(min.validate(&above).is_ok());
-        for keyword in [json!({ "const": two_53 }), json!({ "enum": [two_53] })] {
-            let s = schema(keyword.clone());
-            assert!(s.validate(&above).is_err(), "{keyword}");
-            assert!(s.validate(&below).is_err(), "{keyword}");
-            assert!(
-                s.validate(&json!(9_007_199_254_740_992u64)).is_ok(),
-                "{keyword}"
-            );
-        }
-        // Past u64: 2^64 as a float is more than every integer JSON gives.
-        let top = schema(json!({"maximum": u64::MAX}));
-        assert!(top
-            .validate(&json!(18_446_744_073_709_551_616.0f64))
-            .is_err());
-        // Two integers were already exact.
-        let c = schema(json!({"const": 9_007_199_254_740_993u64}));
-        assert!(c.validate(&json!(9_007_199_254_740_992u64)).is_err());
-    }
-
-    #[test]
-    fn boolean_schemas_and_ignored_keywords() {
-        assert!(schema(json!(true)).validate(&json!([1])).is_ok());
-        assert!(schema(json!({})).validate(&json!([1])).is_ok());
-        assert_eq!(
-            refused(&schema(json!(false)), json!(1)),
-            triple("", "nothing (the schema is false)", "number 1")
-        );
-        let ignored = schema(json!({
-            "type": "string", "minLength": 5, "pattern": "^x", "format": "date-time",
-            "anyOf": [{"type": "number"}], "$ref": "#/x", "description": "d"
-        }));
-        assert!(ignored.validate(&json!("ab")).is_ok());
-        assert!(ignored.validate(&json!(null)).is_err());
-        // OpenAPI's `nullable: true` adds `null` to the type (before, it was ignored and
-        // `null` refused).
-        let nullable = schema(json!({"type": "string", "nullable": true}));
-        assert!(nullable.validate(&json!(null)).is_ok());
-        assert!(nullable.validate(&json!(1)).is_err());
-        assert!(schema(json!({"type": "string", "nullable": false}))
-            .validate(&json!(null))
-            .is_err());
-    }
-
-    #[test]
-    fn a_known_keyword_in_a_wrong_form_is_an_invalid_schema() {
-        for (bad, path, problem) in [
-            (
-                json!(5),
-                "",
-                "a schema is an object or a boolean, not number 5",
-            ),
-            (json!({"type": "strin"}), "/type", "unknown type \"strin\""),
-            (json!({"type": []}), "/type", "type is an empty array"),
-            (
-                json!({"type": 5}),
-                "/type",
-                "type is not a name or an array of names",
-            ),
-            (
-                json!({"required": "a"}),
-                "/required",
-                "required is not an array of strings",
-            ),
-            (
-                json!({"properties": []}),
-                "/properties",
-                "properties is not an object",
-            ),
-            (json!({"enum": "a"}), "/enum", "enum is not an array"),
-            (
-                json!({"minimum": "0"}),
-                "/minimum",
-                "minimum is not a number",
-            ),
-            (
-                json!({"properties": {"p": {"items": {"type": "numbr"}}}}),
-                "/properties/p/items/type",
-                "unknown type \"numbr\"",
-            ),
-        ] {
-            let err = Schema::new(bad.clone()).unwrap_err();
-            assert_eq!(
-                (err.path.as_str(), err.problem.as_str()),
-                (path, problem),
-                "{bad}"
-            );
-        }
-    }
-
-    fn nested_items(levels: usize) -> Value {
-        let mut s = json!({"type": "number"});
-        for _ in 0..levels {
-            s = json!({"type": "array", "items": s});
-        }
-        s
-    }
-
-    #[test]
-    fn schemas_nest_at_most_max_depth_levels() {
-        assert_eq!(MAX_DEPTH, 32);
-        let deepest = schema(nested_items(MAX_DEPTH));
-        let mut value = json!(1);
-        for _ in 0..MAX_DEPTH {
-            value = json!([value]);
-        }
-        assert!(deepest.validate(&value).is_ok());
-        let err = Schema::new(nested_items(MAX_DEPTH + 1)).unwrap_err();
-        assert_eq!(err.problem, "subschemas nest deeper than 32 levels");
-        assert_eq!(err.path, "/items".repeat(MAX_DEPTH + 1));
-        // properties and additionalProperties count as levels too.
-        let mut props = json!({});
-        for _ in 0..=MAX_DEPTH {
-            props = json!({"additionalProperties": {"properties": {"p": props}}});
-        }
-        assert!(Schema::new(props).is_err());
-        // enum and const values are bounded too (they are compared recursively).
-        let mut deep = json!(1);
-        for _ in 0..=MAX_DEPTH {
-            deep = json!([deep]);
-        }
-        assert!(Schema::new(json!({"const": deep})).is_err());
-        assert!(Schema::new(json!({"enum": [deep]})).is_err());
-        assert!(Schema::new(json!({"enum": [deep[0]]})).is_ok());
-    }
-
-    /// Takes a nested array apart without serde_json's recursive drop.
-    fn dismantle(mut v: Value) {
-        while let Value::Array(mut items) = v {
-            match items.pop() {
-                Some(inner) => v = inner,
-                None => return,
-            }
-        }
-    }
-
-    #[test]
-    fn a_hostile_schema_or_payload_does_not_recurse_past_the_limit() {
-        // On a 1 MiB stack: checking a payload 100 000 arrays deep would overflow it if the
-        // check followed the payload rather than the schema.
-        let worker = std::thread::Builder::new()
-            .stack_size(1024 * 1024)
-            .spawn(|| {
-                let mut payload = json!(1);
-                for _ in 0..100_000 {
-                    payload = Value::Array(vec![payload]);
-                }
-                let shallow = Schema::new(nested_items(MAX_DEPTH)).unwrap();
-                let m = shallow.validate(&payload).unwrap_err();
-                assert_eq!(m.found, "array of 1 items");
-                assert_eq!(m.path, "/0".repeat(MAX_DEPTH));
-                let with_enum = Schema::new(json!({"enum": [[[[1]]]]})).unwrap();
-                assert!(with_enum.validate(&payload).is_err());
-                assert!(Schema::any().validate(&payload).is_ok());
-                dismantle(payload);
-                // The deepest schema JSON text can carry (serde_json refuses 128 levels),
-                // through subschemas and through an ignored keyword.
-                let text = format!("{}{{}}{}", r#"{"items":"#.repeat(126), "}".repeat(126));
-                let err = Schema::new(serde_json::from_str(&text).unwrap()).unwrap_err();
-                assert_eq!(err.problem, "subschemas nest deeper than 32 levels");
-                let text = format!(r#"{{"examples":{}1{}}}"#, "[".repeat(126), "]".repeat(126));
-                assert!(Schema::new(serde_json::from_str(&text).unwrap()).is_ok());
-            })
-            .unwrap();
-        worker.join().unwrap();
-    }
-
-    #[test]
-    fn long_values_are_cut_in_messages() {
-        let s = schema(json!({"type": "number"}));
-        let found = refused(&s, json!("é".repeat(1000))).2;
-        assert_eq!(found, format!("string \"{}…\"", "é".repeat(40)));
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -894,8 +460,9 @@ mod call {
     use http_body_util::BodyExt;
     use serde_json::json;
     use ssekit::Event;
+    use ssekit_http::io::HttpIo;
     use ssekit_hyper::server::{response, SseBody};
-    use ssekit_hyper::utcp::{CallError, OnMismatch, Output, SseProvider, Tool};
+    use ssekit_utcp::{CallError, OnMismatch, Output, SseProvider, Tool};
 
     /// A market stream: price updates for the `symbol` asked (a good one, a price sent as a
     /// string, data that is not JSON, an event of another type, a good one), then the end.
@@ -934,11 +501,11 @@ mod call {
         format!("http://{addr}")
     }
 
-    fn provider(base: &str) -> SseProvider {
+    fn provider<T>(base: &str) -> SseProvider<T> {
         let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
         value["url"] = json!(format!("{base}/stream"));
         value["reconnect"] = json!(false); // one connection: the stream ends with the body
-        SseProvider::from_json(&value.to_string()).unwrap()
+        SseProvider::<T>::from_json(&value.to_string()).unwrap()
     }
 
     fn prices(outputs: &[Result<Output, CallError>]) -> Vec<String> {
@@ -951,13 +518,13 @@ mod call {
             .collect()
     }
 
-    #[tokio::test]
-    async fn watch_stock_yields_parsed_updates_and_names_each_bad_one() {
+    runtimes!(watch_stock_yields_parsed_updates_and_names_each_bad_one);
+    async fn watch_stock_yields_parsed_updates_and_names_each_bad_one<T: HttpIo>() {
         let log = Log::default();
         let base = market(log.clone()).await;
         let tool = Tool::from_json(WATCH_STOCK).unwrap();
         let inputs = json!({"symbol": "AAPL"});
-        let call = provider(&base)
+        let call = provider::<T>(&base)
             .call(&tool, inputs.as_object().unwrap())
             .await
             .unwrap();
@@ -1004,12 +571,12 @@ mod call {
         );
     }
 
-    #[tokio::test]
-    async fn on_mismatch_end_stops_at_the_first_bad_event() {
+    runtimes!(on_mismatch_end_stops_at_the_first_bad_event);
+    async fn on_mismatch_end_stops_at_the_first_bad_event<T: HttpIo>() {
         let base = market(Log::default()).await;
         let tool = Tool::from_json(WATCH_STOCK).unwrap();
         let inputs = json!({"symbol": "AAPL"});
-        let call = provider(&base)
+        let call = provider::<T>(&base)
             .call(&tool, inputs.as_object().unwrap())
             .await
             .unwrap()
@@ -1022,11 +589,11 @@ mod call {
         );
     }
 
+    runtimes!(event_data_past_the_parse_limit_is_refused_unparsed);
     /// Data past the parse limit is not parsed (as a `Value` it could take ~90 times its
     /// size): it is reported as too large, then skipped like a mismatch, or ends the stream.
-    #[tokio::test]
-    async fn event_data_past_the_parse_limit_is_refused_unparsed() {
-        use ssekit_hyper::utcp::DEFAULT_MAX_OUTPUT;
+    async fn event_data_past_the_parse_limit_is_refused_unparsed<T: HttpIo>() {
+        use ssekit_utcp::DEFAULT_MAX_OUTPUT;
         // JSON strings of exactly the limit and of one byte more, then a small object.
         let string = |len: usize| format!("\"{}\"", "x".repeat(len - 2));
         let datas = [
@@ -1053,7 +620,7 @@ mod call {
         .await;
         let tool =
             Tool::from_json(r#"{"name":"t","outputs":{"type":["object","string"]}}"#).unwrap();
-        let provider = provider(&format!("http://{addr}"));
+        let provider = provider::<T>(&format!("http://{addr}"));
         let call = provider.call(&tool, &serde_json::Map::new()).await.unwrap();
         let outputs: Vec<_> = within(10, call.outputs().collect()).await;
         assert_eq!(outputs.len(), 3);
@@ -1088,15 +655,15 @@ mod call {
         ));
     }
 
-    #[tokio::test]
-    async fn inputs_that_do_not_match_are_refused_before_any_request() {
+    runtimes!(inputs_that_do_not_match_are_refused_before_any_request);
+    async fn inputs_that_do_not_match_are_refused_before_any_request<T: HttpIo>() {
         let log = Log::default();
         let base = market(log.clone()).await;
         // OAuth2 too: not even the token request may leave.
         let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
         value["url"] = json!(format!("{base}/stream"));
         value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("{base}/token"), "client_id": "c", "client_secret": "s"});
-        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
         let tool = Tool::from_json(WATCH_STOCK).unwrap();
         for (inputs, path, expected, found) in [
             (json!({}), "/symbol", "a value (required)", "nothing"),
@@ -1151,8 +718,9 @@ mod discovery {
     use http_body_util::{Full, StreamBody};
     use serde_json::json;
     use ssekit::Event;
+    use ssekit_http::io::HttpIo;
     use ssekit_hyper::server::{response, SseBody};
-    use ssekit_hyper::utcp::{
+    use ssekit_utcp::{
         discover, CallError, Discovery, DiscoveryError, Manual, ManualEndpoint, Tool,
     };
 
@@ -1215,8 +783,8 @@ mod discovery {
         format!("http://{addr}")
     }
 
-    #[tokio::test]
-    async fn a_manual_served_at_utcp_is_found_from_the_provider_url_and_called() {
+    runtimes!(a_manual_served_at_utcp_is_found_from_the_provider_url_and_called);
+    async fn a_manual_served_at_utcp_is_found_from_the_provider_url_and_called<T: HttpIo>() {
         let paths = Arc::new(Mutex::new(Vec::new()));
         let cell = Late::default();
         let base = api(cell.clone(), paths.clone()).await;
@@ -1229,12 +797,12 @@ mod discovery {
         .with_version("1.0");
         *cell.lock().unwrap() = Some(ManualEndpoint::new(&served));
 
-        let manual = within(5, discover(&format!("{base}/stream?symbol=AAPL")))
+        let manual = within(5, discover::<T>(&format!("{base}/stream?symbol=AAPL")))
             .await
             .unwrap();
         assert_eq!(manual, served, "the manual makes the round trip");
         let tool = manual.tool("watch_stock").unwrap();
-        let provider = tool.sse_provider().unwrap().unwrap();
+        let provider = tool.sse_provider::<T>().unwrap().unwrap();
         let inputs = json!({"symbol": "AAPL"});
         let outputs: Vec<_> = within(
             5,
@@ -1302,8 +870,8 @@ mod discovery {
         );
     }
 
-    #[tokio::test]
-    async fn a_utcp_1_manual_with_unknown_fields_parses() {
+    runtimes!(a_utcp_1_manual_with_unknown_fields_parses);
+    async fn a_utcp_1_manual_with_unknown_fields_parses<T: HttpIo>() {
         let manual = json!({
             "manual_version": "1.0.0", "utcp_version": "1.0.1",
             "info": {"title": "Markets", "version": "1.0.0"}, "x-vendor": true,
@@ -1318,23 +886,26 @@ mod discovery {
             }]
         });
         let base = raw(manual.to_string().into_bytes(), false).await;
-        let manual = within(5, discover(&base)).await.unwrap();
+        let manual = within(5, discover::<T>(&base)).await.unwrap();
         assert_eq!(manual.version.as_deref(), Some("1.0.1"));
         assert_eq!(manual.tools.len(), 2);
-        let sse = manual.tools[0].sse_provider().unwrap().unwrap();
+        let sse = manual.tools[0].sse_provider::<T>().unwrap().unwrap();
         assert_eq!(sse.event_type.as_deref(), Some("price_update"));
-        assert!(manual.tools[1].sse_provider().is_none(), "not an SSE tool");
+        assert!(
+            manual.tools[1].sse_provider::<T>().is_none(),
+            "not an SSE tool"
+        );
         assert!(manual.tools[1].provider.is_some(), "kept as written");
     }
 
-    #[tokio::test]
-    async fn an_oversized_manual_is_refused_with_or_without_content_length() {
+    runtimes!(an_oversized_manual_is_refused_with_or_without_content_length);
+    async fn an_oversized_manual_is_refused_with_or_without_content_length<T: HttpIo>() {
         let mut big = br#"{"tools":[],"padding":""#.to_vec();
         big.resize(2 << 20, b'x');
         big.extend_from_slice(b"\"}");
         for chunked in [false, true] {
             let base = raw(big.clone(), chunked).await;
-            let err = within(5, Discovery::new().max_size(1 << 20).fetch(&base))
+            let err = within(5, Discovery::<T>::new().max_size(1 << 20).fetch(&base))
                 .await
                 .unwrap_err();
             assert!(
@@ -1342,17 +913,17 @@ mod discovery {
                 "chunked {chunked}: {err}"
             );
             // The same body within a larger limit is a manual.
-            let manual = within(5, Discovery::new().max_size(4 << 20).fetch(&base))
+            let manual = within(5, Discovery::<T>::new().max_size(4 << 20).fetch(&base))
                 .await
                 .unwrap();
             assert!(manual.tools.is_empty());
         }
     }
 
+    runtimes!(discovery_reads_at_most_1_mib_by_default);
     /// A parsed manual can take ~90 times its bytes (0.73 GB for 8 MiB, the old default):
     /// by default discovery reads at most 1 MiB.
-    #[tokio::test]
-    async fn discovery_reads_at_most_1_mib_by_default() {
+    async fn discovery_reads_at_most_1_mib_by_default<T: HttpIo>() {
         let body = |len: usize| {
             let mut body = br#"{"tools":[],"padding":""#.to_vec();
             body.resize(len - 2, b'x');
@@ -1360,21 +931,21 @@ mod discovery {
             body
         };
         let at_limit = raw(body(1 << 20), false).await;
-        assert!(within(5, discover(&at_limit))
+        assert!(within(5, discover::<T>(&at_limit))
             .await
             .unwrap()
             .tools
             .is_empty());
         let over = raw(body((1 << 20) + 1), true).await;
-        let err = within(5, discover(&over)).await.unwrap_err();
+        let err = within(5, discover::<T>(&over)).await.unwrap_err();
         assert!(
             matches!(err, DiscoveryError::TooLarge { limit: 1_048_576 }),
             "{err}"
         );
     }
 
-    #[tokio::test]
-    async fn a_malformed_manual_is_a_typed_error_naming_where() {
+    runtimes!(a_malformed_manual_is_a_typed_error_naming_where);
+    async fn a_malformed_manual_is_a_typed_error_naming_where<T: HttpIo>() {
         for (body, path, problem) in [
             (
                 &b"<html>not json</html>"[..],
@@ -1414,7 +985,7 @@ mod discovery {
             ),
         ] {
             let base = raw(body.to_vec(), false).await;
-            let err = within(5, discover(&base)).await.unwrap_err();
+            let err = within(5, discover::<T>(&base)).await.unwrap_err();
             let DiscoveryError::Manual(e) = &err else {
                 panic!("{err}");
             };
@@ -1427,8 +998,8 @@ mod discovery {
         }
     }
 
-    #[tokio::test]
-    async fn a_missing_endpoint_and_a_silent_server_end_in_time() {
+    runtimes!(a_missing_endpoint_and_a_silent_server_end_in_time);
+    async fn a_missing_endpoint_and_a_silent_server_end_in_time<T: HttpIo>() {
         let base = api(ready(&Manual::new(vec![])), Arc::default()).await;
         // A path that is not the discovery one would be an event stream: the client only
         // ever asks for /utcp, so use a server without it.
@@ -1438,13 +1009,13 @@ mod discovery {
             boxed(resp)
         })
         .await;
-        let err = within(5, discover(&format!("http://{none}/events")))
+        let err = within(5, discover::<T>(&format!("http://{none}/events")))
             .await
             .unwrap_err();
         assert!(
             matches!(
                 err,
-                DiscoveryError::Transport(ssekit_hyper::Error::Status(404))
+                DiscoveryError::Transport(ref e) if e.status() == Some(404)
             ),
             "{err}"
         );
@@ -1452,7 +1023,7 @@ mod discovery {
         let started = std::time::Instant::now();
         let err = within(
             5,
-            Discovery::new()
+            Discovery::<T>::new()
                 .timeout(Duration::from_millis(300))
                 .fetch(&format!("http://{addr}/stream")),
         )
@@ -1461,13 +1032,17 @@ mod discovery {
         assert!(matches!(err, DiscoveryError::TimedOut(_)), "{err}");
         assert!(started.elapsed() < Duration::from_secs(3));
         held.abort();
-        assert!(within(5, discover(&base)).await.unwrap().tools.is_empty());
-        let refused = within(5, discover("ftp://example.com/x"))
+        assert!(within(5, discover::<T>(&base))
+            .await
+            .unwrap()
+            .tools
+            .is_empty());
+        let refused = within(5, discover::<T>("ftp://example.com/x"))
             .await
             .unwrap_err();
         assert!(matches!(
             refused,
-            DiscoveryError::Transport(ssekit_hyper::Error::Request(_))
+            DiscoveryError::Transport(ssekit_http::Error::Request(_))
         ));
     }
 
@@ -1539,16 +1114,16 @@ mod discovery {
         format!("http://{addr}")
     }
 
+    runtimes!(discovery_of_a_provider_sends_its_headers_and_credentials);
     /// Discovery of a provider's manual sends the provider's headers and credentials, as
     /// UTCP's own client does ("Use the provider's configuration (headers, auth, etc.)"):
     /// an API key, Basic, an OAuth2 bearer token fetched first.
-    #[tokio::test]
-    async fn discovery_of_a_provider_sends_its_headers_and_credentials() {
-        use ssekit_hyper::utcp::SseProvider;
+    async fn discovery_of_a_provider_sends_its_headers_and_credentials<T: HttpIo>() {
+        use ssekit_utcp::SseProvider;
         let asked = Arc::new(Mutex::new(Vec::new()));
         let base = guarded(asked.clone()).await;
         let provider = |auth: serde_json::Value| {
-            SseProvider::from_json(
+            SseProvider::<T>::from_json(
                 &json!({"name": "m", "provider_type": "sse", "url": format!("{base}/stream?x=1"),
                     "headers": {"X-Tenant": "$TENANT"}, "auth": auth})
                 .to_string(),
@@ -1561,11 +1136,11 @@ mod discovery {
             })
             .unwrap()
         };
-        let err = within(5, discover(&base)).await.unwrap_err();
+        let err = within(5, discover::<T>(&base)).await.unwrap_err();
         assert!(
             matches!(
                 err,
-                DiscoveryError::Transport(ssekit_hyper::Error::Status(401))
+                DiscoveryError::Transport(ref e) if e.status() == Some(401)
             ),
             "a bare URL sends no credentials: {err}"
         );
@@ -1600,23 +1175,23 @@ mod discovery {
             ]
         );
         // Without its auth the provider's headers alone do not open it.
-        let no_auth = SseProvider::from_json(
+        let no_auth = SseProvider::<T>::from_json(
             &json!({"name": "m", "provider_type": "sse", "url": base, "headers": {"X-Tenant": "t-1"}})
                 .to_string(),
         )
         .unwrap();
         assert!(matches!(
             within(5, no_auth.discover()).await.unwrap_err(),
-            DiscoveryError::Transport(ssekit_hyper::Error::Status(401))
+            DiscoveryError::Transport(ref e) if e.status() == Some(401)
         ));
     }
 
+    runtimes!(a_silent_token_endpoint_ends_discovery_in_time);
     /// The OAuth2 token request counts within the discovery's timeout.
-    #[tokio::test]
-    async fn a_silent_token_endpoint_ends_discovery_in_time() {
-        use ssekit_hyper::utcp::SseProvider;
+    async fn a_silent_token_endpoint_ends_discovery_in_time<T: HttpIo>() {
+        use ssekit_utcp::SseProvider;
         let (addr, held) = silent_server().await;
-        let provider = SseProvider::from_json(
+        let provider = SseProvider::<T>::from_json(
             &json!({"name": "m", "provider_type": "sse", "url": "http://127.0.0.1:1/stream",
                 "auth": {"auth_type": "oauth2", "token_url": format!("http://{addr}/token"),
                     "client_id": "c", "client_secret": "s"}})
@@ -1626,7 +1201,7 @@ mod discovery {
         let started = std::time::Instant::now();
         let err = within(
             5,
-            Discovery::new()
+            Discovery::<T>::new()
                 .timeout(Duration::from_millis(300))
                 .fetch_provider(&provider),
         )
@@ -1639,7 +1214,7 @@ mod discovery {
 
     #[test]
     fn the_discovery_url_is_on_the_apis_domain() {
-        use ssekit_hyper::utcp::discovery_url;
+        use ssekit_utcp::discovery_url;
         for (provider, expected) in [
             (
                 "https://api.example.com/events",
@@ -1661,8 +1236,8 @@ mod discovery {
 // ---------------------------------------------------------------------------------------
 // Credentials: kept on the provider's origin, and a token endpoint cannot flood the client.
 
-#[tokio::test]
-async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
+runtimes!(auth_headers_do_not_follow_a_redirect_to_another_origin);
+async fn auth_headers_do_not_follow_a_redirect_to_another_origin<T: HttpIo>() {
     let log = Log::default();
     let elsewhere = server("notification", log.clone()).await;
     let to = format!("{elsewhere}/events");
@@ -1689,7 +1264,7 @@ async fn auth_headers_do_not_follow_a_redirect_to_another_origin() {
         value["auth"] = auth;
         value["headers"] = json!({"X-Token": "t-1"});
         value["reconnect"] = json!(false);
-        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
         let source = provider.connect(&serde_json::Map::new()).await.unwrap();
         let mut items = source.stream();
         loop {
@@ -1716,7 +1291,7 @@ fn debug_output_leaves_the_secrets_out() {
         "S3-disc",
     ];
     let provider = |auth: serde_json::Value| {
-        SseProvider::from_json(
+        SseProvider::<()>::from_json(
             &json!({"name": "n", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
                 "auth": auth, "headers": {"X-Token": "S3-header"}})
             .to_string(),
@@ -1733,7 +1308,7 @@ fn debug_output_leaves_the_secrets_out() {
     .into_iter()
     .chain([format!(
         "{:?}",
-        ssekit_hyper::utcp::Discovery::new().header("X-API-Key", "S3-disc")
+        ssekit_utcp::Discovery::<()>::new().header("X-API-Key", "S3-disc")
     )]);
     for text in printed {
         for secret in secrets {
@@ -1760,7 +1335,7 @@ fn debug_output_leaves_the_secrets_out() {
 
 #[test]
 fn debug_output_leaves_credentials_in_urls_out() {
-    let provider = SseProvider::from_json(
+    let provider = SseProvider::<()>::from_json(
         &json!({"name": "n", "provider_type": "sse",
             "url": "https://user:S3-url-password@api.example.com/events?api_key=S3-query#S3-frag",
             "auth": {"auth_type": "oauth2", "client_id": "c", "client_secret": "s",
@@ -1786,8 +1361,8 @@ fn debug_output_leaves_credentials_in_urls_out() {
     }
 }
 
-#[tokio::test]
-async fn an_oversized_token_response_is_refused() {
+runtimes!(an_oversized_token_response_is_refused);
+async fn an_oversized_token_response_is_refused<T: HttpIo>() {
     let token = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
         let huge = format!(r#"{{"access_token":"{}"}}"#, "t".repeat(1 << 20));
         boxed(http::Response::new(http_body_util::Full::new(Bytes::from(
@@ -1798,14 +1373,14 @@ async fn an_oversized_token_response_is_refused() {
     let mut value: serde_json::Value = serde_json::from_str(NOTIFY).unwrap();
     value["url"] = json!("http://127.0.0.1:1/events");
     value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("http://{token}/token"), "client_id": "id", "client_secret": "s"});
-    let provider = SseProvider::from_json(&value.to_string()).unwrap();
+    let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
     let Err(err) = within(5, provider.connect(&serde_json::Map::new())).await else {
         panic!("a token of 1 MiB accepted")
     };
     assert!(
         err.to_string().contains(&format!(
             "larger than {} bytes",
-            ssekit_hyper::utcp::MAX_TOKEN_RESPONSE
+            ssekit_utcp::MAX_TOKEN_RESPONSE
         )),
         "{err}"
     );
@@ -1816,7 +1391,7 @@ async fn an_oversized_token_response_is_refused() {
 /// header values, and fields named like a secret anywhere in it), keeping what identifies it.
 #[test]
 fn a_tools_debug_output_leaves_the_providers_secrets_out() {
-    use ssekit_hyper::utcp::Tool;
+    use ssekit_utcp::Tool;
     let tool = |provider: serde_json::Value| {
         Tool::from_value(&json!({"name": "watch_stock", "tool_provider": provider})).unwrap()
     };
@@ -1900,16 +1475,16 @@ fn a_tools_debug_output_leaves_the_providers_secrets_out() {
         json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
         "auth": {"auth_type": "api_key", "api_key": "S3-key"}}),
     )
-    .sse_provider()
+    .sse_provider::<()>()
     .unwrap()
     .unwrap();
     assert!(matches!(provider.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "S3-key"));
 }
 
+runtimes!(token_url_errors_do_not_echo_its_user_info_or_query);
 /// A token_url may carry credentials in its user info or query: an error about it names
 /// its host and path only.
-#[tokio::test]
-async fn token_url_errors_do_not_echo_its_user_info_or_query() {
+async fn token_url_errors_do_not_echo_its_user_info_or_query<T: HttpIo>() {
     let token = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
         let huge = format!(r#"{{"access_token":"{}"}}"#, "t".repeat(1 << 20));
         boxed(http::Response::new(http_body_util::Full::new(Bytes::from(
@@ -1922,7 +1497,7 @@ async fn token_url_errors_do_not_echo_its_user_info_or_query() {
         value["url"] = json!("http://127.0.0.1:1/events");
         value["auth"] = json!({"auth_type": "oauth2", "token_url": token_url,
             "client_id": "id", "client_secret": "s"});
-        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
         match within(5, provider.connect(&serde_json::Map::new())).await {
             Ok(_) => panic!("{token_url} accepted"),
             Err(err) => err.to_string(),
@@ -1943,13 +1518,13 @@ async fn token_url_errors_do_not_echo_its_user_info_or_query() {
     }
 }
 
+runtimes!(a_plain_http_token_url_is_refused_unless_it_is_loopback);
 /// A client secret must not cross the network in cleartext: a plain `http` token_url is
 /// refused, before any request (no lookup of its host either), with a typed error, unless
 /// its host is loopback; a scheme the client does not speak is refused the same way. Tool
 /// calls and discovery with the provider's credentials refuse it alike.
-#[tokio::test]
-async fn a_plain_http_token_url_is_refused_unless_it_is_loopback() {
-    use ssekit_hyper::utcp::{CallError, DiscoveryError, TokenUrlError, Tool};
+async fn a_plain_http_token_url_is_refused_unless_it_is_loopback<T: HttpIo>() {
+    use ssekit_utcp::{CallError, DiscoveryError, TokenUrlError, Tool};
     let asked = Arc::new(Mutex::new(0));
     let counted = asked.clone();
     let token = spawn(move |_req: http::Request<hyper::body::Incoming>| {
@@ -1968,7 +1543,7 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback() {
         value["reconnect"] = json!(false);
         value["auth"] = json!({"auth_type": "oauth2", "token_url": token_url,
             "client_id": "id", "client_secret": "S3-secret"});
-        SseProvider::from_json(&value.to_string()).unwrap()
+        SseProvider::<T>::from_json(&value.to_string()).unwrap()
     };
     // `.invalid` never resolves (RFC 6761): were it asked for, the test would fail, not
     // reach a host elsewhere.
@@ -2024,16 +1599,7 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback() {
     );
     assert_eq!(*asked.lock().unwrap(), 0, "no token request was sent");
     // Loopback over plain http is fine: tests and local development.
-    let all: Vec<_> = within(
-        5,
-        provider(&format!("http://{token}/token"))
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let all: Vec<_> = all_events(&provider(&format!("http://{token}/token"))).await;
     assert_eq!(all.len(), 1, "{all:?}");
     assert_eq!(*asked.lock().unwrap(), 1);
 }
@@ -2140,13 +1706,13 @@ async fn oauth_api_failing(
 impl OAuthApi {
     /// The market provider on this API, with OAuth2 and (for a quick test) a reconnection
     /// time of 600 ms: a token good for 1 s is stale (half its life) at each reconnect.
-    fn provider(&self) -> SseProvider {
+    fn provider<T>(&self) -> SseProvider<T> {
         let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
         value["url"] = json!(format!("{}/stream", self.base));
         value["retry_timeout"] = json!(600);
         value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("{}/token", self.base),
             "client_id": "c", "client_secret": "S3-client-secret"});
-        SseProvider::from_json(&value.to_string()).unwrap()
+        SseProvider::<T>::from_json(&value.to_string()).unwrap()
     }
 
     fn seen(&self) -> (u32, Vec<Asked>) {
@@ -2165,11 +1731,11 @@ fn asked(token: &str, last_event_id: Option<&str>, status: u16) -> Asked {
     }
 }
 
+runtimes!(an_expiring_token_is_fetched_again_before_a_reconnect);
 /// The token response's `expires_in` is honoured: a token that is stale (within
 /// TOKEN_REFRESH_MARGIN of its expiry, or past half of a shorter lifetime) by the time of a
 /// reconnect is fetched again first; one that is not, or has no `expires_in`, is kept.
-#[tokio::test]
-async fn an_expiring_token_is_fetched_again_before_a_reconnect() {
+async fn an_expiring_token_is_fetched_again_before_a_reconnect<T: HttpIo>() {
     let never = |_: usize, _: &str| false;
     for (expires_in, tokens, sent) in [
         // Stale 0.5 s after it is fetched; reconnects come at least 0.5 s after a cut.
@@ -2178,7 +1744,7 @@ async fn an_expiring_token_is_fetched_again_before_a_reconnect() {
         (None, 1, ["tok-1", "tok-1", "tok-1"]),
     ] {
         let api = oauth_api(expires_in, never).await;
-        let source = within(5, api.provider().connect(&serde_json::Map::new()))
+        let source = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
             .await
             .unwrap();
         let text = format!("{source:?}");
@@ -2209,14 +1775,14 @@ async fn an_expiring_token_is_fetched_again_before_a_reconnect() {
     }
 }
 
+runtimes!(a_failed_renewal_before_a_reconnect_keeps_the_current_token);
 /// A token endpoint that fails when a stale token is to be renewed before a reconnect does
 /// not end the stream: the current token is sent, and the server (here taking it) decides.
 /// When the server refuses it, the renewal after the 401 failing too ends the stream.
-#[tokio::test]
-async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token() {
+async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token<T: HttpIo>() {
     let never = |_: usize, _: &str| false;
     let api = oauth_api_failing(Some(1), never, |n| n > 1).await;
-    let mut events = within(5, api.provider().connect(&serde_json::Map::new()))
+    let mut events = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .events();
@@ -2242,7 +1808,7 @@ async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token() {
     // Refused after the first connection, with the endpoint down: the stream ends with the
     // endpoint's error once the server has said 401.
     let api = oauth_api_failing(Some(1), |connection, _| connection > 1, |n| n > 1).await;
-    let mut events = within(5, api.provider().connect(&serde_json::Map::new()))
+    let mut events = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .events();
@@ -2255,14 +1821,14 @@ async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token() {
     assert!(within(5, events.next()).await.is_none());
 }
 
+runtimes!(a_token_refused_on_a_reconnect_is_fetched_again_once);
 /// A 401 on a reconnect with the token the server took before drops it and fetches a new
 /// one, once: the stream opens again from the last event's id. A 401 to a token just
 /// fetched ends the stream.
-#[tokio::test]
-async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
+async fn a_token_refused_on_a_reconnect_is_fetched_again_once<T: HttpIo>() {
     // tok-1 is revoked after the first connection; tok-2 is good.
     let api = oauth_api(None, |connection, token| connection > 1 && token == "tok-1").await;
-    let mut items = within(5, api.provider().connect(&serde_json::Map::new()))
+    let mut items = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .stream();
@@ -2277,7 +1843,7 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
     assert!(
         seen.iter().any(|item| matches!(
             item,
-            Item::Disconnected(ssekit_hyper::client::Ended::Refused(why))
+            Item::Disconnected(ssekit_http::client::Ended::Refused(why))
                 if why.starts_with("the server answered 401 Unauthorized")
         )),
         "{seen:?}"
@@ -2296,10 +1862,10 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
 
     // Every token is refused after the first connection: one new token, then the 401
     // ends the tool call.
-    use ssekit_hyper::utcp::{CallError, Tool};
+    use ssekit_utcp::{CallError, Tool};
     let api = oauth_api(None, |connection, _| connection > 1).await;
     let tool = Tool::from_json(r#"{"name": "watch_stock"}"#).unwrap();
-    let call = within(5, api.provider().call(&tool, &serde_json::Map::new()))
+    let call = within(5, api.provider::<T>().call(&tool, &serde_json::Map::new()))
         .await
         .unwrap();
     let outputs: Vec<_> = within(10, call.outputs().collect()).await;
@@ -2326,16 +1892,7 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
 
     // A token refused on the first connection, just fetched, is not fetched again.
     let api = oauth_api(None, |_, _| true).await;
-    let all: Vec<_> = within(
-        5,
-        api.provider()
-            .connect(&serde_json::Map::new())
-            .await
-            .unwrap()
-            .events()
-            .collect::<Vec<_>>(),
-    )
-    .await;
+    let all: Vec<_> = all_events(&api.provider::<T>()).await;
     assert!(
         matches!(&all[..], [Err(e)] if e.status() == Some(401)),
         "{all:?}"
@@ -2343,11 +1900,11 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once() {
     assert_eq!(api.seen(), (1, vec![asked("tok-1", None, 401)]));
 }
 
+runtimes!(a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out);
 /// After a 401, the stream is opened again with a new token from the last event id; an id
 /// with a control character (valid SSE, no header value) is left out then, as the session's
 /// own reconnects leave it out, instead of ending the stream with a request error.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out() {
+async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out<T: HttpIo>() {
     use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
     let streams = Arc::new(AtomicUsize::new(0));
     let counted = streams.clone();
@@ -2381,7 +1938,7 @@ async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out() {
         }
     })
     .await;
-    let provider = SseProvider::from_json(
+    let provider = SseProvider::<T>::from_json(
         &json!({"name": "p", "provider_type": "sse", "url": format!("http://{addr}/stream"),
             "retry_timeout": 100,
             "auth": {"auth_type": "oauth2", "token_url": format!("http://{addr}/token"),
@@ -2405,11 +1962,11 @@ async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out() {
     assert_eq!(streams.load(Relaxed), 3);
 }
 
+runtimes!(the_reopen_after_a_401_sends_the_streams_last_event_id);
 /// The reopen after a 401 resumes from the stream's last event ID, as the session's own
 /// reconnects do: set by a block without data and by events of a type the provider does not
 /// deliver, not only by the events it delivered.
-#[tokio::test]
-async fn the_reopen_after_a_401_sends_the_streams_last_event_id() {
+async fn the_reopen_after_a_401_sends_the_streams_last_event_id<T: HttpIo>() {
     let ids: Arc<Mutex<Vec<Option<String>>>> = Arc::default();
     let logged = ids.clone();
     let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
@@ -2442,7 +1999,7 @@ async fn the_reopen_after_a_401_sends_the_streams_last_event_id() {
         }
     })
     .await;
-    let mut provider = with_url(MARKET, &format!("http://{addr}/stream"));
+    let mut provider = with_url::<T>(MARKET, &format!("http://{addr}/stream"));
     provider.retry_timeout = 50;
     provider.auth = Some(Auth::OAuth2 {
         token_url: format!("http://{addr}/token"),
@@ -2470,11 +2027,11 @@ async fn the_reopen_after_a_401_sends_the_streams_last_event_id() {
     assert_eq!(ids[2].as_deref(), Some("3"), "the reopen after the 401");
 }
 
+runtimes!(a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it);
 /// A token endpoint that takes only HTTP Basic client authentication (RFC 6749 §2.3.1 says
 /// every one must) answers the form-body credentials with 401: the token is asked for once
 /// more with Basic, without the secret in the body, and the stream opens with it.
-#[tokio::test]
-async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it() {
+async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it<T: HttpIo>() {
     let log: Log = Arc::default();
     let logged = log.clone();
     let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
@@ -2503,7 +2060,7 @@ async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it() {
         }
     })
     .await;
-    let mut provider = with_url(NOTIFY, &format!("http://{addr}/events"));
+    let mut provider = with_url::<T>(NOTIFY, &format!("http://{addr}/events"));
     provider.reconnect = false;
     provider.auth = Some(Auth::OAuth2 {
         token_url: format!("http://{addr}/token"),
@@ -2531,11 +2088,11 @@ async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it() {
     assert_eq!(tokens[1].method, "POST");
 }
 
+runtimes!(an_api_key_goes_where_its_location_says);
 /// UTCP 1.x's `location` of an API key: a query parameter (percent-encoded, after the
 /// inputs, and left out of `Debug` output) or a cookie, and a header by default; never two
 /// of them.
-#[tokio::test]
-async fn an_api_key_goes_where_its_location_says() {
+async fn an_api_key_goes_where_its_location_says<T: HttpIo>() {
     for (location, query, cookie, header) in [
         (None, "symbol=AAPL", None, Some("k 1&2")),
         (Some("header"), "symbol=AAPL", None, Some("k 1&2")),
@@ -2552,7 +2109,7 @@ async fn an_api_key_goes_where_its_location_says() {
         value["url"] = json!(format!("{base}/stream"));
         value["reconnect"] = json!(false);
         value["auth"] = auth;
-        let provider = SseProvider::from_json(&value.to_string()).unwrap();
+        let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
         assert!(
             !format!("{provider:?}").contains("k 1"),
             "{location:?}: {provider:?}"
@@ -2571,32 +2128,32 @@ async fn an_api_key_goes_where_its_location_says() {
 }
 
 /// A provider with its API key in the query (`location: query`), opening `url`.
-fn query_key_provider(url: &str) -> SseProvider {
+fn query_key_provider<T>(url: &str) -> SseProvider<T> {
     let mut value: serde_json::Value = serde_json::from_str(MARKET).unwrap();
     value["url"] = json!(url);
     value["reconnect"] = json!(false);
     value["auth"] = json!({"auth_type": "api_key", "api_key": "SECRET-KEY-42",
         "var_name": "api_key", "location": "query"});
-    SseProvider::from_json(&value.to_string()).unwrap()
+    SseProvider::<T>::from_json(&value.to_string()).unwrap()
 }
 
+runtimes!(a_query_key_is_not_in_debug_output);
 /// A key in the query is left out of the `Debug` output of the source and its
 /// `EventSource` (their request spec and session printed the whole URL).
-#[tokio::test]
-async fn a_query_key_is_not_in_debug_output() {
-    let provider = query_key_provider("http://127.0.0.1:1/stream");
+async fn a_query_key_is_not_in_debug_output<T: HttpIo>() {
+    let provider = query_key_provider::<T>("http://127.0.0.1:1/stream");
     let source = provider.connect(&serde_json::Map::new()).await.unwrap();
     let shown = format!("{source:?}");
     assert!(!shown.contains("SECRET-KEY-42"), "{shown}");
     assert!(shown.contains("127.0.0.1:1/stream"), "{shown}");
-    let shown = format!("{:?}", source.into_event_source());
+    let shown = format!("{:?}", source.into_spec());
     assert!(!shown.contains("SECRET-KEY-42"), "{shown}");
 }
 
+runtimes!(a_query_key_is_not_in_the_redirect_limit_error);
 /// Nor is it in the error of a redirect loop, which names the URL the stream was opened
 /// with.
-#[tokio::test]
-async fn a_query_key_is_not_in_the_redirect_limit_error() {
+async fn a_query_key_is_not_in_the_redirect_limit_error<T: HttpIo>() {
     let addr = spawn(|_req: http::Request<hyper::body::Incoming>| async move {
         let mut resp = http::Response::new(http_body_util::Full::new(Bytes::new()));
         *resp.status_mut() = http::StatusCode::TEMPORARY_REDIRECT;
@@ -2605,7 +2162,7 @@ async fn a_query_key_is_not_in_the_redirect_limit_error() {
         boxed(resp)
     })
     .await;
-    let provider = query_key_provider(&format!("http://{addr}/stream"));
+    let provider = query_key_provider::<T>(&format!("http://{addr}/stream"));
     let mut items = provider
         .connect(&serde_json::Map::new())
         .await
@@ -2623,10 +2180,10 @@ async fn a_query_key_is_not_in_the_redirect_limit_error() {
     assert!(!format!("{err:?}").contains("SECRET-KEY-42"), "{err:?}");
 }
 
+runtimes!(the_first_token_error_is_reported_when_the_basic_retry_fails_too);
 /// A 400 about something Basic does not change (`invalid_scope`) is the error reported,
 /// not the answer to the Basic retry.
-#[tokio::test]
-async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too() {
+async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too<T: HttpIo>() {
     let tokens: Arc<Mutex<Vec<bool>>> = Arc::default();
     let logged = tokens.clone();
     let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
@@ -2642,7 +2199,7 @@ async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too() {
         }
     })
     .await;
-    let mut provider = with_url(MARKET, &format!("http://{addr}/stream"));
+    let mut provider = with_url::<T>(MARKET, &format!("http://{addr}/stream"));
     provider.auth = Some(Auth::OAuth2 {
         token_url: format!("http://{addr}/token"),
         client_id: "c".into(),

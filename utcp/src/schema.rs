@@ -53,7 +53,7 @@ use serde_json::{Map, Number, Value};
 ///
 /// # Example
 /// ```
-/// use ssekit_hyper::utcp::{Schema, MAX_DEPTH};
+/// use ssekit_utcp::{Schema, MAX_DEPTH};
 /// let mut deep = serde_json::json!({"type": "string"});
 /// for _ in 0..=MAX_DEPTH {
 ///     deep = serde_json::json!({"type": "array", "items": deep});
@@ -66,7 +66,7 @@ pub const MAX_DEPTH: usize = 32;
 ///
 /// # Example
 /// ```
-/// let err = ssekit_hyper::utcp::Schema::new(serde_json::json!({"type": "strin"})).unwrap_err();
+/// let err = ssekit_utcp::Schema::new(serde_json::json!({"type": "strin"})).unwrap_err();
 /// assert_eq!(err.path, "/type");
 /// assert_eq!(err.to_string(), "invalid schema at /type: unknown type \"strin\"");
 /// ```
@@ -92,12 +92,12 @@ impl std::error::Error for SchemaError {}
 /// # Example
 /// ```
 /// use serde_json::json;
-/// let schema = ssekit_hyper::utcp::Schema::new(json!({"properties": {"price": {"type": "number"}}}))?;
+/// let schema = ssekit_utcp::Schema::new(json!({"properties": {"price": {"type": "number"}}}))?;
 /// let mismatch = schema.validate(&json!({"price": "12.5"})).unwrap_err();
 /// assert_eq!(mismatch.path, "/price");
 /// assert_eq!(mismatch.expected, "number");
 /// assert_eq!(mismatch.to_string(), "at /price: expected number, found string \"12.5\"");
-/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// # Ok::<(), ssekit_utcp::SchemaError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -140,7 +140,7 @@ fn at(path: &str) -> &str {
 /// # Example
 /// ```
 /// use serde_json::json;
-/// use ssekit_hyper::utcp::Schema;
+/// use ssekit_utcp::Schema;
 /// let schema = Schema::new(json!({
 ///     "type": "object",
 ///     "properties": {"symbol": {"type": "string"}, "price": {"type": "number"}},
@@ -148,7 +148,7 @@ fn at(path: &str) -> &str {
 /// }))?;
 /// assert!(schema.validate(&json!({"symbol": "AAPL", "price": 189.5})).is_ok());
 /// assert!(schema.validate(&json!({"price": 189.5})).is_err());
-/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// # Ok::<(), ssekit_utcp::SchemaError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct Schema {
@@ -173,9 +173,9 @@ impl Schema {
     ///
     /// # Example
     /// ```
-    /// let schema = ssekit_hyper::utcp::Schema::new(serde_json::json!({"type": ["string", "null"]}))?;
+    /// let schema = ssekit_utcp::Schema::new(serde_json::json!({"type": ["string", "null"]}))?;
     /// assert!(schema.validate(&serde_json::Value::Null).is_ok());
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     pub fn new(schema: Value) -> Result<Schema, SchemaError> {
         let mut path = Vec::new();
@@ -190,7 +190,7 @@ impl Schema {
     ///
     /// # Example
     /// ```
-    /// let any = ssekit_hyper::utcp::Schema::any();
+    /// let any = ssekit_utcp::Schema::any();
     /// assert!(any.validate(&serde_json::json!([1, "two"])).is_ok());
     /// assert_eq!(any.as_value(), &serde_json::json!({}));
     /// ```
@@ -206,8 +206,8 @@ impl Schema {
     /// # Example
     /// ```
     /// let json = serde_json::json!({"type": "number"});
-    /// assert_eq!(ssekit_hyper::utcp::Schema::new(json.clone())?.as_value(), &json);
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// assert_eq!(ssekit_utcp::Schema::new(json.clone())?.as_value(), &json);
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     pub fn as_value(&self) -> &Value {
         &self.source
@@ -218,10 +218,10 @@ impl Schema {
     /// # Example
     /// ```
     /// use serde_json::json;
-    /// let schema = ssekit_hyper::utcp::Schema::new(json!({"items": {"type": "integer"}}))?;
+    /// let schema = ssekit_utcp::Schema::new(json!({"items": {"type": "integer"}}))?;
     /// assert!(schema.validate(&json!([1, 2.0])).is_ok());
     /// assert_eq!(schema.validate(&json!([1, 2.5])).unwrap_err().path, "/1");
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     pub fn validate(&self, value: &Value) -> Result<(), Mismatch> {
         let mut path = Vec::new();

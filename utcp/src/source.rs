@@ -2,37 +2,40 @@
 //! fresh across reconnects.
 //!
 //! An SSE tool call is long-lived and reconnects, and an OAuth2 token expires. The token is
-//! sent by the [`EventSource`]'s `on_connect` hook, from a cell the stream around it fills:
+//! sent by the [`RequestSpec`]'s `on_connect` hook, from a cell the stream around it fills:
 //!
 //! ```text
-//!  ProviderSource::stream ─▶ EventSource::stream ─▶ Item::Reconnecting { after }
+//!  ProviderSource::stream ─▶ HttpIo::events ─▶ Item::Reconnecting { after }
 //!        │ stale by then? (expires_in − TOKEN_REFRESH_MARGIN)  ─▶ wait `after`, fetch a new token
 //!        │ 401 where the token was taken before               ─▶ drop it, fetch a new one, open again
 //!        ▼                                                       (Last-Event-ID, retry kept), once
-//!  on_connect hook ─▶ Authorization: Bearer <the cell's token>
+//!  on_connect hook ─▶ Authorization: Bearer <the cell's token>; notes the Last-Event-ID sent
 //! ```
 //!
 //! A token fetch before a reconnect that fails keeps the current token: the server judges
 //! it, and its 401 brings a fetch that, failing as well, ends the stream with its error. A
-//! 401 to a token just fetched, or a second 401 in a row, ends it with
-//! [`Error::Refused`] (status 401, with what the server said).
+//! 401 to a token just fetched, or a second 401 in a row, ends it with the refusal (its
+//! [`Error::status`] is `Some(401)`).
 
 use std::fmt;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::StreamExt;
-use http::Method;
+use http::{Method, Request};
 use ssekit::client::ReconnectConfig;
-use ssekit::Event;
-use ssekit_http::client::{only_events, Ended, Item};
-use tokio::time::Instant;
+use ssekit::{Event, Instant};
+use ssekit_http::client::{only_events, Ended, Item, RequestSpec};
 
 use super::oauth2::{Grant, TokenCell};
-use crate::client::{Driver, EventSource, HttpClient, Items};
-use crate::Error;
+use crate::{Error, HttpIo};
+
+/// What [`ProviderSource::stream`] returns: everything that happens, as a transport's
+/// `EventSource::stream` reports it.
+pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
 /// Everything a provider connection sends, kept to open it again after a 401.
 pub(crate) struct Plan {
@@ -43,7 +46,6 @@ pub(crate) struct Plan {
     /// The provider's headers, its header fields and its API key or Basic credentials: all
     /// sent with `secret_header`.
     pub(crate) headers: Vec<(String, String)>,
-    pub(crate) http: HttpClient,
 }
 
 /// Where a stream opened again takes up: the stream's last event ID (set by any block,
@@ -55,16 +57,26 @@ struct Resume {
 }
 
 impl Plan {
-    /// The source this plan describes, resuming from `resume`, with `cell`'s token (if any)
-    /// put on every request by the `on_connect` hook.
-    fn source(&self, cell: Option<&TokenCell>, resume: &Resume) -> Result<EventSource, Error> {
+    /// The request this plan describes for a transport speaking `schemes`, resuming from
+    /// `resume`, with `cell`'s token (if any) put on every request by the `on_connect`
+    /// hook, which notes in `sent` the `Last-Event-ID` each request carries.
+    fn source(
+        &self,
+        schemes: &[&str],
+        cell: Option<(&TokenCell, &SentId)>,
+        resume: &Resume,
+    ) -> Result<RequestSpec, Error> {
         let mut config = self.config.clone();
         if let Some(ms) = resume.retry {
             config = config.retry_timeout(Duration::from_millis(ms));
         }
-        let mut source = EventSource::new(self.method.clone(), &self.url, self.payload.clone())?
-            .reconnect(config)
-            .client(self.http.clone());
+        let mut source = RequestSpec::new(
+            self.method.clone(),
+            &self.url,
+            self.payload.clone(),
+            schemes,
+        )?
+        .reconnect(config);
         if self.method == Method::POST {
             source = source.header("Content-Type", "application/json")?;
         }
@@ -83,13 +95,42 @@ impl Plan {
                 source = source.header("Last-Event-ID", id)?;
             }
         }
-        if let Some(cell) = cell {
+        if let Some((cell, sent)) = cell {
             // `Authorization` is a credential header: a redirect to another origin drops
             // it, whoever set it.
-            let cell = cell.clone();
-            source = source.on_connect(move |req| cell.authorize(req));
+            let (cell, sent) = (cell.clone(), sent.clone());
+            source = source.on_connect(move |req| {
+                cell.authorize(req);
+                sent.note(req);
+            });
         }
         Ok(source)
+    }
+}
+
+/// The `Last-Event-ID` of the latest request of a stream (`None`: it had none), noted by
+/// its hook. A 401 answers a request, and no event comes between the request and its
+/// answer: so at a 401 this is the stream's last event ID as the session holds it (set by
+/// blocks without data and events of types not delivered too), or `None` when the session
+/// left it out (empty, or no header value).
+#[derive(Clone, Default)]
+struct SentId(Arc<Mutex<Option<String>>>);
+
+impl SentId {
+    fn note(&self, req: &Request<Bytes>) {
+        let id = req
+            .headers()
+            .get("last-event-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = id;
+    }
+
+    fn get(&self) -> Option<String> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -98,12 +139,13 @@ impl Plan {
 struct Refresh {
     grant: Grant,
     cell: TokenCell,
+    sent: SentId,
     plan: Plan,
 }
 
 /// One provider connection, not yet opened: what [`SseProvider::connect`](super::SseProvider::connect)
-/// returns. Take its [`stream`](Self::stream) or [`events`](Self::events), as of an
-/// [`EventSource`].
+/// returns. Take its [`stream`](Self::stream) or [`events`](Self::events), as of a
+/// transport's `EventSource`; `T` is the transport.
 ///
 /// With OAuth2 `auth`, the stream keeps its token fresh: before a reconnect that comes
 /// later than [`TOKEN_REFRESH_MARGIN`](super::TOKEN_REFRESH_MARGIN) before the token's
@@ -116,7 +158,7 @@ struct Refresh {
 ///
 /// # Example
 /// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_http::Error> {
 /// use futures_util::StreamExt;
 /// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name": "feed", "provider_type": "sse",
 ///     "url": "https://api.example.com/events",
@@ -131,51 +173,59 @@ struct Refresh {
 /// # Ok(()) }
 /// ```
 #[must_use = "a provider source does nothing until its stream is read"]
-pub struct ProviderSource {
-    source: EventSource,
+pub struct ProviderSource<T> {
+    io: T,
+    source: RequestSpec,
     refresh: Option<Refresh>,
 }
 
-impl fmt::Debug for ProviderSource {
+impl<T> fmt::Debug for ProviderSource<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ProviderSource")
             .field("source", &self.source)
             .field("oauth2", &self.refresh.as_ref().map(|r| &r.grant))
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-impl ProviderSource {
-    /// A source for `plan`, whose token (with OAuth2) is fetched by `grant` now.
-    pub(crate) async fn open(plan: Plan, grant: Option<Grant>) -> Result<Self, Error> {
+impl<T: HttpIo> ProviderSource<T> {
+    /// A source for `plan` on `io`, whose token (with OAuth2) is fetched by `grant` now.
+    pub(crate) async fn open(io: T, plan: Plan, grant: Option<Grant>) -> Result<Self, Error> {
         let Some(grant) = grant else {
-            let source = plan.source(None, &Resume::default())?;
+            let source = plan.source(T::SCHEMES, None, &Resume::default())?;
             return Ok(ProviderSource {
+                io,
                 source,
                 refresh: None,
             });
         };
         // The request is built before the token is asked for: a URL or header that makes no
         // request does not cost a token request.
-        let cell = TokenCell::default();
-        let source = plan.source(Some(&cell), &Resume::default())?;
-        cell.set(Some(grant.fetch(&plan.http).await?));
+        let (cell, sent) = (TokenCell::default(), SentId::default());
+        let source = plan.source(T::SCHEMES, Some((&cell, &sent)), &Resume::default())?;
+        cell.set(Some(grant.fetch(&io).await?));
         Ok(ProviderSource {
+            io,
             source,
-            refresh: Some(Refresh { grant, cell, plan }),
+            refresh: Some(Refresh {
+                grant,
+                cell,
+                sent,
+                plan,
+            }),
         })
     }
 
-    /// Everything that happens, as [`EventSource::stream`] reports it; with OAuth2, a token
-    /// refused with 401 and fetched again shows as [`Item::Disconnected`] (`HTTP 401`)
-    /// before the stream opens again.
+    /// Everything that happens, as a transport's `EventSource::stream` reports it; with
+    /// OAuth2, a token refused with 401 and fetched again shows as [`Item::Disconnected`]
+    /// (`HTTP 401`) before the stream opens again.
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// use futures_util::StreamExt;
-    /// use ssekit_hyper::client::Item;
-    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    /// use futures_lite::StreamExt;
+    /// use ssekit_http::client::Item;
+    /// # smol::block_on(async {
+    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
     ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:8080/events"}"#)?;
     /// let mut items = provider.connect(&serde_json::Map::new()).await?.stream();
     /// while let Some(item) = items.next().await {
@@ -183,14 +233,18 @@ impl ProviderSource {
     ///         eprintln!("{why}");
     ///     }
     /// }
-    /// # Ok(()) }
+    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
     pub fn stream(self) -> Items {
+        let events = self.io.events(self.source);
         let Some(refresh) = self.refresh else {
-            return self.source.stream();
+            return Box::pin(futures_util::stream::unfold(events, |mut events| async {
+                T::next(&mut events).await.map(|item| (item, events))
+            }));
         };
         let run = Run {
-            items: self.source.driver(),
+            io: self.io,
+            items: events,
             refresh,
             resume: Resume::default(),
             accepted: false,
@@ -207,13 +261,13 @@ impl ProviderSource {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// use futures_util::StreamExt;
-    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    /// use futures_lite::StreamExt;
+    /// # smol::block_on(async {
+    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
     ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:8080/events"}"#)?;
     /// let mut events = provider.connect(&serde_json::Map::new()).await?.events();
     /// let first = events.next().await.transpose()?;
-    /// # let _ = first; Ok(()) }
+    /// # let _ = first; Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
         Box::pin(
@@ -222,30 +276,34 @@ impl ProviderSource {
         )
     }
 
-    /// The [`EventSource`] underneath, to set what the provider object does not say
-    /// (decoder limits, the response timeout, the redirect limit). It sends the token
-    /// fetched by [`connect`](super::SseProvider::connect) and never fetches another: for
-    /// streams that end before it expires.
+    /// The request underneath, to set what the provider object does not say (decoder
+    /// limits, the response timeout, the redirect limit) and open it with
+    /// [`HttpIo::events`]. It sends the token fetched by
+    /// [`connect`](super::SseProvider::connect) and never fetches another: for streams
+    /// that end before it expires.
     ///
     /// # Example
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
+    /// use ssekit_http::io::HttpIo;
+    /// # smol::block_on(async {
+    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
     ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/events"}"#)?;
-    /// let source = provider.connect(&serde_json::Map::new()).await?
-    ///     .into_event_source()
+    /// let spec = provider.connect(&serde_json::Map::new()).await?
+    ///     .into_spec()
     ///     .response_timeout(std::time::Duration::from_secs(5));
-    /// # let _ = source; Ok(()) }
+    /// let items = ssekit_smol::client::SmolHttp::new()?.events(spec);
+    /// # let _ = items; Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
-    pub fn into_event_source(self) -> EventSource {
+    pub fn into_spec(self) -> RequestSpec {
         self.source
     }
 }
 
 /// The stream of a connection with OAuth2: the source's items, with the token renewed
 /// between them.
-struct Run {
-    items: Driver,
+struct Run<T: HttpIo> {
+    io: T,
+    items: T::Events,
     refresh: Refresh,
     resume: Resume,
     /// The server accepted the current token (a connection opened with it).
@@ -258,7 +316,7 @@ struct Run {
     done: bool,
 }
 
-impl Run {
+impl<T: HttpIo> Run<T> {
     async fn next(&mut self) -> Option<Result<Item, Error>> {
         if self.done {
             return None;
@@ -266,20 +324,20 @@ impl Run {
         if !self.started {
             // The source may be read long after `connect` fetched its token.
             self.started = true;
-            let now = Instant::now();
+            let now = self.io.now();
             if self.is_stale_at(now) {
                 self.due = Some(now);
             }
         }
         if let Some(at) = self.due.take() {
-            tokio::time::sleep_until(at).await;
+            self.io.sleep_until(at).await;
             // A token endpoint that fails now (down for a moment) does not end a stream whose
             // token may still be good: it connects with that one, a later reconnect tries
             // again, and a 401 to it comes to the renewal below, which ends the stream if it
             // fails too.
             let _kept_the_current_token = self.renew().await;
         }
-        match self.items.next().await {
+        match T::next(&mut self.items).await {
             Some(Ok(item)) => {
                 self.observe(&item);
                 Some(Ok(item))
@@ -293,14 +351,14 @@ impl Run {
                 }
                 // The session's, not the last delivered event's: blocks without data and
                 // events of other types set it too.
-                let last = self.items.session().last_event_id();
-                self.resume.last_event_id = (!last.is_empty()).then(|| last.to_owned());
-                match self
-                    .refresh
-                    .plan
-                    .source(Some(&self.refresh.cell), &self.resume)
-                {
-                    Ok(source) => self.items = source.driver(),
+                self.resume.last_event_id = self.refresh.sent.get();
+                let refresh = &self.refresh;
+                match refresh.plan.source(
+                    T::SCHEMES,
+                    Some((&refresh.cell, &refresh.sent)),
+                    &self.resume,
+                ) {
+                    Ok(source) => self.items = self.io.events(source),
                     Err(e) => return self.end(e),
                 }
                 Some(Ok(Item::Disconnected(Ended::Refused(refused.to_string()))))
@@ -327,7 +385,7 @@ impl Run {
 
     /// Fetches a new token into the cell.
     async fn renew(&mut self) -> Result<(), Error> {
-        let token = self.refresh.grant.fetch(&self.refresh.plan.http).await?;
+        let token = self.refresh.grant.fetch(&self.io).await?;
         self.refresh.cell.set(Some(token));
         self.accepted = false;
         Ok(())
@@ -340,7 +398,7 @@ impl Run {
             Item::Connected { .. } => self.accepted = true,
             Item::Retry(ms) => self.resume.retry = Some(*ms),
             Item::Reconnecting { after } => {
-                let at = Instant::now().checked_add(*after);
+                let at = self.io.now().checked_add(*after);
                 if let Some(at) = at.filter(|at| self.is_stale_at(*at)) {
                     self.due = Some(at);
                 }

@@ -12,11 +12,11 @@
 //! only to `/utcp` on the provider's own origin: no redirect is followed. [`discover`]
 //! with a bare URL sends none of them.
 //!
-//! The client is bounded: one request with no redirects followed (a 3xx is
-//! [`Error::Status`]), done within a timeout (10 s by default) that covers the connection,
+//! The client is bounded: one request with no redirects followed (a 3xx, as any status
+//! but 2xx, is [`Error::Refused`]), done within a timeout (10 s by default) that covers the connection,
 //! the head and the whole body, and a body of at most [`Discovery::max_size`] bytes (1 MiB
 //! by default), refused from its `Content-Length` when that says more, else when the bytes
-//! read pass it. Parsed, a manual can take about 90 times its size in memory (see
+//! read pass it (whatever the status). Parsed, a manual can take about 90 times its size in memory (see
 //! [`Manual::from_slice`]): the default keeps that under 100 MB; raise it for a manual you
 //! know to be larger.
 
@@ -25,19 +25,23 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use http_body_util::Full;
+use ssekit_http::io::{first_of, TooLarge};
+use ssekit_http::{redacted_url, Refused};
 
 use super::manual::{Manual, ManualError};
 use super::{HeaderNames, SseProvider};
-use crate::client::{http_client, HttpClient, SCHEMES};
-use crate::Error;
-use ssekit_http::redacted_url;
+use crate::{Error, HttpIo};
+
+/// The schemes a UTCP provider's URL may have; whether the transport speaks them is
+/// checked when it connects.
+const SCHEMES: &[&str] = &["http", "https"];
 
 /// The path of the discovery endpoint.
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit_hyper::utcp::DISCOVERY_PATH, "/utcp");
+/// assert_eq!(ssekit_utcp::DISCOVERY_PATH, "/utcp");
 /// ```
 pub const DISCOVERY_PATH: &str = "/utcp";
 
@@ -45,14 +49,14 @@ pub const DISCOVERY_PATH: &str = "/utcp";
 ///
 /// # Example
 /// ```
-/// let err = ssekit_hyper::utcp::DiscoveryError::TooLarge { limit: 1024 };
+/// let err = ssekit_utcp::DiscoveryError::TooLarge { limit: 1024 };
 /// assert_eq!(err.to_string(), "the UTCP manual is larger than the 1024-byte limit");
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum DiscoveryError {
-    /// No connection, an HTTP failure, or a status other than 2xx ([`Error::Status`]), or a
-    /// URL or header that does not make a request ([`Error::Request`]).
+    /// No connection, an HTTP failure, or a status other than 2xx ([`Error::Refused`]), or
+    /// a URL or header that does not make a request ([`Error::Request`]).
     Transport(Error),
     /// The manual did not come whole within the timeout.
     TimedOut(Duration),
@@ -99,17 +103,23 @@ impl From<Error> for DiscoveryError {
 }
 
 /// The discovery URL for a provider URL: `{scheme}://{host[:port]}/utcp`, on the same
-/// domain as the API (any user info, path, query and fragment dropped).
+/// domain as the API (any user info, path, query and fragment dropped). The scheme is
+/// `http` or `https`.
 ///
 /// # Example
 /// ```
-/// use ssekit_hyper::utcp::discovery_url;
+/// use ssekit_utcp::discovery_url;
 /// assert_eq!(discovery_url("https://markets.example.com/stream?symbol=AAPL")?, "https://markets.example.com/utcp");
 /// assert_eq!(discovery_url("http://127.0.0.1:8080/events")?, "http://127.0.0.1:8080/utcp");
 /// assert!(discovery_url("/relative").is_err());
-/// # Ok::<(), ssekit_hyper::Error>(())
+/// # Ok::<(), ssekit_http::Error>(())
 /// ```
 pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
+    url_for(provider_url, SCHEMES)
+}
+
+/// [`discovery_url`] for a transport that speaks `schemes`.
+fn url_for(provider_url: &str, schemes: &[&str]) -> Result<String, Error> {
     let uri: http::Uri = provider_url
         .parse()
         .map_err(|e| Error::Request(format!("URL {:?}: {e}", redacted_url(provider_url))))?;
@@ -119,9 +129,9 @@ pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
             redacted_url(provider_url)
         )));
     };
-    if !SCHEMES.contains(&scheme) {
+    if !schemes.contains(&scheme) {
         return Err(Error::Request(format!(
-            "URL {:?}: scheme {scheme:?} is not one of {SCHEMES:?}",
+            "URL {:?}: scheme {scheme:?} is not one of {schemes:?}",
             redacted_url(provider_url)
         )));
     }
@@ -141,22 +151,24 @@ pub(crate) fn origin(uri: &http::Uri) -> String {
 }
 
 /// Fetches and parses the manual at `/utcp` on the domain of `provider_url`, with the
-/// default [`Discovery`] bounds.
+/// default [`Discovery`] bounds, over the transport `T` (`ssekit_hyper::utcp::discover` and
+/// `ssekit_smol::utcp::discover` name one each).
 ///
 /// # Example
 /// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// let manual = ssekit_hyper::utcp::discover("https://markets.example.com/stream").await?;
+/// # smol::block_on(async {
+/// use ssekit_smol::client::SmolHttp;
+/// let manual = ssekit_utcp::discover::<SmolHttp>("https://markets.example.com/stream").await?;
 /// for tool in &manual.tools {
 ///     println!("{}: {}", tool.name, tool.description);
 /// }
-/// # Ok(()) }
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```
-pub async fn discover(provider_url: &str) -> Result<Manual, DiscoveryError> {
-    Discovery::new().fetch(provider_url).await
+pub async fn discover<T: HttpIo>(provider_url: &str) -> Result<Manual, DiscoveryError> {
+    Discovery::<T>::new().fetch(provider_url).await
 }
 
-/// Discovery with chosen bounds, headers or HTTP client. Its `Debug` output leaves the
+/// Discovery with chosen bounds, headers or transport `T`. Its `Debug` output leaves the
 /// header values out.
 ///
 /// # Example
@@ -173,14 +185,14 @@ pub async fn discover(provider_url: &str) -> Result<Manual, DiscoveryError> {
 /// ```
 #[derive(Clone)]
 #[must_use]
-pub struct Discovery {
+pub struct Discovery<T> {
     timeout: Duration,
     max_size: usize,
     headers: Vec<(String, String)>,
-    client: Option<HttpClient>,
+    io: Option<T>,
 }
 
-impl fmt::Debug for Discovery {
+impl<T> fmt::Debug for Discovery<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Discovery")
             .field("timeout", &self.timeout)
@@ -193,19 +205,19 @@ impl fmt::Debug for Discovery {
     }
 }
 
-impl Default for Discovery {
+impl<T> Default for Discovery<T> {
     fn default() -> Self {
         Discovery {
             timeout: Duration::from_secs(10),
             max_size: 1 << 20,
             headers: Vec::new(),
-            client: None,
+            io: None,
         }
     }
 }
 
-impl Discovery {
-    /// The defaults: 10 s, 1 MiB, no extra header, a new client.
+impl<T> Discovery<T> {
+    /// The defaults: 10 s, 1 MiB, no extra header, a new transport.
     ///
     /// # Example
     /// ```
@@ -255,19 +267,22 @@ impl Discovery {
         self
     }
 
-    /// Uses this HTTP client (a shared pool, a private TLS root).
+    /// Uses this transport (a shared HTTP client, a private TLS root).
     ///
     /// # Example
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-    /// let d = ssekit_hyper::utcp::Discovery::new().client(ssekit_hyper::client::http_client()?);
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_http::Error> {
+    /// let shared = ssekit_hyper::client::HyperHttp::with_client(ssekit_hyper::client::http_client()?);
+    /// let d = ssekit_hyper::utcp::Discovery::new().io(shared);
     /// # let _ = d; Ok(()) }
     /// ```
-    pub fn client(mut self, client: HttpClient) -> Self {
-        self.client = Some(client);
+    pub fn io(mut self, io: T) -> Self {
+        self.io = Some(io);
         self
     }
+}
 
+impl<T: HttpIo> Discovery<T> {
     /// `GET`s [`discovery_url`]`(provider_url)` and parses the manual.
     ///
     /// # Example
@@ -277,8 +292,11 @@ impl Discovery {
     /// # let _ = manual; Ok(()) }
     /// ```
     pub async fn fetch(&self, provider_url: &str) -> Result<Manual, DiscoveryError> {
-        let client = self.http_client()?;
-        self.get(&client, provider_url, None, Vec::new(), self.timeout)
+        let io = match &self.io {
+            Some(io) => io.clone(),
+            None => T::new()?,
+        };
+        self.get(&io, provider_url, None, Vec::new(), self.timeout)
             .await
     }
 
@@ -296,29 +314,29 @@ impl Discovery {
     /// let manual = ssekit_hyper::utcp::Discovery::new().max_size(64 * 1024).fetch_provider(&provider).await?;
     /// # let _ = manual; Ok(()) }
     /// ```
-    pub async fn fetch_provider(&self, provider: &SseProvider) -> Result<Manual, DiscoveryError> {
-        let client = self.http_client()?;
-        let started = tokio::time::Instant::now();
+    pub async fn fetch_provider(
+        &self,
+        provider: &SseProvider<T>,
+    ) -> Result<Manual, DiscoveryError> {
+        let io = match &self.io {
+            Some(io) => io.clone(),
+            None => provider.transport()?,
+        };
+        let started = io.now();
         let mut credentials: Vec<(String, String)> = provider
             .headers
             .iter()
             .map(|(name, value)| (name.clone(), value.clone()))
             .collect();
-        match tokio::time::timeout(self.timeout, provider.auth_header(&client)).await {
-            Ok(auth) => credentials.extend(auth?),
-            Err(_) => return Err(DiscoveryError::TimedOut(self.timeout)),
+        let deadline = io.sleep_until(started.saturating_add(self.timeout));
+        match first_of(provider.auth_header(&io), deadline).await {
+            Some(auth) => credentials.extend(auth?),
+            None => return Err(DiscoveryError::TimedOut(self.timeout)),
         }
-        let left = self.timeout.saturating_sub(started.elapsed());
+        let spent = io.now().saturating_duration_since(started);
+        let left = self.timeout.saturating_sub(spent);
         let query = provider.auth_query();
-        self.get(&client, &provider.url, query, credentials, left)
-            .await
-    }
-
-    fn http_client(&self) -> Result<HttpClient, Error> {
-        match &self.client {
-            Some(c) => Ok(c.clone()),
-            None => http_client(),
-        }
+        self.get(&io, &provider.url, query, credentials, left).await
     }
 
     /// The request and its bounded answer: `query` (an API key's, encoded), `credentials`,
@@ -326,13 +344,13 @@ impl Discovery {
     /// within `left` of the timeout.
     async fn get(
         &self,
-        client: &HttpClient,
+        io: &T,
         provider_url: &str,
         query: Option<String>,
         mut credentials: Vec<(String, String)>,
         left: Duration,
     ) -> Result<Manual, DiscoveryError> {
-        let shown = discovery_url(provider_url)?;
+        let shown = url_for(provider_url, T::SCHEMES)?;
         // The query holds a key: errors show the URL without it.
         let url = match query {
             Some(query) => format!("{shown}?{query}"),
@@ -340,7 +358,7 @@ impl Discovery {
         };
         let mut req = Request::get(url)
             .header(http::header::ACCEPT, "application/json")
-            .body(Full::new(Bytes::new()))
+            .body(Bytes::new())
             .map_err(|e| Error::Request(format!("discovery request to {shown:?}: {e}")))?;
         credentials.extend(self.headers.iter().cloned());
         for (name, value) in credentials {
@@ -350,7 +368,7 @@ impl Discovery {
             value.set_sensitive(true);
             req.headers_mut().insert(header, value);
         }
-        let body = match bounded_exchange(client, req, left, self.max_size).await {
+        let body = match bounded_exchange(io, req, left, self.max_size).await {
             Ok(body) => body,
             Err(Bounded::Failed(e)) => return Err(e.into()),
             Err(Bounded::TooLarge) => {
@@ -364,7 +382,7 @@ impl Discovery {
     }
 }
 
-impl SseProvider {
+impl<T: HttpIo> SseProvider<T> {
     /// Fetches and parses the manual at `/utcp` on this provider's domain, sending its
     /// `headers` and `auth` as a tool call does, with the default [`Discovery`] bounds.
     ///
@@ -381,7 +399,7 @@ impl SseProvider {
     /// # Ok(()) }
     /// ```
     pub async fn discover(&self) -> Result<Manual, DiscoveryError> {
-        Discovery::new().fetch_provider(self).await
+        Discovery::<T>::new().fetch_provider(self).await
     }
 }
 
@@ -396,39 +414,35 @@ pub(crate) enum Bounded {
 }
 
 /// One request whose answer is read whole but bounded: within `timeout` (connection, head
-/// and body), a 2xx status, and at most `limit` bytes of body, refused from its
-/// `Content-Length` when that says more, else when the bytes read pass it. Discovery and
-/// the OAuth2 token request both read JSON from a server this way.
-pub(crate) async fn bounded_exchange(
-    client: &HttpClient,
-    req: Request<Full<Bytes>>,
+/// and body), a 2xx status (else [`Error::Refused`], with the start of the body), and at
+/// most `limit` bytes of body ([`HttpIo::request_limited`]). Discovery and the OAuth2
+/// token request both read JSON from a server this way.
+pub(crate) async fn bounded_exchange<T: HttpIo>(
+    io: &T,
+    req: Request<Bytes>,
     timeout: Duration,
     limit: usize,
 ) -> Result<Bytes, Bounded> {
+    let deadline = io.now().saturating_add(timeout);
     let exchange = async {
-        let resp = client
-            .request(req)
-            .await
-            .map_err(|e| Bounded::Failed(e.into()))?;
+        let resp = match io.request_limited(req, limit).await {
+            Ok(resp) => resp,
+            Err(e) if TooLarge::of(&e).is_some() => return Err(Bounded::TooLarge),
+            Err(e) => return Err(Bounded::Failed(e)),
+        };
         let status = resp.status();
         if !status.is_success() {
-            return Err(Bounded::Failed(Error::Status(status.as_u16())));
+            let content_type = resp
+                .headers()
+                .get(http::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let refused = Refused::new(status.as_u16(), content_type, resp.body());
+            return Err(Bounded::Failed(Error::Refused(refused)));
         }
-        let declared = resp
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if declared.is_some_and(|n| n > limit as u64) {
-            return Err(Bounded::TooLarge);
-        }
-        match Limited::new(resp.into_body(), limit).collect().await {
-            Ok(body) => Ok(body.to_bytes()),
-            Err(e) if e.is::<LengthLimitError>() => Err(Bounded::TooLarge),
-            Err(e) => Err(Bounded::Failed(Error::Http(e))),
-        }
+        Ok(resp.into_body())
     };
-    tokio::time::timeout(timeout, exchange)
+    first_of(exchange, io.sleep_until(deadline))
         .await
         .unwrap_or(Err(Bounded::TimedOut))
 }
@@ -438,7 +452,7 @@ pub(crate) async fn bounded_exchange(
 ///
 /// # Example
 /// ```
-/// use ssekit_hyper::utcp::{Manual, ManualEndpoint, Tool};
+/// use ssekit_utcp::{Manual, ManualEndpoint, Tool};
 /// let tool = Tool::new("watch_stock", "Get real-time price updates for a stock",
 ///     serde_json::json!({"type": "object"}), serde_json::json!({"type": "object"}))?;
 /// let endpoint = ManualEndpoint::new(&Manual::new(vec![tool]).with_version("1.0"));
@@ -447,7 +461,7 @@ pub(crate) async fn bounded_exchange(
 /// assert_eq!(resp.status(), 200);
 /// assert_eq!(resp.headers()["content-type"], "application/json");
 /// assert!(endpoint.answer(&http::Request::get("/stream").body(()).unwrap()).is_none());
-/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// # Ok::<(), ssekit_utcp::SchemaError>(())
 /// ```
 #[derive(Clone, Debug)]
 pub struct ManualEndpoint {
@@ -459,7 +473,7 @@ impl ManualEndpoint {
     ///
     /// # Example
     /// ```
-    /// let endpoint = ssekit_hyper::utcp::ManualEndpoint::new(&ssekit_hyper::utcp::Manual::new(vec![]));
+    /// let endpoint = ssekit_utcp::ManualEndpoint::new(&ssekit_utcp::Manual::new(vec![]));
     /// # let _ = endpoint;
     /// ```
     pub fn new(manual: &Manual) -> Self {
@@ -474,7 +488,7 @@ impl ManualEndpoint {
     ///
     /// # Example
     /// ```
-    /// let endpoint = ssekit_hyper::utcp::ManualEndpoint::new(&ssekit_hyper::utcp::Manual::new(vec![]));
+    /// let endpoint = ssekit_utcp::ManualEndpoint::new(&ssekit_utcp::Manual::new(vec![]));
     /// let post = http::Request::post("/utcp").body(()).unwrap();
     /// assert_eq!(endpoint.answer(&post).map(|r| r.status().as_u16()), Some(405));
     /// ```

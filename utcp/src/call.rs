@@ -38,14 +38,14 @@ use ssekit::Event;
 use super::manual::Tool;
 use super::schema::{Mismatch, Schema};
 use super::{ProviderSource, SseProvider};
-use crate::Error;
+use crate::{Error, HttpIo};
 
 /// The largest event data a tool call parses by default, in bytes: 1 MiB (see
 /// [`ToolCall::max_output`]).
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit_hyper::utcp::DEFAULT_MAX_OUTPUT, 1 << 20);
+/// assert_eq!(ssekit_utcp::DEFAULT_MAX_OUTPUT, 1 << 20);
 /// ```
 pub const DEFAULT_MAX_OUTPUT: usize = 1 << 20;
 
@@ -55,7 +55,7 @@ pub const DEFAULT_MAX_OUTPUT: usize = 1 << 20;
 ///
 /// # Example
 /// ```
-/// use ssekit_hyper::utcp::OnMismatch;
+/// use ssekit_utcp::OnMismatch;
 /// assert_eq!(OnMismatch::default(), OnMismatch::Skip);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,14 +73,14 @@ pub enum OnMismatch {
 /// # Example
 /// ```
 /// use serde_json::json;
-/// use ssekit_hyper::utcp::CallError;
-/// let mismatch = ssekit_hyper::utcp::Schema::new(json!({"required": ["symbol"]}))?
+/// use ssekit_utcp::CallError;
+/// let mismatch = ssekit_utcp::Schema::new(json!({"required": ["symbol"]}))?
 ///     .validate(&json!({})).unwrap_err();
 /// assert_eq!(
 ///     CallError::Inputs(mismatch).to_string(),
 ///     "the inputs do not match the tool's inputs schema: at /symbol: expected a value (required), found nothing"
 /// );
-/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// # Ok::<(), ssekit_utcp::SchemaError>(())
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]
@@ -118,7 +118,7 @@ impl CallError {
     ///
     /// # Example
     /// ```
-    /// let err = ssekit_hyper::utcp::CallError::Transport(ssekit_hyper::Error::Status(500));
+    /// let err = ssekit_utcp::CallError::Transport(ssekit_http::Error::Status(500));
     /// assert!(err.event().is_none());
     /// ```
     pub fn event(&self) -> Option<&Event> {
@@ -191,7 +191,7 @@ impl From<Error> for CallError {
 ///
 /// # Example
 /// ```
-/// # fn show(output: ssekit_hyper::utcp::Output) {
+/// # fn show(output: ssekit_utcp::Output) {
 /// println!("{} (event {:?})", output.value["price"], output.event.id());
 /// # }
 /// ```
@@ -208,7 +208,7 @@ pub struct Output {
 pub type Outputs = Pin<Box<dyn Stream<Item = Result<Output, CallError>> + Send>>;
 
 /// A tool call, connected lazily: its inputs are checked, its request built. Take its
-/// [`outputs`](Self::outputs) to connect.
+/// [`outputs`](Self::outputs) to connect. `T` is the transport.
 ///
 /// # Example
 /// ```no_run
@@ -230,16 +230,26 @@ pub type Outputs = Pin<Box<dyn Stream<Item = Result<Output, CallError>> + Send>>
 /// }
 /// # Ok(()) }
 /// ```
-#[derive(Debug)]
 #[must_use = "a tool call does nothing until its outputs are read"]
-pub struct ToolCall {
-    source: ProviderSource,
+pub struct ToolCall<T> {
+    source: ProviderSource<T>,
     outputs: Schema,
     on_mismatch: OnMismatch,
     max_output: usize,
 }
 
-impl ToolCall {
+impl<T> fmt::Debug for ToolCall<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("source", &self.source)
+            .field("outputs", &self.outputs)
+            .field("on_mismatch", &self.on_mismatch)
+            .field("max_output", &self.max_output)
+            .finish()
+    }
+}
+
+impl<T: HttpIo> ToolCall<T> {
     /// What to do after an event that is not JSON or does not match (default
     /// [`OnMismatch::Skip`]).
     ///
@@ -247,9 +257,9 @@ impl ToolCall {
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-    /// # let tool = ssekit_hyper::utcp::Tool::from_json(r#"{"name":"t"}"#)?;
+    /// # let tool = ssekit_utcp::Tool::from_json(r#"{"name":"t"}"#)?;
     /// let outputs = provider.call(&tool, &serde_json::Map::new()).await?
-    ///     .on_mismatch(ssekit_hyper::utcp::OnMismatch::End)
+    ///     .on_mismatch(ssekit_utcp::OnMismatch::End)
     ///     .outputs();
     /// # drop(outputs); Ok(()) }
     /// ```
@@ -266,7 +276,7 @@ impl ToolCall {
     /// ```no_run
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-    /// # let tool = ssekit_hyper::utcp::Tool::from_json(r#"{"name":"t"}"#)?;
+    /// # let tool = ssekit_utcp::Tool::from_json(r#"{"name":"t"}"#)?;
     /// let outputs = provider.call(&tool, &serde_json::Map::new()).await?
     ///     .max_output(64 * 1024)
     ///     .outputs();
@@ -285,7 +295,7 @@ impl ToolCall {
     /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use futures_util::StreamExt;
     /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-    /// # let tool = ssekit_hyper::utcp::Tool::from_json(r#"{"name":"t"}"#)?;
+    /// # let tool = ssekit_utcp::Tool::from_json(r#"{"name":"t"}"#)?;
     /// let mut outputs = provider.call(&tool, &serde_json::Map::new()).await?.outputs();
     /// while let Some(output) = outputs.next().await {
     ///     match output {
@@ -347,7 +357,7 @@ fn parse(schema: &Schema, event: Event, limit: usize) -> Result<Output, CallErro
     }
 }
 
-impl SseProvider {
+impl<T: HttpIo> SseProvider<T> {
     /// Calls `tool` with `inputs`: checks the inputs against the tool's `inputs` schema
     /// (a mismatch is [`CallError::Inputs`], and nothing is sent, not even an OAuth2 token
     /// request), then prepares the connection as [`connect`](Self::connect) does. Read the
@@ -367,7 +377,7 @@ impl SseProvider {
         &self,
         tool: &Tool,
         inputs: &Map<String, Value>,
-    ) -> Result<ToolCall, CallError> {
+    ) -> Result<ToolCall<T>, CallError> {
         tool.inputs
             .validate(&Value::Object(inputs.clone()))
             .map_err(CallError::Inputs)?;

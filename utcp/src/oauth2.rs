@@ -4,7 +4,7 @@
 //! The token request carries the client secret, so `token_url` must be `https`, or plain
 //! `http` to a loopback host (`127.0.0.0/8`, `::1`, `localhost`: tests and local
 //! development); its scheme must be one the client speaks, as the provider's `url`'s must
-//! (`http`, and `https` with the `rustls` feature). Anything else is a [`TokenUrlError`],
+//! (`http`, and `https` when the transport has TLS). Anything else is a [`TokenUrlError`],
 //! before any request is sent. (The provider's `url` may be plain `http` to any host: its
 //! credentials are the caller's to send where they choose; the client secret goes to a
 //! `token_url` that a discovered manual can name.)
@@ -20,21 +20,19 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::AUTHORIZATION;
 use http::{HeaderValue, Request, Uri};
-use http_body_util::Full;
 use serde::Deserialize;
 use serde_json::Value;
-use tokio::time::Instant;
+use ssekit::Instant;
 
 use super::discovery::{bounded_exchange, origin, Bounded};
 use super::{basic_credentials, encode_component, Auth, Redacted};
-use crate::client::{HttpClient, SCHEMES};
-use crate::Error;
+use crate::{Error, HttpIo};
 
 /// How long an OAuth2 token request may take, connection to last byte.
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit_hyper::utcp::TOKEN_TIMEOUT, std::time::Duration::from_secs(30));
+/// assert_eq!(ssekit_utcp::TOKEN_TIMEOUT, std::time::Duration::from_secs(30));
 /// ```
 pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -42,7 +40,7 @@ pub const TOKEN_TIMEOUT: Duration = Duration::from_secs(30);
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit_hyper::utcp::MAX_TOKEN_RESPONSE, 64 * 1024);
+/// assert_eq!(ssekit_utcp::MAX_TOKEN_RESPONSE, 64 * 1024);
 /// ```
 pub const MAX_TOKEN_RESPONSE: usize = 64 << 10;
 
@@ -53,7 +51,7 @@ pub const MAX_TOKEN_RESPONSE: usize = 64 << 10;
 ///
 /// # Example
 /// ```
-/// assert_eq!(ssekit_hyper::utcp::TOKEN_REFRESH_MARGIN, std::time::Duration::from_secs(30));
+/// assert_eq!(ssekit_utcp::TOKEN_REFRESH_MARGIN, std::time::Duration::from_secs(30));
 /// ```
 pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(30);
 
@@ -85,7 +83,7 @@ pub enum TokenUrlError {
         /// What is wrong with it (the URL is not quoted).
         reason: String,
     },
-    /// A scheme the client does not speak (`http`, and `https` with the `rustls` feature).
+    /// A scheme the transport does not speak (`http`, and `https` when it has TLS).
     Scheme {
         /// The scheme.
         scheme: String,
@@ -105,10 +103,10 @@ impl TokenUrlError {
     ///
     /// # Example
     /// ```
-    /// use ssekit_hyper::utcp::TokenUrlError;
-    /// let err = ssekit_hyper::Error::from(TokenUrlError::Scheme { scheme: "ftp".into() });
+    /// use ssekit_utcp::TokenUrlError;
+    /// let err = ssekit_http::Error::from(TokenUrlError::Scheme { scheme: "ftp".into() });
     /// assert!(matches!(TokenUrlError::of(&err), Some(TokenUrlError::Scheme { .. })));
-    /// assert!(TokenUrlError::of(&ssekit_hyper::Error::Status(401)).is_none());
+    /// assert!(TokenUrlError::of(&ssekit_http::Error::Status(401)).is_none());
     /// ```
     pub fn of(err: &Error) -> Option<&TokenUrlError> {
         match err {
@@ -126,7 +124,7 @@ impl fmt::Display for TokenUrlError {
             }
             TokenUrlError::Scheme { scheme } => write!(
                 f,
-                "the OAuth2 token_url's scheme {scheme:?} is not one of {SCHEMES:?}"
+                "the OAuth2 token_url's scheme {scheme:?} is not one the client speaks"
             ),
             TokenUrlError::Cleartext { url } => write!(
                 f,
@@ -159,7 +157,7 @@ fn is_loopback(host: &str) -> bool {
 }
 
 /// `token_url` parsed, if the client secret may be sent there (see [the module](self)).
-pub(crate) fn check_token_url(token_url: &str) -> Result<Uri, TokenUrlError> {
+pub(crate) fn check_token_url(token_url: &str, schemes: &[&str]) -> Result<Uri, TokenUrlError> {
     // `InvalidUri` says what is wrong without quoting the URL.
     let uri: Uri =
         token_url
@@ -179,7 +177,7 @@ pub(crate) fn check_token_url(token_url: &str) -> Result<Uri, TokenUrlError> {
             reason: "invalid port".to_owned(),
         });
     }
-    if !SCHEMES.contains(&scheme) {
+    if !schemes.contains(&scheme) {
         return Err(TokenUrlError::Scheme {
             scheme: scheme.to_owned(),
         });
@@ -339,22 +337,22 @@ impl Grant {
     /// 6749 §2.3.1 says every token endpoint must support (UTCP's clients fall back to it
     /// too). A request never carries both: the RFC allows one method per request. When the
     /// second request fails too, the error is the first one's.
-    pub(crate) async fn fetch(&self, http: &HttpClient) -> Result<Token, Error> {
-        let uri = check_token_url(&self.token_url)?;
-        match self.fetch_with(http, &uri, ClientAuth::Body).await {
+    pub(crate) async fn fetch<T: HttpIo>(&self, io: &T) -> Result<Token, Error> {
+        let uri = check_token_url(&self.token_url, T::SCHEMES)?;
+        match self.fetch_with(io, &uri, ClientAuth::Body).await {
             // Failing again, the first answer is the one to report: a 400 may be about
             // something else (`invalid_scope`), which Basic does not change.
             Err(first) if matches!(first.status(), Some(400 | 401)) => self
-                .fetch_with(http, &uri, ClientAuth::Basic)
+                .fetch_with(io, &uri, ClientAuth::Basic)
                 .await
                 .map_err(|_| first),
             answer => answer,
         }
     }
 
-    async fn fetch_with(
+    async fn fetch_with<T: HttpIo>(
         &self,
-        http: &HttpClient,
+        io: &T,
         uri: &Uri,
         how: ClientAuth,
     ) -> Result<Token, Error> {
@@ -385,10 +383,10 @@ impl Grant {
             form.push_str(&format!("&scope={}", encode_component(scope)));
         }
         let req = req
-            .body(Full::new(Bytes::from(form)))
+            .body(Bytes::from(form))
             .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
-        let sent = Instant::now();
-        let body = match bounded_exchange(http, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
+        let sent = io.now();
+        let body = match bounded_exchange(io, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
             Ok(body) => body,
             Err(Bounded::Failed(e)) => return Err(e),
             Err(Bounded::TooLarge) => {
@@ -417,7 +415,7 @@ mod tests {
 
     #[test]
     fn only_https_and_loopback_http_token_urls_pass() {
-        let passes = |url: &str| check_token_url(url).map(|_| ());
+        let passes = |url: &str| check_token_url(url, &["http", "https"]).map(|_| ());
         for url in [
             "http://127.0.0.1:8080/token",
             "http://127.9.9.9/token",
@@ -428,7 +426,6 @@ mod tests {
         ] {
             assert_eq!(passes(url), Ok(()), "{url}");
         }
-        #[cfg(feature = "rustls")]
         assert_eq!(passes("https://auth.example.com/token"), Ok(()));
         for (url, shown) in [
             (
@@ -485,9 +482,9 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_token_goes_stale_before_it_expires() {
-        let sent = Instant::now();
+    #[test]
+    fn a_token_goes_stale_before_it_expires() {
+        let sent = Instant::from_secs(1);
         let token = |body: &str| Token::from_response(body.as_bytes(), sent).unwrap();
         let hour = token(r#"{"access_token":"t","expires_in":3600}"#);
         assert_eq!(hour.header(), "Bearer t");

@@ -37,7 +37,7 @@ use crate::Error;
 ///
 /// # Example
 /// ```
-/// let err = ssekit_hyper::utcp::Manual::from_json(r#"{"tools": [{"description": "no name"}]}"#).unwrap_err();
+/// let err = ssekit_utcp::Manual::from_json(r#"{"tools": [{"description": "no name"}]}"#).unwrap_err();
 /// assert_eq!(err.path, "/tools/0/name");
 /// assert_eq!(err.to_string(), "invalid UTCP manual at /tools/0/name: missing (a tool needs a name)");
 /// ```
@@ -77,7 +77,7 @@ fn wrong(path: impl Into<String>, problem: impl Into<String>) -> ManualError {
 /// # Example
 /// ```
 /// use serde_json::json;
-/// let tool = ssekit_hyper::utcp::Tool::new(
+/// let tool = ssekit_utcp::Tool::new(
 ///     "watch_stock",
 ///     "Get real-time price updates for a stock",
 ///     json!({"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]}),
@@ -87,7 +87,7 @@ fn wrong(path: impl Into<String>, problem: impl Into<String>) -> ManualError {
 /// let tool = tool.with_provider(json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
 ///     "auth": {"auth_type": "api_key", "api_key": "k-123", "var_name": "X-API-Key"}}));
 /// assert!(!format!("{tool:?}").contains("k-123"));
-/// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+/// # Ok::<(), ssekit_utcp::SchemaError>(())
 /// ```
 #[derive(Clone, PartialEq)]
 #[non_exhaustive]
@@ -236,9 +236,9 @@ impl Tool {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::new("ping", "", serde_json::json!({}), serde_json::json!({}))?;
+    /// let tool = ssekit_utcp::Tool::new("ping", "", serde_json::json!({}), serde_json::json!({}))?;
     /// assert_eq!(tool.name, "ping");
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     pub fn new(
         name: &str,
@@ -261,10 +261,10 @@ impl Tool {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
+    /// let tool = ssekit_utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
     ///     .with_provider(serde_json::json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e"}));
-    /// assert!(tool.sse_provider().is_some());
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// assert!(tool.sse_provider::<ssekit_smol::client::SmolHttp>().is_some());
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     #[must_use]
     pub fn with_provider(mut self, provider: Value) -> Self {
@@ -276,10 +276,10 @@ impl Tool {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
+    /// let tool = ssekit_utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
     ///     .with_tags(["finance"]);
     /// assert_eq!(tool.tags, ["finance"]);
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     #[must_use]
     pub fn with_tags<S: Into<String>>(mut self, tags: impl IntoIterator<Item = S>) -> Self {
@@ -291,14 +291,14 @@ impl Tool {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::from_json(r#"{
+    /// let tool = ssekit_utcp::Tool::from_json(r#"{
     ///   "name": "watch_stock",
     ///   "description": "Get real-time price updates for a stock",
     ///   "inputs": {"type": "object", "properties": {"symbol": {"type": "string"}}, "required": ["symbol"]},
     ///   "outputs": {"type": "object", "properties": {"price": {"type": "number"}}}
     /// }"#)?;
     /// assert_eq!(tool.name, "watch_stock");
-    /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+    /// # Ok::<(), ssekit_utcp::ManualError>(())
     /// ```
     pub fn from_json(json: &str) -> Result<Tool, ManualError> {
         let value: Value =
@@ -310,9 +310,9 @@ impl Tool {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::from_value(&serde_json::json!({"name": "t", "x-extra": 1}))?;
+    /// let tool = ssekit_utcp::Tool::from_value(&serde_json::json!({"name": "t", "x-extra": 1}))?;
     /// assert_eq!(tool.description, "");
-    /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+    /// # Ok::<(), ssekit_utcp::ManualError>(())
     /// ```
     pub fn from_value(value: &Value) -> Result<Tool, ManualError> {
         parse_tool(value.clone(), "")
@@ -323,9 +323,9 @@ impl Tool {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::new("t", "d", serde_json::json!({}), serde_json::json!({}))?;
+    /// let tool = ssekit_utcp::Tool::new("t", "d", serde_json::json!({}), serde_json::json!({}))?;
     /// assert_eq!(tool.to_value()["name"], "t");
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     pub fn to_value(&self) -> Value {
         let mut out = Map::new();
@@ -354,15 +354,20 @@ impl Tool {
     /// discovered from) before resolving them, or resolve only the names meant for that
     /// provider.
     ///
+    /// The provider's calls go through the transport `T`: name it where the type does not
+    /// say (`tool.sse_provider::<SmolHttp>()`, or a `let` of type
+    /// `ssekit_smol::utcp::SseProvider`).
+    ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::from_value(&serde_json::json!({"name": "t",
+    /// use ssekit_smol::client::SmolHttp;
+    /// let tool = ssekit_utcp::Tool::from_value(&serde_json::json!({"name": "t",
     ///     "tool_call_template": {"name": "p", "call_template_type": "sse", "url": "http://127.0.0.1:1/e"}}))?;
-    /// let provider = tool.sse_provider().transpose()?;
+    /// let provider = tool.sse_provider::<SmolHttp>().transpose()?;
     /// assert_eq!(provider.map(|p| p.url), Some("http://127.0.0.1:1/e".to_owned()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn sse_provider(&self) -> Option<Result<SseProvider, Error>> {
+    pub fn sse_provider<T>(&self) -> Option<Result<SseProvider<T>, Error>> {
         let Some(Value::Object(provider)) = &self.provider else {
             return None;
         };
@@ -375,7 +380,7 @@ impl Tool {
         }
         let mut provider = provider.clone();
         provider.insert("provider_type".into(), json!("sse"));
-        Some(serde_json::from_value::<SseProvider>(Value::Object(provider)).map_err(Error::from))
+        Some(serde_json::from_value::<SseProvider<T>>(Value::Object(provider)).map_err(Error::from))
     }
 }
 
@@ -458,10 +463,10 @@ fn parse_tool(value: Value, base: &str) -> Result<Tool, ManualError> {
 ///
 /// # Example
 /// ```
-/// let manual = ssekit_hyper::utcp::Manual::from_json(r#"{"version": "1.0", "tools": [{"name": "watch_stock"}]}"#)?;
+/// let manual = ssekit_utcp::Manual::from_json(r#"{"version": "1.0", "tools": [{"name": "watch_stock"}]}"#)?;
 /// assert_eq!(manual.version.as_deref(), Some("1.0"));
 /// assert!(manual.tool("watch_stock").is_some());
-/// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+/// # Ok::<(), ssekit_utcp::ManualError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
@@ -477,10 +482,10 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// let tool = ssekit_hyper::utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?;
-    /// let manual = ssekit_hyper::utcp::Manual::new(vec![tool]).with_version("1.0");
+    /// let tool = ssekit_utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?;
+    /// let manual = ssekit_utcp::Manual::new(vec![tool]).with_version("1.0");
     /// assert_eq!(manual.to_value()["version"], "1.0");
-    /// # Ok::<(), ssekit_hyper::utcp::SchemaError>(())
+    /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     pub fn new(tools: Vec<Tool>) -> Self {
         Manual {
@@ -493,7 +498,7 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(ssekit_hyper::utcp::Manual::new(vec![]).with_version("1.0").version.as_deref(), Some("1.0"));
+    /// assert_eq!(ssekit_utcp::Manual::new(vec![]).with_version("1.0").version.as_deref(), Some("1.0"));
     /// ```
     #[must_use]
     pub fn with_version(mut self, version: &str) -> Self {
@@ -505,7 +510,7 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// let err = ssekit_hyper::utcp::Manual::from_json(r#"{"tools": {}}"#).unwrap_err();
+    /// let err = ssekit_utcp::Manual::from_json(r#"{"tools": {}}"#).unwrap_err();
     /// assert_eq!((err.path.as_str(), err.problem.as_str()), ("/tools", "not an array"));
     /// ```
     pub fn from_json(json: &str) -> Result<Manual, ManualError> {
@@ -522,7 +527,7 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// let err = ssekit_hyper::utcp::Manual::from_slice(b"<html>").unwrap_err();
+    /// let err = ssekit_utcp::Manual::from_slice(b"<html>").unwrap_err();
     /// assert!(err.problem.starts_with("not JSON"));
     /// ```
     pub fn from_slice(json: &[u8]) -> Result<Manual, ManualError> {
@@ -535,9 +540,9 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// let manual = ssekit_hyper::utcp::Manual::from_value(&serde_json::json!({"utcp_version": "1.0.1", "tools": []}))?;
+    /// let manual = ssekit_utcp::Manual::from_value(&serde_json::json!({"utcp_version": "1.0.1", "tools": []}))?;
     /// assert_eq!(manual.version.as_deref(), Some("1.0.1"));
-    /// # Ok::<(), ssekit_hyper::utcp::ManualError>(())
+    /// # Ok::<(), ssekit_utcp::ManualError>(())
     /// ```
     pub fn from_value(value: &Value) -> Result<Manual, ManualError> {
         Manual::from_owned(value.clone())
@@ -587,7 +592,7 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// assert!(ssekit_hyper::utcp::Manual::new(vec![]).tool("watch_stock").is_none());
+    /// assert!(ssekit_utcp::Manual::new(vec![]).tool("watch_stock").is_none());
     /// ```
     pub fn tool(&self, name: &str) -> Option<&Tool> {
         self.tools.iter().find(|t| t.name == name)
@@ -597,7 +602,7 @@ impl Manual {
     ///
     /// # Example
     /// ```
-    /// let json = ssekit_hyper::utcp::Manual::new(vec![]).to_value();
+    /// let json = ssekit_utcp::Manual::new(vec![]).to_value();
     /// assert_eq!(json, serde_json::json!({"tools": []}));
     /// ```
     pub fn to_value(&self) -> Value {

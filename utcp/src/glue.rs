@@ -1,0 +1,76 @@
+//! [`transport_module!`](crate::transport_module): a transport's `utcp` module, written once.
+
+/// Expands to the body of a transport's `utcp` module: every item of this crate, with the
+/// generic ones ([`SseProvider`](crate::SseProvider), [`ProviderSource`](crate::ProviderSource),
+/// [`ToolCall`](crate::ToolCall), [`Discovery`](crate::Discovery), [`discover`](crate::discover))
+/// named for the transport's [`HttpIo`](crate::HttpIo) `$io`. `$krate` is the transport
+/// crate's name, for the examples. `ssekit_hyper::utcp` and `ssekit_smol::utcp` are this.
+///
+/// # Example
+/// ```
+/// mod utcp {
+///     ssekit_utcp::transport_module!(ssekit_smol, ssekit_smol::client::SmolHttp);
+/// }
+/// let provider = utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+/// # let _ = provider; Ok::<(), ssekit_http::Error>(())
+/// ```
+#[macro_export]
+macro_rules! transport_module {
+    ($krate:ident, $io:ty) => {
+        pub use $crate::*;
+
+        /// A UTCP SSE provider whose calls run on this transport (see
+        /// [`ssekit_utcp::SseProvider`]).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let p = ", stringify!($krate), r##"::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;"##)]
+        /// assert_eq!(p.name, "n");
+        /// # Ok::<(), ssekit_http::Error>(())
+        /// ```
+        pub type SseProvider = $crate::SseProvider<$io>;
+
+        /// One provider connection on this transport (see [`ssekit_utcp::ProviderSource`]).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("fn read(source: ", stringify!($krate), "::utcp::ProviderSource) {")]
+        ///     let events = source.events();
+        /// #   drop(events);
+        /// }
+        /// ```
+        pub type ProviderSource = $crate::ProviderSource<$io>;
+
+        /// A tool call on this transport (see [`ssekit_utcp::ToolCall`]).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("fn read(call: ", stringify!($krate), "::utcp::ToolCall) {")]
+        ///     let outputs = call.outputs();
+        /// #   drop(outputs);
+        /// }
+        /// ```
+        pub type ToolCall = $crate::ToolCall<$io>;
+
+        /// Discovery on this transport (see [`ssekit_utcp::Discovery`]).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let discovery = ", stringify!($krate), "::utcp::Discovery::new().max_size(64 * 1024);")]
+        /// # let _ = discovery;
+        /// ```
+        pub type Discovery = $crate::Discovery<$io>;
+
+        /// Fetches and parses the manual at `/utcp` on the domain of `provider_url`, on this
+        /// transport (see [`ssekit_utcp::discover`]).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("let manual = ", stringify!($krate), "::utcp::discover(\"http://127.0.0.1:1/stream\"); // await it")]
+        /// # drop(manual);
+        /// ```
+        pub async fn discover(provider_url: &str) -> Result<Manual, DiscoveryError> {
+            $crate::discover::<$io>(provider_url).await
+        }
+    };
+}
