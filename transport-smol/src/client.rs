@@ -152,9 +152,35 @@ impl EventSource {
 /// let io = ssekit_smol::client::SmolHttp::new()?;
 /// # let _ = io; Ok::<(), ssekit_smol::Error>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SmolHttp {
     clock: Clock,
+    tls: TlsConfig,
+}
+
+impl SmolHttp {
+    /// Uses this rustls configuration for `https://` (a private root, a client
+    /// certificate), in its streams and requests alike, as [`EventSource::tls`] does for one
+    /// stream.
+    ///
+    /// # Example
+    /// ```
+    /// let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    /// let tls = rustls::ClientConfig::builder_with_provider(provider)
+    ///     .with_safe_default_protocol_versions().unwrap()
+    ///     .with_root_certificates(rustls::RootCertStore::empty())
+    ///     .with_no_client_auth();
+    /// let ors = ssekit_smol::ors::Client::new("https://127.0.0.1:1")?
+    ///     .io(ssekit_smol::client::SmolHttp::with_tls(tls));
+    /// # let _ = ors; Ok::<(), ssekit_smol::Error>(())
+    /// ```
+    #[cfg(feature = "rustls")]
+    pub fn with_tls(config: rustls::ClientConfig) -> Self {
+        SmolHttp {
+            clock: Clock::new(),
+            tls: Some(std::sync::Arc::new(config)),
+        }
+    }
 }
 
 impl HttpIo for SmolHttp {
@@ -164,11 +190,18 @@ impl HttpIo for SmolHttp {
     fn new() -> Result<Self, Error> {
         Ok(SmolHttp {
             clock: Clock::new(),
+            tls: TlsConfig::default(),
         })
     }
 
     fn events(&self, spec: RequestSpec) -> Items {
-        EventSource::from_spec(spec).stream()
+        let source = EventSource::from_spec(spec);
+        #[cfg(feature = "rustls")]
+        let source = EventSource {
+            tls: self.tls.clone(),
+            ..source
+        };
+        source.stream()
     }
 
     async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
@@ -187,7 +220,7 @@ impl HttpIo for SmolHttp {
     ) -> Result<http::Response<Bytes>, Error> {
         let uri = req.uri().clone();
         origin_form(&mut req)?;
-        let (resp, _connection) = send(uri, req, &Default::default()).await?;
+        let (resp, _connection) = send(uri, req, &self.tls).await?;
         ssekit_http::io::collect(resp, limit).await
     }
 

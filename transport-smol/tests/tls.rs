@@ -81,6 +81,42 @@ fn events_over_https_with_a_private_root_and_refused_without_it() {
     });
 }
 
+/// The protocol clients' IO (`SmolHttp`, under the ORS client and the UTCP provider) takes
+/// a private root too, for its streams and its one-shot requests alike.
+#[test]
+fn the_protocol_clients_io_trusts_a_private_root_for_streams_and_requests() {
+    use ssekit_http::client::RequestSpec;
+    use ssekit_http::io::HttpIo;
+    use ssekit_smol::client::SmolHttp;
+    run(async {
+        let (port, _) = https_server(private_root::route).await;
+        let url = private_root::ASK.url(port);
+        let io = SmolHttp::with_tls(Certs::loopback().client());
+        let spec = RequestSpec::get(&url, &["http", "https"])
+            .unwrap()
+            .reconnect(once());
+        let mut events = io.events(spec);
+        let mut got = Vec::new();
+        while let Some(item) = SmolHttp::next(&mut events).await {
+            got.push(item);
+        }
+        private_root::check(&got);
+        let answer = io
+            .request(http::Request::get(&url).body(bytes::Bytes::new()).unwrap())
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        assert!(String::from_utf8_lossy(answer.body()).contains("data: secret"));
+        // Without the root, the same request is refused by the certificate check.
+        let refused = SmolHttp::new()
+            .unwrap()
+            .request(http::Request::get(&url).body(bytes::Bytes::new()).unwrap())
+            .await
+            .unwrap_err();
+        assert!(refused.to_string().contains("certificate"), "{refused}");
+    });
+}
+
 #[test]
 fn https_urls_are_accepted_and_other_schemes_refused() {
     assert!(EventSource::get("https://127.0.0.1:1/").is_ok());
