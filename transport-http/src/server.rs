@@ -300,7 +300,8 @@ pub const WRITE_BUFFER: usize = 8 << 10;
 /// in frames of at most [`FRAME_BYTES`] (one event per frame when events are few, batched
 /// when many), at most [`TURN_BYTES`] a turn before the body yields, and a keep-alive
 /// comment when the source has been silent (the transport's [`Pinger`]). The body never
-/// holds more than one frame and one event besides what its source queues.
+/// holds more than one frame and one event besides what its source queues. Each item counts
+/// as 16 bytes at least, so a source of empty or tiny items is bounded too (1,024 a frame).
 ///
 /// # Example
 /// ```
@@ -309,7 +310,7 @@ pub const WRITE_BUFFER: usize = 8 << 10;
 /// use bytes::Bytes;
 /// use ssekit::Instant;
 /// use ssekit_http::keep_alive::{Clock, Pinger};
-/// use ssekit_http::server::{Frames, TURN_BYTES};
+/// use ssekit_http::server::{Frames, FRAME_BYTES, TURN_BYTES};
 ///
 /// #[derive(Clone)]
 /// struct Frozen;
@@ -319,15 +320,17 @@ pub const WRITE_BUFFER: usize = 8 << 10;
 ///     fn sleep_until(&self, _at: Instant) -> Ready<()> { std::future::ready(()) }
 /// }
 ///
-/// // A source that is always ready: the body still yields after a turn's bytes.
-/// let events = futures_lite::stream::repeat(Ok::<_, ()>(Bytes::from_static(b"data: x\n\n")));
-/// let mut frames = Frames::new(events);
+/// // A source that is always ready (64-byte events): the body still yields after a turn's
+/// // bytes, in frames of FRAME_BYTES.
+/// let event = Bytes::from(format!("data: {}\n\n", "x".repeat(56)));
+/// let mut frames = Frames::new(futures_lite::stream::repeat(Ok::<_, ()>(event)));
 /// let mut cx = Context::from_waker(Waker::noop());
-/// let mut turn = 0;
+/// let mut turn = Vec::new();
 /// while let Poll::Ready(Some(Ok(frame))) = frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx) {
-///     turn += frame.len();
+///     turn.push(frame.len());
 /// }
-/// assert!(turn >= TURN_BYTES && turn < TURN_BYTES + ssekit_http::server::FRAME_BYTES);
+/// assert_eq!(turn, [FRAME_BYTES; 4]);
+/// assert_eq!(turn.iter().sum::<usize>(), TURN_BYTES);
 /// // The next poll starts a new turn.
 /// assert!(frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx).is_ready());
 /// ```
@@ -429,38 +432,40 @@ where
         if let Some(pinger) = pinger {
             pinger.wrote();
         }
-        let frame = self.batch(first, cx);
-        self.spent += frame.len();
+        let (frame, work) = self.batch(first, cx);
+        self.spent += work;
         Poll::Ready(Some(Ok(frame)))
     }
 
     /// Appends to `first` the items the source has ready now, up to [`FRAME_BYTES`]; the
-    /// first `Pending` ends the frame, and nothing waits.
-    fn batch(&mut self, first: Bytes, cx: &mut Context<'_>) -> Bytes {
+    /// first `Pending` ends the frame, and nothing waits. Returns the frame and its cost
+    /// (see [`cost`]).
+    fn batch(&mut self, first: Bytes, cx: &mut Context<'_>) -> (Bytes, usize) {
+        let mut work = cost(&first);
         let mut batch: Option<BytesMut> = None;
-        while !self.done {
+        while !self.done && work < FRAME_BYTES {
             let len = batch.as_ref().map_or(first.len(), BytesMut::len);
-            if len >= FRAME_BYTES {
-                break;
-            }
             match Pin::new(&mut self.source).poll_next(cx) {
                 Poll::Ready(Some(Ok(more))) => {
                     if len + more.len() > FRAME_BYTES {
                         self.held = Some(more);
                         break;
                     }
+                    work += cost(&more);
                     let buf = batch.get_or_insert_with(|| {
                         // Room for a few more of the same size; when more than that are
                         // ready, the source is busy and the frame grows to its cap at once,
-                        // so a frame costs at most two allocations and never more than
-                        // FRAME_BYTES (doubling would overshoot it by half).
+                        // so a frame costs at most two allocations and never holds more
+                        // than FRAME_BYTES (doubling would overshoot it by half).
                         let room = (4 * (first.len() + more.len())).min(FRAME_BYTES);
                         let mut buf = BytesMut::with_capacity(room);
                         buf.extend_from_slice(&first);
                         buf
                     });
                     if buf.capacity() - buf.len() < more.len() {
-                        buf.reserve(FRAME_BYTES - buf.len());
+                        let mut grown = BytesMut::with_capacity(FRAME_BYTES);
+                        grown.extend_from_slice(buf);
+                        *buf = grown;
                     }
                     buf.extend_from_slice(&more);
                 }
@@ -472,6 +477,88 @@ where
                 Poll::Pending => break,
             }
         }
-        batch.map_or(first, BytesMut::freeze)
+        (batch.map_or(first, BytesMut::freeze), work)
+    }
+}
+
+/// What an item costs the frame's and the turn's budgets: its bytes, and at least 16, so
+/// that a source of empty (or tiny) items is bounded too: at most 1,024 items a frame.
+fn cost(item: &Bytes) -> usize {
+    item.len().max(16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::task::Waker;
+
+    #[derive(Clone)]
+    struct Frozen;
+    impl Clock for Frozen {
+        type Sleep = std::future::Ready<()>;
+        fn now(&self) -> ssekit::Instant {
+            ssekit::Instant::ZERO
+        }
+        fn sleep_until(&self, _at: ssekit::Instant) -> Self::Sleep {
+            std::future::ready(())
+        }
+    }
+
+    /// Polls until the body first answers `Pending`; returns the frames and bytes before.
+    fn one_turn<S: Stream<Item = Result<Bytes, ()>> + Unpin>(
+        frames: &mut Frames<S, ()>,
+    ) -> (usize, usize) {
+        let mut cx = Context::from_waker(Waker::noop());
+        let (mut count, mut bytes) = (0, 0);
+        while let Poll::Ready(Some(Ok(frame))) =
+            frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx)
+        {
+            count += 1;
+            bytes += frame.len();
+            assert!(count <= 1_000, "the turn never ends");
+        }
+        (count, bytes)
+    }
+
+    #[test]
+    fn a_source_of_empty_items_still_yields() {
+        let mut frames = Frames::new(futures_lite::stream::repeat(Ok(Bytes::new())));
+        let (count, bytes) = one_turn(&mut frames);
+        assert_eq!((count, bytes), (TURN_BYTES / FRAME_BYTES, 0));
+    }
+
+    #[test]
+    fn frames_stay_within_their_cap_and_an_item_that_does_not_fit_starts_the_next() {
+        // 1,000-byte items: 16 fit a 16 KiB frame, the 17th waits for the next.
+        let item = Bytes::from(vec![b'x'; 1000]);
+        let mut frames = Frames::new(futures_lite::stream::repeat(Ok::<_, ()>(item)));
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..3 {
+            let Poll::Ready(Some(Ok(frame))) =
+                frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx)
+            else {
+                panic!("a frame")
+            };
+            assert_eq!(frame.len(), 16_000);
+        }
+        // A large item is a frame of its own; the turn ends after TURN_BYTES.
+        let big = Bytes::from(vec![b'y'; 3 * FRAME_BYTES]);
+        let mut frames = Frames::new(futures_lite::stream::repeat(Ok(big)));
+        let (count, bytes) = one_turn(&mut frames);
+        assert_eq!((count, bytes), (2, 6 * FRAME_BYTES));
+    }
+
+    #[test]
+    fn a_few_ready_events_go_out_at_once_and_the_end_follows() {
+        let items = ["a", "b", "c"].map(|s| Ok::<_, ()>(Bytes::from_static(s.as_bytes())));
+        let mut frames = Frames::new(futures_lite::stream::iter(items));
+        let mut cx = Context::from_waker(Waker::noop());
+        let first = frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx);
+        assert!(matches!(first, Poll::Ready(Some(Ok(ref f))) if f == "abc"));
+        assert!(frames.is_end_stream());
+        assert!(matches!(
+            frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx),
+            Poll::Ready(None)
+        ));
     }
 }
