@@ -118,8 +118,12 @@ impl<C: Clock> Pinger<C> {
             let Some(deadline) = self.keep_alive.poll_timeout() else {
                 return Poll::Pending;
             };
+            // A timer armed for an earlier deadline is kept: every write moves the deadline
+            // later, and a new timer per write would cost an allocation and a registration
+            // with the runtime's timer (on async-io, a write to wake its reactor thread) for
+            // each event. When it fires early, the loop arms one for the deadline then.
             let timer = match &mut self.timer {
-                Some((armed, timer)) if *armed == deadline => timer,
+                Some((armed, timer)) if *armed <= deadline => timer,
                 slot => &mut slot.insert((deadline, self.clock.sleep_until(deadline))).1,
             };
             if Pin::new(timer).poll(cx).is_pending() {
@@ -127,5 +131,74 @@ impl<C: Clock> Pinger<C> {
             }
             self.timer = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use std::task::Waker;
+    use std::time::Duration;
+
+    /// A clock the test moves by hand; its timers fire once it reaches their deadline, and
+    /// it counts the timers made.
+    #[derive(Clone, Default)]
+    struct Manual {
+        now: Rc<Cell<u64>>,
+        made: Rc<Cell<usize>>,
+    }
+
+    struct Sleep {
+        now: Rc<Cell<u64>>,
+        at: u64,
+    }
+
+    impl Future for Sleep {
+        type Output = ();
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+            if self.now.get() >= self.at {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    impl Clock for Manual {
+        type Sleep = Sleep;
+        fn now(&self) -> Instant {
+            Instant::from_millis(self.now.get())
+        }
+        fn sleep_until(&self, at: Instant) -> Sleep {
+            self.made.set(self.made.get() + 1);
+            Sleep {
+                now: self.now.clone(),
+                at: at.since_origin().as_millis() as u64,
+            }
+        }
+    }
+
+    #[test]
+    fn a_busy_stream_keeps_one_timer_and_an_idle_one_still_pings_on_time() {
+        let clock = Manual::default();
+        let ka = KeepAlive::new(Duration::from_millis(1000), Instant::ZERO);
+        let mut pinger = Pinger::new(ka, clock.clone());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(pinger.poll_ping(&mut cx).is_pending());
+        // An event every 10 ms for 5 s: the deadline moves 500 times, the timer is not made
+        // again each time; it is re-armed when it fires, once a second.
+        for ms in (10..=5000).step_by(10) {
+            clock.now.set(ms);
+            pinger.wrote();
+            assert!(pinger.poll_ping(&mut cx).is_pending(), "no ping at {ms} ms");
+        }
+        assert!(clock.made.get() <= 6, "{} timers", clock.made.get());
+        // Silence: the ping comes one interval after the last write, not before.
+        clock.now.set(5999);
+        assert!(pinger.poll_ping(&mut cx).is_pending());
+        clock.now.set(6000);
+        assert!(pinger.poll_ping(&mut cx).is_ready());
     }
 }

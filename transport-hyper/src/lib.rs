@@ -17,7 +17,7 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`server`] | [`SseBody`](server::SseBody) (keep-alive, ready events coalesced, never held back), [`response`](server::response) headers, bounded [`channel`](server::channel), [`Broadcast`](server::Broadcast) with `Last-Event-ID` replay, [`serve`](server::serve) |
+//! | [`server`] | [`SseBody`](server::SseBody) (keep-alive, ready events batched into bounded frames, a bounded turn per poll: fair under load), [`response`](server::response) headers, bounded [`channel`](server::channel), [`Broadcast`](server::Broadcast) with `Last-Event-ID` replay, [`serve`](server::serve) |
 //! | [`client`] | [`EventSource`](client::EventSource): any request, reconnects per core `Reconnect`, a `Stream` of [`Item`](client::Item)s; HTTPS with `rustls` |
 //! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id (both written once in `ssekit-http`) |
 //! | [`runtime`] | [`Tokio`](runtime::Tokio): `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on tokio |

@@ -3,14 +3,16 @@
 //!
 //! ```text
 //!  app ──Sender::send──▶ bounded queue ──▶ SseBody::poll_frame ──▶ hyper ──▶ socket
-//!                                              ▲       │ every ready event, flushed at once
-//!                                   KeepAlive ─┘       └ ": ping" after `interval` of silence
+//!                                              ▲       │ ready events, frames ≤ FRAME_BYTES,
+//!                                   KeepAlive ─┘       │ yield after TURN_BYTES a turn
+//!                                                      └ ": ping" after `interval` of silence
 //! ```
 //!
 //! # Slow and vanished clients
 //! Nothing grows without bound. hyper polls the body only when its write buffer has room
-//! (hyper's own cap, 400 KiB by default, plus the kernel's socket buffer), so a client that
-//! stops reading stops the body being polled. Behind it, a [`channel`] queue holds at most
+//! ([`serve`] caps it at [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER); hyper's own
+//! default is 400 KiB), plus the kernel's socket buffer, so a client that stops reading stops
+//! the body being polled: a slow reader costs that buffer, one frame and its queue. Behind it, a [`channel`] queue holds at most
 //! `capacity` events; then [`Sender::send`] waits (backpressure onto the producer) and
 //! [`Sender::try_send`] answers [`TrySendError::Full`] at once, so a broadcaster can drop
 //! that one subscriber instead of waiting on it (the client reconnects with `Last-Event-ID`
@@ -35,6 +37,7 @@ use tokio::sync::mpsc;
 pub use ssekit_http::server::{last_event_id, response, TrySendError};
 
 use ssekit_http::keep_alive::Pinger;
+use ssekit_http::server::Frames;
 
 use crate::time::Clock;
 use crate::Error;
@@ -45,10 +48,18 @@ pub use broadcast::Broadcast;
 type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 
 /// A streaming `text/event-stream` response body. Each event is written as soon as the
-/// source yields it: events that are ready together go out as one HTTP body frame (up to
-/// 64 KiB, so a burst costs one write, not one per event), and no event ever waits for
-/// another. When the source is silent for the keep-alive interval a `: ping` comment is sent. Runs on any runtime whose timer implements
-/// [`hyper::rt::Timer`] (tokio's by default).
+/// source yields it, and no event ever waits for another: one event per frame when events
+/// are few; when many are ready together they share frames of up to
+/// [`FRAME_BYTES`](ssekit_http::server::FRAME_BYTES). When the source is silent for the
+/// keep-alive interval a `: ping` comment is sent. Runs on any runtime whose timer
+/// implements [`hyper::rt::Timer`] (tokio's by default).
+///
+/// # Fair under load
+/// A source that is always ready (an iterator, a channel that a fast producer keeps full)
+/// does not take the executor: each frame consumes a unit of tokio's cooperative budget, and
+/// after [`TURN_BYTES`](ssekit_http::server::TURN_BYTES) in one turn the body wakes itself
+/// and answers `Pending`, so the connection's task goes behind every other stream, timer and
+/// accept. The body holds at most one frame and one event besides its source's queue.
 ///
 /// # Example
 /// ```
@@ -63,22 +74,16 @@ type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 /// assert_eq!(resp.headers()["x-accel-buffering"], "no");
 /// ```
 pub struct SseBody {
-    source: Source,
+    frames: Frames<Source, Error>,
     pinger: Option<Pinger<Clock>>,
     clock: Clock,
-    /// An error met while coalescing, reported on the next poll.
-    failed: Option<Error>,
-    done: bool,
 }
-
-/// Events that are ready together go out in one body frame, up to this many bytes.
-const COALESCE: usize = 64 << 10;
 
 impl std::fmt::Debug for SseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseBody")
             .field("keep_alive", &self.pinger)
-            .field("done", &self.done)
+            .field("frames", &self.frames)
             .finish_non_exhaustive()
     }
 }
@@ -126,41 +131,10 @@ impl SseBody {
 
     fn from_source(source: Source) -> Self {
         SseBody {
-            source,
+            frames: Frames::new(source),
             pinger: None,
             clock: Clock::tokio(),
-            failed: None,
-            done: false,
         }
-    }
-
-    /// Appends to `first` every further item the source has *ready now* (up to 64 KiB), so a
-    /// burst is one frame and one write instead of one per event. Nothing waits: the first
-    /// `Pending` ends the frame, which hyper then writes and flushes.
-    fn coalesce(&mut self, first: Bytes, cx: &mut Context<'_>) -> Bytes {
-        let mut batch: Option<BytesMut> = None;
-        while batch.as_ref().map_or(first.len(), BytesMut::len) < COALESCE {
-            match self.source.as_mut().poll_next(cx) {
-                Poll::Ready(Some(Ok(more))) => {
-                    let buf = batch.get_or_insert_with(|| {
-                        let mut buf = BytesMut::with_capacity(COALESCE.max(first.len()));
-                        buf.extend_from_slice(&first);
-                        buf
-                    });
-                    buf.extend_from_slice(&more);
-                }
-                Poll::Ready(Some(Err(e))) => {
-                    self.failed = Some(e);
-                    break;
-                }
-                Poll::Ready(None) => {
-                    self.done = true;
-                    break;
-                }
-                Poll::Pending => break,
-            }
-        }
-        batch.map_or(first, BytesMut::freeze)
     }
 
     /// Sends `: ping` whenever nothing was written for `interval` (core [`KeepAlive`]).
@@ -218,38 +192,18 @@ impl Body for SseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
+        // One unit of tokio's budget per frame (none outside a tokio task): a task that has
+        // spent its budget on other IO yields before this body writes more.
+        let coop = std::task::ready!(tokio::task::coop::poll_proceed(cx));
+        let frame = this.frames.poll_frame(this.pinger.as_mut(), cx);
+        if frame.is_ready() {
+            coop.made_progress();
         }
-        if let Some(e) = this.failed.take() {
-            this.done = true;
-            return Poll::Ready(Some(Err(e)));
-        }
-        match this.source.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(first))) => {
-                if let Some(pinger) = this.pinger.as_mut() {
-                    pinger.wrote();
-                }
-                return Poll::Ready(Some(Ok(Frame::data(this.coalesce(first, cx)))));
-            }
-            Poll::Ready(Some(Err(e))) => {
-                this.done = true;
-                return Poll::Ready(Some(Err(e)));
-            }
-            Poll::Ready(None) => {
-                this.done = true;
-                return Poll::Ready(None);
-            }
-            Poll::Pending => {}
-        }
-        match this.pinger.as_mut() {
-            Some(pinger) => pinger.poll_ping(cx).map(|ping| Some(Ok(Frame::data(ping)))),
-            None => Poll::Pending,
-        }
+        frame.map(|frame| frame.map(|bytes| bytes.map(Frame::data)))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.done
+        self.frames.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -402,7 +356,8 @@ impl Sender {
 }
 
 /// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on its
-/// own tokio task. A small convenience for examples, tests and the CLI; use hyper-util's
+/// own tokio task, with a write buffer of
+/// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection. A small convenience for examples, tests and the CLI; use hyper-util's
 /// builders directly for anything more (graceful shutdown, HTTP/2).
 ///
 /// # Example
@@ -444,6 +399,8 @@ where
         tokio::spawn(async move {
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
+                // A slow reader holds this much in hyper, not its 400 KiB default.
+                .max_buf_size(ssekit_http::server::WRITE_BUFFER)
                 .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
                 .await;
         });

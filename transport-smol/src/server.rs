@@ -9,8 +9,12 @@
 //! ```
 //!
 //! Slow clients are bounded as in `ssekit-hyper`: hyper polls the body only when its write
-//! buffer has room, each queue holds `capacity` events, and a [`Broadcast`] drops a
-//! subscriber whose queue is full (it reconnects with `Last-Event-ID` and is replayed).
+//! buffer ([`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) in [`serve`]) has room, each
+//! queue holds `capacity` events, and a [`Broadcast`] drops a subscriber whose queue is full
+//! (it reconnects with `Last-Event-ID` and is replayed).
+//!
+//! Fast sources are bounded too: smol has no cooperative budget, so the body itself yields
+//! after [`TURN_BYTES`](ssekit_http::server::TURN_BYTES) in one turn (see [`SseBody`]).
 
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,17 +29,25 @@ use smol_hyper::rt::{FuturesIo, SmolTimer};
 use ssekit::server::{Gap, KeepAlive, ReplayBuffer};
 use ssekit::{EncodeError, Encoder, Event};
 
-use ssekit_http::server::Hub;
 pub use ssekit_http::server::{last_event_id, response, TrySendError};
+use ssekit_http::server::{Frames, Hub};
 
 use crate::time::{Clock, Pinger};
 use crate::{BoxError, Error};
 
 type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 
-/// A streaming `text/event-stream` response body: each item of the source is one body
-/// frame, written as soon as it is ready; after `interval` of silence the core
-/// [`KeepAlive`]'s `: ping` is sent.
+/// A streaming `text/event-stream` response body: each event is written as soon as it is
+/// ready, one event per frame when events are few and frames of up to
+/// [`FRAME_BYTES`](ssekit_http::server::FRAME_BYTES) when many are ready together; after
+/// `interval` of silence the core [`KeepAlive`]'s `: ping` is sent.
+///
+/// # Fair under load
+/// smol's executor has no cooperative budget and a plain `Stream` that is always ready
+/// never returns `Pending`, so after [`TURN_BYTES`](ssekit_http::server::TURN_BYTES) in one
+/// turn the body wakes itself and answers `Pending`: the connection's task goes behind every
+/// other stream, timer and accept. The body holds at most one frame and one event besides
+/// its source's queue.
 ///
 /// # Example
 /// ```
@@ -46,16 +58,15 @@ type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 /// assert_eq!(resp.headers()["content-type"], "text/event-stream");
 /// ```
 pub struct SseBody {
-    source: Source,
+    frames: Frames<Source, Error>,
     clock: Clock,
     pinger: Option<Pinger>,
-    done: bool,
 }
 
 impl std::fmt::Debug for SseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SseBody")
-            .field("done", &self.done)
+            .field("frames", &self.frames)
             .finish_non_exhaustive()
     }
 }
@@ -103,10 +114,9 @@ impl SseBody {
 
     fn from_source(source: Source) -> Self {
         SseBody {
-            source,
+            frames: Frames::new(source),
             clock: Clock::new(),
             pinger: None,
-            done: false,
         }
     }
 
@@ -148,34 +158,13 @@ impl Body for SseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
-        }
-        match this.source.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok(wire))) => {
-                if let Some(p) = this.pinger.as_mut() {
-                    p.wrote();
-                }
-                return Poll::Ready(Some(Ok(Frame::data(wire))));
-            }
-            Poll::Ready(Some(Err(e))) => {
-                this.done = true;
-                return Poll::Ready(Some(Err(e)));
-            }
-            Poll::Ready(None) => {
-                this.done = true;
-                return Poll::Ready(None);
-            }
-            Poll::Pending => {}
-        }
-        match this.pinger.as_mut() {
-            Some(p) => p.poll_ping(cx).map(|ping| Some(Ok(Frame::data(ping)))),
-            None => Poll::Pending,
-        }
+        this.frames
+            .poll_frame(this.pinger.as_mut(), cx)
+            .map(|frame| frame.map(|bytes| bytes.map(Frame::data)))
     }
 
     fn is_end_stream(&self) -> bool {
-        self.done
+        self.frames.is_end_stream()
     }
 }
 
@@ -398,7 +387,10 @@ impl Broadcast {
 }
 
 /// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on a
-/// task of smol's global executor (hyper with smol's timer, via `smol-hyper`).
+/// task of smol's global executor (hyper with smol's timer, via `smol-hyper`), with a write
+/// buffer of [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection and
+/// vectored writes (`smol-hyper`'s adapter does not tell hyper that the socket has them, and
+/// without them hyper copies every frame into one buffer that grows to its cap).
 ///
 /// # Example
 /// ```no_run
@@ -438,6 +430,8 @@ where
         smol::spawn(async move {
             let _ = hyper::server::conn::http1::Builder::new()
                 .timer(SmolTimer::new())
+                .max_buf_size(ssekit_http::server::WRITE_BUFFER)
+                .writev(true)
                 .serve_connection(FuturesIo::new(stream), service)
                 .await;
         })

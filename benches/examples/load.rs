@@ -1,0 +1,842 @@
+//! Servers under load: ssekit-hyper, ssekit-smol and axum's `Sse` side by side, in one run,
+//! on 127.0.0.1 (issue 30).
+//!
+//! ```text
+//! cargo run --release -p ssekit-benches --example load             # 2-3 minutes
+//! cargo run --release -p ssekit-benches --example load -- --quick  # about 1.5 minutes
+//! cargo run --release -p ssekit-benches --example load -- --only hyper,axum --scenarios fast64
+//! ```
+//!
+//! Each scenario starts a fresh server in a child process (this binary with `--serve NAME`),
+//! so its peak RSS (`VmHWM` in `/proc/PID/status`) is that scenario's alone. The client is
+//! this process: raw HTTP/1.1 over tokio sockets, counting events by their blank lines, the
+//! same client for every server. Every server runs on 2 worker threads (tokio's
+//! multi-threaded runtime; smol's global executor with `SMOL_THREADS=2`, or what the
+//! environment's `SMOL_THREADS` says) and every stream has
+//! a 15 s keep-alive. Events are `data: 0123456789abcdef\n\n` (24 bytes).
+//!
+//! | scenario | what |
+//! |---|---|
+//! | `fast64` | 64 streams of an always-ready producer (`stream::repeat_with`): events/s, the slowest stream; beside them one 10 ms ticker stream and a new connection every 100 ms (time to its response head; 5 s counts as a timeout) |
+//! | `chan64` | 64 streams, each fed by a producer task through a 64-event channel |
+//! | `fast1000` | 1 000 always-ready streams: events/s, the slowest stream, peak RSS |
+//! | `slow1000` | 1 000 always-ready streams read at 1 KiB/s (client receive buffer 4 KiB): peak RSS |
+//! | `idle` | 10 000 idle streams (fewer when the open-file limit is lower; printed): RSS per stream |
+//! | `tick100` | 100 streams of a 10 ms ticker, no other load: delivery latency (half the streams since produced, half since due) |
+//!
+//! A ticker stream runs on its server's own timer (`tokio::time::interval`,
+//! `async_io::Timer::interval`) and stamps each event with two wall-clock times: when the tick
+//! was due and when the body produced it. The client subtracts them from its wall clock on
+//! arrival. Beside the fast streams the latency is counted from when the tick was due, so a
+//! starved task shows (tokio's timer rounds deadlines up to the next millisecond, so its
+//! figures include up to 1 ms of timer lateness); with no other load it is counted from when
+//! the event was produced: the write path alone.
+
+use std::convert::Infallible;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const PAYLOAD: &str = "0123456789abcdef";
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+const IMPLS: [&str; 3] = ["hyper", "smol", "axum"];
+const SCENARIOS: [&str; 6] = [
+    "fast64", "chan64", "fast1000", "slow1000", "idle", "tick100",
+];
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    if let Some(name) = value("--serve") {
+        server::run(&name);
+        return;
+    }
+    let quick = args.iter().any(|a| a == "--quick");
+    let only: Vec<String> = value("--only").map_or_else(
+        || IMPLS.iter().map(|s| s.to_string()).collect(),
+        |v| v.split(',').map(str::to_owned).collect(),
+    );
+    let scenarios: Vec<String> = value("--scenarios").map_or_else(
+        || SCENARIOS.iter().map(|s| s.to_string()).collect(),
+        |v| v.split(',').map(str::to_owned).collect(),
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    // The ticker readers and the new-connection probes run on a runtime of their own, so
+    // they do not queue behind the fast readers of this process.
+    let probes = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let plan = Plan::new(quick, probes.handle().clone());
+    let started = Instant::now();
+    // The machine may be shared: say how busy it was.
+    let load_before = load_average();
+    let mut table = Table::default();
+    for scenario in &scenarios {
+        for name in &only {
+            eprint!("{scenario:>9} {name:>6} ... ");
+            let rows = rt.block_on(run_scenario(&plan, scenario, name));
+            for (row, value) in &rows {
+                eprint!("{row}: {value}; ");
+            }
+            eprintln!();
+            for (row, value) in rows {
+                table.set(&row, name, value);
+            }
+        }
+    }
+    println!(
+        "\n{} run, {:.0} s, {} cores, load average {} before, {} after\n",
+        if quick { "quick" } else { "full" },
+        started.elapsed().as_secs_f64(),
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        load_before,
+        load_average(),
+    );
+    table.print(&only);
+    rt.shutdown_timeout(Duration::from_secs(1));
+}
+
+/// Counts and durations of a run.
+struct Plan {
+    probes: tokio::runtime::Handle,
+    warmup: Duration,
+    window: Duration,
+    slow_window: Duration,
+    idle: usize,
+}
+
+impl Plan {
+    fn new(quick: bool, probes: tokio::runtime::Handle) -> Self {
+        let limit = open_file_limit().unwrap_or(1024);
+        let wanted = if quick { 2_000 } else { 10_000 };
+        let idle = wanted.min(limit.saturating_sub(500) as usize);
+        Plan {
+            probes,
+            warmup: Duration::from_millis(if quick { 500 } else { 1_000 }),
+            window: Duration::from_millis(if quick { 1_500 } else { 4_000 }),
+            slow_window: Duration::from_millis(if quick { 3_000 } else { 6_000 }),
+            idle,
+        }
+    }
+}
+
+/// The one-minute load average.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn open_file_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// A row per measurement, a column per server; the cells are printed as given.
+#[derive(Default)]
+struct Table {
+    rows: Vec<(String, Vec<(String, Value)>)>,
+}
+
+#[derive(Clone, Copy)]
+enum Value {
+    /// A figure and its unit, compared to axum's as a ratio.
+    Num(f64, &'static str),
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            // A latency that never came (a timeout, no tick within the window).
+            Value::Num(v, _) if v.is_infinite() => f.write_str("never"),
+            Value::Num(v, _) if v.is_nan() => f.write_str("none"),
+            Value::Num(v, unit) if v >= 1e6 && unit.is_empty() => write!(f, "{:.2} M", v / 1e6),
+            Value::Num(v, unit) if v >= 1e4 && unit.is_empty() => write!(f, "{:.1} k", v / 1e3),
+            Value::Num(v, unit) if v >= 100.0 => write!(f, "{v:.0}{unit}"),
+            Value::Num(v, unit) if v >= 10.0 => write!(f, "{v:.1}{unit}"),
+            Value::Num(v, unit) => write!(f, "{v:.2}{unit}"),
+        }
+    }
+}
+
+impl Table {
+    fn set(&mut self, row: &str, name: &str, value: Value) {
+        let at = match self.rows.iter().position(|(r, _)| r == row) {
+            Some(at) => at,
+            None => {
+                self.rows.push((row.to_owned(), Vec::new()));
+                self.rows.len() - 1
+            }
+        };
+        self.rows[at].1.push((name.to_owned(), value));
+    }
+
+    fn print(&self, names: &[String]) {
+        let title = |n: &str| match n {
+            "hyper" => "ssekit-hyper",
+            "smol" => "ssekit-smol",
+            "axum" => "axum `Sse`",
+            _ => "?",
+        };
+        let with_axum = names.iter().any(|n| n == "axum");
+        let others: Vec<&String> = names.iter().filter(|n| *n != "axum").collect();
+        print!("| measurement |");
+        for n in names {
+            print!(" {} |", title(n));
+        }
+        if with_axum {
+            for n in &others {
+                print!(" {n} / axum |");
+            }
+        }
+        println!();
+        print!("|---|");
+        for _ in names {
+            print!("---:|");
+        }
+        if with_axum {
+            for _ in &others {
+                print!("---:|");
+            }
+        }
+        println!();
+        for (row, cells) in &self.rows {
+            let get = |n: &str| cells.iter().find(|(c, _)| c == n).map(|(_, v)| *v);
+            print!("| {row} |");
+            for n in names {
+                match get(n) {
+                    Some(v) => print!(" {v} |"),
+                    None => print!(" — |"),
+                }
+            }
+            if with_axum {
+                for n in &others {
+                    match (get(n), get("axum")) {
+                        (Some(Value::Num(a, _)), Some(Value::Num(b, _)))
+                            if b > 0.0 && a.is_finite() && b.is_finite() =>
+                        {
+                            print!(" {:.2}x |", a / b)
+                        }
+                        _ => print!(" — |"),
+                    }
+                }
+            }
+            println!();
+        }
+    }
+}
+
+/// A server in a child process.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Server {
+    fn start(name: &str) -> Server {
+        let exe = std::env::current_exe().expect("own path");
+        let mut child = Command::new(exe)
+            .args(["--serve", name])
+            .env(
+                "SMOL_THREADS",
+                std::env::var("SMOL_THREADS").unwrap_or_else(|_| "2".into()),
+            )
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("piped");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("server's port");
+        let port: u16 = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .expect("PORT line");
+        Server {
+            child,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    /// A line of `/proc/PID/status`, in KiB.
+    fn status_kib(&self, field: &str) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with(field))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(f64::NAN)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Opens `path` and reads up to the end of the response head; returns the stream, the body
+/// bytes read with the head, and how long the head took from the connect.
+async fn open(
+    addr: SocketAddr,
+    path: &str,
+    recv_buffer: Option<u32>,
+) -> std::io::Result<(TcpStream, Vec<u8>, Duration)> {
+    let started = Instant::now();
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    if let Some(size) = recv_buffer {
+        socket.set_recv_buffer_size(size)?;
+    }
+    let mut stream = socket.connect(addr).await?;
+    stream.set_nodelay(true)?;
+    stream
+        .write_all(format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").as_bytes())
+        .await?;
+    let mut head = Vec::with_capacity(1024);
+    let mut buf = [0u8; 1024];
+    loop {
+        let n = stream.read(&mut buf).await?;
+        if n == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        head.extend_from_slice(&buf[..n]);
+        if let Some(end) = memchr::memmem::find(&head, b"\r\n\r\n") {
+            let rest = head.split_off(end + 4);
+            if !head.starts_with(b"HTTP/1.1 200") {
+                return Err(std::io::Error::other("not 200"));
+            }
+            return Ok((stream, rest, started.elapsed()));
+        }
+    }
+}
+
+/// Events in a piece of the body: every SSE block ends with a blank line, and in these
+/// bodies every frame holds whole blocks, so a chunk's framing never splits one.
+fn blank_lines(bytes: &[u8]) -> u64 {
+    memchr::memmem::find_iter(bytes, b"\n\n").count() as u64
+}
+
+/// Reads a stream to its end, adding its events to `count`.
+async fn count_events(mut stream: TcpStream, first: Vec<u8>, count: Arc<AtomicU64>) {
+    count.fetch_add(blank_lines(&first), Ordering::Relaxed);
+    let mut buf = vec![0u8; 32 << 10];
+    while let Ok(n @ 1..) = stream.read(&mut buf).await {
+        count.fetch_add(blank_lines(&buf[..n]), Ordering::Relaxed);
+        // A fair client: every reader takes turns, read by read.
+        tokio::task::yield_now().await;
+    }
+}
+
+fn wall_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// Which stamp of a tick its latency is counted from.
+#[derive(Clone, Copy)]
+enum Since {
+    Due,
+    Produced,
+}
+
+/// Reads a ticker stream, pushing each tick's delivery latency (µs) while `on` is set.
+async fn read_ticks(
+    mut stream: TcpStream,
+    first: Vec<u8>,
+    since: Since,
+    on: Arc<AtomicBool>,
+    out: Arc<Mutex<Vec<f64>>>,
+) {
+    let mut pending = first;
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let arrived = wall_nanos();
+        let mut last = 0;
+        while let Some(nl) = memchr::memchr(b'\n', &pending[last..]) {
+            let line = &pending[last..last + nl];
+            last += nl + 1;
+            if let Some(stamps) = line.strip_prefix(b"data: ") {
+                let mut stamps = std::str::from_utf8(stamps).unwrap_or("").split(' ');
+                let (due, produced) = (stamps.next(), stamps.next());
+                let stamp = match since {
+                    Since::Due => due,
+                    Since::Produced => produced,
+                };
+                let stamp: Option<u64> = stamp.and_then(|s| s.parse().ok());
+                if let (Some(stamp), true) = (stamp, on.load(Ordering::Relaxed)) {
+                    let late = arrived.saturating_sub(stamp) as f64 / 1e3;
+                    out.lock().unwrap_or_else(|e| e.into_inner()).push(late);
+                }
+            }
+        }
+        pending.drain(..last);
+        match stream.read(&mut buf).await {
+            Ok(n @ 1..) => pending.extend_from_slice(&buf[..n]),
+            _ => return,
+        }
+    }
+}
+
+/// Opens `n` streams of `path`, at most 100 connects at a time.
+async fn open_many(
+    addr: SocketAddr,
+    path: &'static str,
+    n: usize,
+    recv_buffer: Option<u32>,
+) -> Vec<(TcpStream, Vec<u8>)> {
+    let mut out = Vec::with_capacity(n);
+    let mut pending = tokio::task::JoinSet::new();
+    let mut started = 0;
+    while out.len() < n {
+        while started < n && pending.len() < 100 {
+            pending.spawn(async move {
+                for _ in 0..5 {
+                    if let Ok(Ok((s, first, _))) =
+                        tokio::time::timeout(Duration::from_secs(20), open(addr, path, recv_buffer))
+                            .await
+                    {
+                        return Some((s, first));
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                None
+            });
+            started += 1;
+        }
+        match pending.join_next().await {
+            Some(Ok(Some(conn))) => out.push(conn),
+            Some(_) => panic!("could not open a stream of {path}"),
+            None => break,
+        }
+    }
+    out
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at.min(sorted.len() - 1)]
+}
+
+fn sorted(v: &Mutex<Vec<f64>>) -> Vec<f64> {
+    let mut v = v.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+type Rows = Vec<(String, Value)>;
+
+async fn run_scenario(plan: &Plan, scenario: &str, name: &str) -> Rows {
+    let server = Server::start(name);
+    let addr = server.addr;
+    let mut rows = Rows::new();
+    match scenario {
+        "fast64" | "chan64" | "fast1000" => {
+            let (path, n) = match scenario {
+                "fast64" => ("/fast", 64),
+                "chan64" => ("/chan", 64),
+                _ => ("/fast", 1000),
+            };
+            let label = match scenario {
+                "fast64" => "64 always-ready streams",
+                "chan64" => "64 channel-fed streams",
+                _ => "1 000 always-ready streams",
+            };
+            let counts: Vec<Arc<AtomicU64>> = (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect();
+            let mut tasks = tokio::task::JoinSet::new();
+            for ((stream, first), count) in open_many(addr, path, n, None)
+                .await
+                .into_iter()
+                .zip(&counts)
+            {
+                tasks.spawn(count_events(stream, first, count.clone()));
+            }
+            let probes = scenario == "fast64";
+            let on = Arc::new(AtomicBool::new(false));
+            let ticks = Arc::new(Mutex::new(Vec::new()));
+            let heads = Arc::new(Mutex::new(Vec::new()));
+            let timeouts = Arc::new(AtomicU64::new(0));
+            let mut ticker = None;
+            if probes {
+                let (on, ticks) = (on.clone(), ticks.clone());
+                ticker = Some(plan.probes.spawn(async move {
+                    if let Ok((stream, first, _)) = open(addr, "/tick", None).await {
+                        read_ticks(stream, first, Since::Due, on, ticks).await;
+                    }
+                }));
+            }
+            tokio::time::sleep(plan.warmup).await;
+            on.store(true, Ordering::Relaxed);
+            let mut prober = None;
+            if probes {
+                let (on, heads, timeouts) = (on.clone(), heads.clone(), timeouts.clone());
+                prober = Some(plan.probes.spawn(async move {
+                    while on.load(Ordering::Relaxed) {
+                        let limit = Duration::from_secs(5);
+                        match tokio::time::timeout(limit, open(addr, "/idle", None)).await {
+                            Ok(Ok((_, _, took))) => heads
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(took.as_secs_f64() * 1e3),
+                            _ => {
+                                timeouts.fetch_add(1, Ordering::Relaxed);
+                            }
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }));
+            }
+            let before: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+            let t0 = Instant::now();
+            tokio::time::sleep(plan.window).await;
+            let secs = t0.elapsed().as_secs_f64();
+            let after: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+            on.store(false, Ordering::Relaxed);
+            let moved: Vec<f64> = before
+                .iter()
+                .zip(&after)
+                .map(|(b, a)| (a - b) as f64 / secs)
+                .collect();
+            let total: f64 = moved.iter().sum();
+            let slowest = moved.iter().copied().fold(f64::INFINITY, f64::min);
+            rows.push((format!("events/s, {label}"), Value::Num(total, "")));
+            rows.push((
+                format!("slowest stream's events/s, {label}"),
+                Value::Num(slowest, ""),
+            ));
+            rows.push((
+                format!("slowest / mean stream, {label}"),
+                Value::Num(slowest / (total / n as f64), ""),
+            ));
+            if probes {
+                // The probe under way finishes or times out.
+                if let Some(prober) = prober {
+                    let _ = prober.await;
+                }
+                if let Some(ticker) = ticker {
+                    ticker.abort();
+                }
+                let heads = sorted(&heads);
+                let timeouts = timeouts.load(Ordering::Relaxed);
+                let head = if heads.is_empty() {
+                    f64::INFINITY
+                } else {
+                    percentile(&heads, 0.5)
+                };
+                rows.push((
+                    "new connection's head beside 64 fast streams, median".into(),
+                    Value::Num(head, " ms"),
+                ));
+                rows.push((
+                    "new connection's head beside 64 fast streams, max".into(),
+                    Value::Num(heads.last().copied().unwrap_or(f64::INFINITY), " ms"),
+                ));
+                rows.push((
+                    "new connections timed out (5 s)".into(),
+                    Value::Num(timeouts as f64, ""),
+                ));
+                let ticks = sorted(&ticks);
+                rows.push((
+                    "10 ms ticker beside 64 fast streams, p50 (since due)".into(),
+                    Value::Num(percentile(&ticks, 0.5), " µs"),
+                ));
+                rows.push((
+                    "10 ms ticker beside 64 fast streams, p99 (since due)".into(),
+                    Value::Num(percentile(&ticks, 0.99), " µs"),
+                ));
+                rows.push((
+                    "10 ms ticker beside 64 fast streams, max (since due)".into(),
+                    Value::Num(ticks.last().copied().unwrap_or(f64::INFINITY), " µs"),
+                ));
+            }
+            rows.push((
+                format!("peak RSS, {label}"),
+                Value::Num(server.status_kib("VmHWM:") / 1024.0, " MiB"),
+            ));
+            tasks.shutdown().await;
+        }
+        "slow1000" => {
+            let mut tasks = tokio::task::JoinSet::new();
+            for (mut stream, _) in open_many(addr, "/fast", 1000, Some(4096)).await {
+                tasks.spawn(async move {
+                    let mut buf = [0u8; 1024];
+                    loop {
+                        // 1 KiB a second.
+                        if !matches!(stream.read(&mut buf).await, Ok(1..)) {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                });
+            }
+            tokio::time::sleep(plan.slow_window).await;
+            rows.push((
+                "peak RSS, 1 000 slow readers (1 KiB/s) of always-ready streams".into(),
+                Value::Num(server.status_kib("VmHWM:") / 1024.0, " MiB"),
+            ));
+            tasks.shutdown().await;
+        }
+        "idle" => {
+            let warm = open_many(addr, "/idle", 100, None).await;
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let before = server.status_kib("VmRSS:");
+            let open = open_many(addr, "/idle", plan.idle, None).await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let after = server.status_kib("VmRSS:");
+            rows.push((
+                format!("idle stream memory, KiB each of {} streams", plan.idle),
+                Value::Num((after - before) / plan.idle as f64, " KiB"),
+            ));
+            drop((warm, open));
+        }
+        "tick100" => {
+            let on = Arc::new(AtomicBool::new(false));
+            let ticks = Arc::new(Mutex::new(Vec::new()));
+            let due = Arc::new(Mutex::new(Vec::new()));
+            let mut tasks = tokio::task::JoinSet::new();
+            for (i, (stream, first)) in open_many(addr, "/tick", 100, None)
+                .await
+                .into_iter()
+                .enumerate()
+            {
+                // Half the streams count from when a tick was due (timer and wake-up
+                // included), half from when it was produced (the write path alone).
+                let read = if i % 2 == 0 {
+                    read_ticks(stream, first, Since::Produced, on.clone(), ticks.clone())
+                } else {
+                    read_ticks(stream, first, Since::Due, on.clone(), due.clone())
+                };
+                tasks.spawn_on(read, &plan.probes);
+            }
+            tokio::time::sleep(plan.warmup).await;
+            on.store(true, Ordering::Relaxed);
+            tokio::time::sleep(plan.window).await;
+            on.store(false, Ordering::Relaxed);
+            let ticks = sorted(&ticks);
+            rows.push((
+                "10 ms ticker, 100 streams, no other load, p50 (since produced)".into(),
+                Value::Num(percentile(&ticks, 0.5), " µs"),
+            ));
+            rows.push((
+                "10 ms ticker, 100 streams, no other load, p99 (since produced)".into(),
+                Value::Num(percentile(&ticks, 0.99), " µs"),
+            ));
+            rows.push((
+                "10 ms ticker, 100 streams, no other load, max (since produced)".into(),
+                Value::Num(ticks.last().copied().unwrap_or(f64::NAN), " µs"),
+            ));
+            let due = sorted(&due);
+            rows.push((
+                "10 ms ticker, 100 streams, no other load, p50 (since due)".into(),
+                Value::Num(percentile(&due, 0.5), " µs"),
+            ));
+            rows.push((
+                "10 ms ticker, 100 streams, no other load, p99 (since due)".into(),
+                Value::Num(percentile(&due, 0.99), " µs"),
+            ));
+            tasks.shutdown().await;
+        }
+        other => panic!("unknown scenario {other}; one of {SCENARIOS:?}"),
+    }
+    drop(server);
+    rows
+}
+
+/// The three servers, each with the same four endpoints: `/fast` (always ready), `/chan` (a
+/// producer task through a 64-event channel), `/tick` (the 10 ms ticker), `/idle`.
+mod server {
+    use super::*;
+
+    /// A tick's event data: when it was due and now, in wall-clock nanoseconds. `due` is a
+    /// runtime `Instant`; `base` pairs one such instant with the wall clock.
+    fn stamps(due: Instant, base: (Instant, u64)) -> String {
+        let due = base.1 + due.saturating_duration_since(base.0).as_nanos() as u64;
+        format!("{due} {}", wall_nanos())
+    }
+
+    /// A 10 ms ticker on tokio's timer.
+    fn tokio_ticks() -> impl futures::Stream<Item = String> + Send {
+        let base = (Instant::now(), wall_nanos());
+        let interval = tokio::time::interval(Duration::from_millis(10));
+        futures::stream::unfold(interval, move |mut interval| async move {
+            let due = interval.tick().await.into_std();
+            Some((stamps(due, base), interval))
+        })
+    }
+
+    /// A 10 ms ticker on async-io's timer (it yields when each tick was due).
+    fn smol_ticks() -> impl futures::Stream<Item = String> + Send {
+        use futures::StreamExt;
+        let base = (Instant::now(), wall_nanos());
+        smol::Timer::interval(Duration::from_millis(10)).map(move |due| stamps(due, base))
+    }
+
+    pub fn run(name: &str) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        listener.set_nonblocking(true).expect("nonblocking");
+        let port = listener.local_addr().expect("addr").port();
+        println!("PORT {port}");
+        match name {
+            "hyper" => hyper(listener),
+            "smol" => smol(listener),
+            "axum" => axum(listener),
+            other => panic!("unknown server {other}; one of {IMPLS:?}"),
+        }
+    }
+
+    fn tokio_rt() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+    }
+
+    fn hyper(listener: std::net::TcpListener) {
+        use futures::StreamExt;
+        use ssekit::Event;
+        use ssekit_hyper::server::{channel, response, serve, SseBody};
+        let route = |path: &str| {
+            let body = match path {
+                "/fast" => SseBody::new(futures::stream::repeat_with(|| Event::message(PAYLOAD))),
+                "/chan" => {
+                    let (tx, body) = channel(64);
+                    tokio::spawn(async move {
+                        let event = Event::message(PAYLOAD);
+                        while tx.send(&event).await.is_ok() {}
+                    });
+                    body
+                }
+                "/tick" => SseBody::new(tokio_ticks().map(Event::message)),
+                _ => SseBody::new(futures::stream::pending()),
+            };
+            response(body.keep_alive(KEEP_ALIVE))
+        };
+        tokio_rt().block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+            let service =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let resp = route(req.uri().path());
+                    async move { Ok::<_, Infallible>(resp) }
+                });
+            serve(listener, service).await.expect("serve");
+        });
+    }
+
+    fn smol(listener: std::net::TcpListener) {
+        use futures::StreamExt;
+        use ssekit::Event;
+        use ssekit_smol::server::{channel, response, serve, SseBody};
+        let route = |path: &str| {
+            let body = match path {
+                "/fast" => SseBody::new(futures::stream::repeat_with(|| Event::message(PAYLOAD))),
+                "/chan" => {
+                    let (tx, body) = channel(64);
+                    smol::spawn(async move {
+                        let event = Event::message(PAYLOAD);
+                        while tx.send(&event).await.is_ok() {}
+                    })
+                    .detach();
+                    body
+                }
+                "/tick" => SseBody::new(smol_ticks().map(Event::message)),
+                _ => SseBody::new(futures::stream::pending()),
+            };
+            response(body.keep_alive(KEEP_ALIVE))
+        };
+        smol::block_on(async move {
+            let listener = smol::net::TcpListener::try_from(listener).expect("listener");
+            let service =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    let resp = route(req.uri().path());
+                    async move { Ok::<_, Infallible>(resp) }
+                });
+            serve(listener, service).await.expect("serve");
+        });
+    }
+
+    fn axum(listener: std::net::TcpListener) {
+        use axum::response::sse::{Event, KeepAlive, Sse};
+        use axum::routing::get;
+        use axum::serve::ListenerExt;
+        use futures::StreamExt;
+        let keep_alive = || KeepAlive::new().interval(KEEP_ALIVE);
+        let app = axum::Router::new()
+            .route(
+                "/fast",
+                get(move || async move {
+                    Sse::new(futures::stream::repeat_with(|| {
+                        Ok::<_, Infallible>(Event::default().data(PAYLOAD))
+                    }))
+                    .keep_alive(keep_alive())
+                }),
+            )
+            .route(
+                "/chan",
+                get(move || async move {
+                    let (tx, rx) = tokio::sync::mpsc::channel(64);
+                    tokio::spawn(async move {
+                        while tx.send(Event::default().data(PAYLOAD)).await.is_ok() {}
+                    });
+                    Sse::new(receiver(rx).map(Ok::<_, Infallible>)).keep_alive(keep_alive())
+                }),
+            )
+            .route(
+                "/tick",
+                get(move || async move {
+                    let ticks =
+                        tokio_ticks().map(|t| Ok::<_, Infallible>(Event::default().data(t)));
+                    Sse::new(ticks).keep_alive(keep_alive())
+                }),
+            )
+            .route(
+                "/idle",
+                get(move || async move {
+                    Sse::new(futures::stream::pending::<Result<Event, Infallible>>())
+                        .keep_alive(keep_alive())
+                }),
+            );
+        tokio_rt().block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .expect("listener")
+                .tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+            axum::serve(listener, app).await.expect("serve");
+        });
+    }
+
+    fn receiver<T: Send + 'static>(
+        rx: tokio::sync::mpsc::Receiver<T>,
+    ) -> impl futures::Stream<Item = T> + Send {
+        futures::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|v| (v, rx)) })
+    }
+}
