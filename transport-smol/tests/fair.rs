@@ -1,10 +1,11 @@
-//! Fair under load: 64 streams whose source is always ready, and a new connection beside
-//! them, all make progress. The server runs on smol's global executor (one thread unless
-//! `SMOL_THREADS` says more), which has no cooperative budget, and its clients on threads
-//! of their own, so a body that never yields would keep the accept loop and every other
-//! stream waiting for as long as its reader keeps up. Events are counted where they are
-//! produced, not timed: once the sockets are full, the server produces more for a stream
-//! only when that stream gets its turn.
+//! Fair under load, on both transports: 64 streams whose source is always ready, and a new
+//! connection beside them, all make progress. The server runs on one thread (smol's global
+//! executor, which has no cooperative budget, one thread unless `SMOL_THREADS` says more;
+//! or a current-thread tokio runtime) and its clients on threads of their own, so a body
+//! that never yields would keep the accept loop and every other stream waiting for as long
+//! as its reader keeps up. Events are counted where they are produced, not timed: once the
+//! sockets are full, the server produces more for a stream only when that stream gets its
+//! turn.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
@@ -14,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use ssekit::Event;
-use ssekit_smol::server::{response, serve, SseBody};
 
 const STREAMS: usize = 64;
 /// Events every fast stream must produce after the new connection, while the others run.
@@ -118,19 +118,48 @@ fn sixty_four_fast_streams_and_a_new_connection(addr: SocketAddr, registry: &Cou
     );
 }
 
+/// The routes of both servers: `/fast`, an always-ready stream counted into `counters`;
+/// anything else, one event.
+macro_rules! fair_service {
+    ($transport:ident, $counters:expr) => {{
+        use $transport::server::{response, SseBody};
+        let counters: Counters = $counters;
+        service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            let body = match req.uri().path() {
+                "/fast" => SseBody::new(futures_lite::stream::iter(fast_events(&counters))),
+                _ => SseBody::new(futures_lite::stream::iter([Event::message("hello")])),
+            };
+            async move { Ok::<_, std::convert::Infallible>(response(body)) }
+        })
+    }};
+}
+
 #[test]
-fn sixty_four_always_ready_streams_and_a_new_connection_all_make_progress() {
+fn on_smol_sixty_four_always_ready_streams_and_a_new_connection_all_make_progress() {
     let registry = Counters::default();
-    let counters = registry.clone();
     let listener = smol::block_on(smol::net::TcpListener::bind("127.0.0.1:0")).unwrap();
     let addr = listener.local_addr().unwrap();
-    let service = service_fn(move |req: http::Request<hyper::body::Incoming>| {
-        let body = match req.uri().path() {
-            "/fast" => SseBody::new(futures_lite::stream::iter(fast_events(&counters))),
-            _ => SseBody::new(futures_lite::stream::iter([Event::message("hello")])),
-        };
-        async move { Ok::<_, std::convert::Infallible>(response(body)) }
-    });
-    smol::spawn(serve(listener, service)).detach();
+    let service = fair_service!(ssekit_smol, registry.clone());
+    smol::spawn(ssekit_smol::server::serve(listener, service)).detach();
     sixty_four_fast_streams_and_a_new_connection(addr, &registry);
+}
+
+#[test]
+fn on_tokio_sixty_four_always_ready_streams_and_a_new_connection_all_make_progress() {
+    let registry = Counters::default();
+    let counters = registry.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(listener.local_addr().unwrap()).unwrap();
+            let service = fair_service!(ssekit_hyper, counters);
+            ssekit_hyper::server::serve(listener, service).await
+        })
+    });
+    sixty_four_fast_streams_and_a_new_connection(rx.recv().unwrap(), &registry);
 }
