@@ -327,58 +327,21 @@ async fn plain_http_errors_before_the_stream<R: TestRuntime>() {
             r#"{"detail":"Session already exists"}"#.into()
         )
     );
-    assert_eq!(
-        raw(&base, "POST", "/create", Some("s2"), r#"{}"#).await.0,
-        422
-    );
-    assert_eq!(
-        raw(
-            &base,
-            "POST",
-            "/create",
-            Some("s2"),
-            r#"{"split":"nope","index":0}"#
-        )
-        .await
-        .0,
-        400
-    );
-    assert_eq!(
-        raw(
-            &base,
-            "POST",
-            "/create",
-            Some("s2"),
-            r#"{"split":"test","index":7}"#
-        )
-        .await
-        .0,
-        400
-    );
-    assert_eq!(
-        raw(
-            &base,
-            "POST",
-            "/create",
-            Some("s2"),
-            r#"{"split":"test","index":-1,"env_name":"gsm8k"}"#
-        )
-        .await
-        .0,
-        200
-    );
-    assert_eq!(
-        raw(
-            &base,
-            "POST",
-            "/create",
-            Some("s3"),
-            r#"{"task_spec":{},"env_name":"chess"}"#
-        )
-        .await
-        .0,
-        404
-    );
+    // In order: each is one request, and the fourth creates session s2.
+    for (sid, body, status) in [
+        ("s2", r#"{}"#, 422),
+        ("s2", r#"{"split":"nope","index":0}"#, 400),
+        ("s2", r#"{"split":"test","index":7}"#, 400),
+        (
+            "s2",
+            r#"{"split":"test","index":-1,"env_name":"gsm8k"}"#,
+            200,
+        ),
+        ("s3", r#"{"task_spec":{},"env_name":"chess"}"#, 404),
+    ] {
+        let answer = raw(&base, "POST", "/create", Some(sid), body).await;
+        assert_eq!(answer.0, status, "{sid} {body}: {answer:?}");
+    }
     assert_eq!(raw(&base, "GET", "/chess/tools", None, "").await.0, 404);
     assert_eq!(
         raw(&base, "GET", "/gsm8k/prompt", Some("nope"), "").await.0,
