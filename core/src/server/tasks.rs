@@ -906,6 +906,21 @@ impl<T> TaskRegistry<T> {
         self.bytes
     }
 
+    /// How long a finished task's output stays available (its config's
+    /// [`TaskConfig::result_ttl`]).
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use core::time::Duration;
+    /// use ssekit::server::{TaskConfig, TaskRegistry};
+    /// let tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key).result_ttl(Duration::from_secs(5)));
+    /// assert_eq!(tasks.result_ttl(), Duration::from_secs(5));
+    /// ```
+    pub fn result_ttl(&self) -> Duration {
+        self.config.result_ttl
+    }
+
     /// The state of a task, `None` when unknown.
     ///
     /// # Example
