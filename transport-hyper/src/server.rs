@@ -357,8 +357,9 @@ impl Sender {
 
 /// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on its
 /// own tokio task, with a write buffer of
-/// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection. A small convenience for examples, tests and the CLI; use hyper-util's
-/// builders directly for anything more (graceful shutdown, HTTP/2).
+/// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection. A small convenience for
+/// examples, tests and the CLI; [`serve_until`] stops gracefully; use hyper-util's builders
+/// directly for anything more (HTTP/2).
 ///
 /// # Example
 /// ```no_run
@@ -385,8 +386,51 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<crate::BoxError>,
 {
+    serve_until(listener, service, std::future::pending()).await
+}
+
+/// As [`serve`], until `stop` completes: then the listener is closed (no new connections),
+/// every connection finishes the response it is sending and closes (idle keep-alive
+/// connections at once), and this returns when all are closed. Open event streams keep
+/// their connection until they end: end them first (the ORS server's `shutdown` does), or
+/// bound the wait with a timeout.
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// use hyper::service::service_fn;
+/// use ssekit_hyper::server::{full, serve_until};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let stop = tokio::time::sleep(std::time::Duration::from_secs(60));
+/// serve_until(listener, service_fn(|_req| async { Ok::<_, std::convert::Infallible>(http::Response::new(full("ok"))) }), stop).await
+/// # }
+/// ```
+pub async fn serve_until<S, B, F>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    stop: F,
+) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<crate::BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<crate::BoxError>,
+    F: std::future::Future<Output = ()>,
+{
+    // Every connection holds a receiver: `send(true)` asks them to close, and the sender's
+    // `closed()` completes when the last one has.
+    let (closing, closing_rx) = tokio::sync::watch::channel(false);
+    let mut stop = std::pin::pin!(stop);
     loop {
-        let (stream, _) = match listener.accept().await {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            () = &mut stop => break,
+        };
+        let (stream, _) = match accepted {
             Ok(conn) => conn,
             // Out of file descriptors and the like: back off briefly instead of spinning.
             Err(_) => {
@@ -396,15 +440,27 @@ where
         };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
+        let mut closing = closing_rx.clone();
         tokio::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
+            let conn = hyper::server::conn::http1::Builder::new()
                 .timer(hyper_util::rt::TokioTimer::new())
                 // A slow reader holds this much in hyper, not its 400 KiB default.
                 .max_buf_size(ssekit_http::server::WRITE_BUFFER)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                .await;
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => return,
+                _ = closing.wait_for(|closing| *closing) => {}
+            }
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
         });
     }
+    drop(listener);
+    drop(closing_rx);
+    let _ = closing.send(true);
+    closing.closed().await;
+    Ok(())
 }
 
 /// A complete body (JSON, an error page) for handlers that answer beside [`SseBody`].

@@ -416,8 +416,52 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
+    serve_until(listener, service, std::future::pending()).await
+}
+
+/// As [`serve`], until `stop` completes: then the listener is closed (no new connections),
+/// every connection finishes the response it is sending and closes (idle keep-alive
+/// connections at once), and this returns when all are closed. Open event streams keep
+/// their connection until they end: end them first (the ORS server's `shutdown` does), or
+/// bound the wait with a timeout.
+///
+/// # Example
+/// ```no_run
+/// # smol::block_on(async {
+/// use hyper::service::service_fn;
+/// let listener = smol::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let stop = async_io::Timer::after(std::time::Duration::from_secs(60));
+/// let stop = async move { stop.await; };
+/// ssekit_smol::server::serve_until(listener, service_fn(|_req| async {
+///     Ok::<_, std::convert::Infallible>(http::Response::new(http_body_util::Full::new(bytes::Bytes::from("ok"))))
+/// }), stop).await
+/// # }).unwrap();
+/// ```
+pub async fn serve_until<S, B, F>(listener: TcpListener, service: S, stop: F) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+    F: std::future::Future<Output = ()>,
+{
+    // Closing `closing` asks every connection to close; `open` ends (all its senders, one
+    // per connection, dropped) when the last one has.
+    let (closing, closing_rx) = async_channel::bounded::<()>(1);
+    let (open, all_closed) = async_channel::bounded::<()>(1);
+    let mut stop = std::pin::pin!(stop);
     loop {
-        let stream = match listener.accept().await {
+        let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
+            (&mut stop).await;
+            None
+        })
+        .await;
+        let Some(accepted) = accepted else { break };
+        let stream = match accepted {
             Ok((stream, _)) => stream,
             // Out of file descriptors and the like: back off instead of spinning.
             Err(_) => {
@@ -427,14 +471,30 @@ where
         };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
+        let (closing, open) = (closing_rx.clone(), open.clone());
         smol::spawn(async move {
-            let _ = hyper::server::conn::http1::Builder::new()
+            let _open = open;
+            let conn = hyper::server::conn::http1::Builder::new()
                 .timer(SmolTimer::new())
                 .max_buf_size(ssekit_http::server::WRITE_BUFFER)
                 .writev(true)
-                .serve_connection(FuturesIo::new(stream), service)
-                .await;
+                .serve_connection(FuturesIo::new(stream), service);
+            let mut conn = std::pin::pin!(conn);
+            let served = futures_lite::future::or(async { Some(conn.as_mut().await) }, async {
+                let _ = closing.recv().await;
+                None
+            })
+            .await;
+            if served.is_none() {
+                conn.as_mut().graceful_shutdown();
+                let _ = conn.await;
+            }
         })
         .detach();
     }
+    drop(listener);
+    closing.close();
+    drop(open);
+    let _ = all_closed.recv().await;
+    Ok(())
 }
