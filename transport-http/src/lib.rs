@@ -72,6 +72,8 @@ pub mod redirect;
 pub mod retry_after;
 pub mod runtime;
 pub mod server;
+#[cfg(feature = "ors-server")]
+pub mod store;
 
 pub use error::{redacted_url, BoxError, Error, Refused};
 

@@ -9,8 +9,10 @@
 //!     Unknown ─▶ error "unknown task_id"                                ┘
 //! ```
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -18,11 +20,13 @@ use futures_lite::stream;
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
 use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
-use tokio::sync::Notify;
+use ssekit::Utf8Bytes;
+use tokio::sync::{watch, Notify};
 
-use super::BUSY;
-use super::{call_frames, complete, encode, refused, run_tool, Completion, Follow, TaskSignals};
+use super::{call_frames, complete, encode, named, refused, run_tool, Completion, Follow};
+use super::{TaskSignals, BUSY, SHUTTING_DOWN, TASK_LOST};
 use crate::runtime::{Frames, Runtime};
+use crate::store::{Log, Store, StoreError, TaskScope};
 
 /// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
 ///
@@ -41,13 +45,82 @@ impl std::fmt::Display for Busy {
 
 impl std::error::Error for Busy {}
 
+/// The tasks of this instance: the registry, and who may resume each task.
+struct Tasks {
+    registry: TaskRegistry<Bytes>,
+    /// The scope of each task started with one ([`Calls::try_call_in`]); pruned of tasks
+    /// the registry forgot.
+    scopes: HashMap<String, TaskScope>,
+}
+
+impl Tasks {
+    /// Whether a resume of `task_id` in `scope` may read this instance's task (a task
+    /// started without a scope admits every resume, as before scopes existed).
+    fn admits(&self, task_id: &str, scope: Option<&TaskScope>) -> bool {
+        match (self.scopes.get(task_id), scope) {
+            (Some(owner), Some(asked)) => owner == asked,
+            (Some(_), None) => false,
+            (None, _) => true,
+        }
+    }
+
+    /// Drops the scopes of forgotten tasks once they outnumber the live ones (amortized).
+    fn prune_scopes(&mut self) {
+        if self.scopes.len() > 2 * self.registry.len() + 64 {
+            let registry = &self.registry;
+            self.scopes.retain(|id, _| registry.state(id).is_some());
+        }
+    }
+}
+
+/// A shared store ([`Calls::with_store`]): every task's log is written there too, so that
+/// another instance resumes it.
+struct Shared {
+    store: Arc<dyn Store>,
+    /// The producer's lease on a running task; renewed every third of it.
+    lease: Duration,
+    result_ttl: Duration,
+}
+
+/// The instance's life: work in flight, and the shutdown of its streams.
+struct Lifecycle {
+    /// Tools running plus store writes pending.
+    in_flight: AtomicUsize,
+    /// Wakes [`Calls::drain`] when `in_flight` reaches zero.
+    idle: Notify,
+    /// New calls are refused ([`Calls::drain`] began).
+    draining: AtomicBool,
+    /// Set when open streams must end (with a `retry:` first).
+    closing: watch::Sender<bool>,
+}
+
+impl Lifecycle {
+    fn enter(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight(self)
+    }
+}
+
+/// One unit of work in flight, counted until dropped.
+struct InFlight<'a>(&'a Lifecycle);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
 struct Inner<R> {
-    tasks: Mutex<TaskRegistry<Bytes>>,
+    tasks: Mutex<Tasks>,
     /// Wakes the connections that follow a task when it finishes.
     signals: Arc<TaskSignals<Notify>>,
     runtime: R,
     keep_alive: Duration,
     chunker: Chunker,
+    shared: OnceLock<Shared>,
+    life: Lifecycle,
 }
 
 /// The `/call` half of an ORS server: starts a tool call as a task whose output (a
@@ -58,7 +131,9 @@ struct Inner<R> {
 /// `/call`s with one; use it alone when the other routes are your application's.
 /// `ssekit_hyper::ors::Calls` and `ssekit_smol::ors::Calls` name it on their runtime.
 ///
-/// A task id is the capability to read its result (from any session), so the ids are keyed
+/// A task id started by [`try_call`](Calls::try_call) is the capability to read its result;
+/// one started by [`try_call_in`](Calls::try_call_in) (as the ORS server does) resumes only
+/// in its session and for its tool. Either way the ids are unguessable: they are keyed
 /// by the [`TaskConfig`]'s 32-byte key: [`Calls::default`] takes one from the OS RNG; give
 /// [`Calls::new`] one from [`os_seed`](crate::entropy::os_seed) too, never a constant
 /// (every process would hand out the same ids, and a client resuming its task after a
@@ -163,13 +238,49 @@ impl<R: Runtime> Calls<R> {
     ) -> Self {
         Calls {
             inner: Arc::new(Inner {
-                tasks: Mutex::new(TaskRegistry::new(config)),
+                tasks: Mutex::new(Tasks {
+                    registry: TaskRegistry::new(config),
+                    scopes: HashMap::new(),
+                }),
                 signals: Arc::default(),
                 runtime,
                 keep_alive,
                 chunker: Chunker::new().max_chunk(max_chunk),
+                shared: OnceLock::new(),
+                life: Lifecycle {
+                    in_flight: AtomicUsize::new(0),
+                    idle: Notify::new(),
+                    draining: AtomicBool::new(false),
+                    closing: watch::channel(false).0,
+                },
             }),
         }
+    }
+
+    /// Writes every task's log to `store` too, so that a client resumes its call on any
+    /// instance sharing the store: a finished task's result is read from there, and a
+    /// running one is followed live while the instance running it renews its `lease`
+    /// (every third of it). A task whose lease lapses unfinished (its instance died) ends,
+    /// for the clients following it elsewhere, in an `error` event
+    /// ([`TASK_LOST`](super::TASK_LOST)) within `lease` and a second. Results are kept in
+    /// the store for the [`TaskConfig`]'s result TTL. Give the store before the first
+    /// call, once: a second store is ignored.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc(store: std::sync::Arc<dyn ssekit_http::store::Store>) {
+    /// let calls = ssekit_smol::ors::Calls::default().with_store(store, std::time::Duration::from_secs(3));
+    /// # let _ = calls; }
+    /// ```
+    #[must_use]
+    pub fn with_store(self, store: Arc<dyn Store>, lease: Duration) -> Self {
+        let result_ttl = lock(&self.inner.tasks).registry.result_ttl();
+        let _ = self.inner.shared.set(Shared {
+            store,
+            lease: lease.max(Duration::from_millis(300)),
+            result_ttl,
+        });
+        self
     }
 
     /// The response body for one `/call`; the core [`TaskRegistry::open`] decides. With
@@ -219,37 +330,245 @@ impl<R: Runtime> Calls<R> {
     {
         let now = self.inner.runtime.now();
         let mut tasks = lock(&self.inner.tasks);
-        tasks.handle_timeout(now);
-        let cursor = match tasks.open(task_id, now) {
+        tasks.registry.handle_timeout(now);
+        if task_id.is_some_and(|id| !tasks.admits(id, None)) {
+            drop(tasks);
+            return Ok(self.unknown());
+        }
+        let cursor = match tasks.registry.open(task_id, now) {
             Open::Started(cursor) => {
-                let id = cursor.task_id().to_owned();
-                let inner = Arc::clone(&self.inner);
-                // Every exit of the task (its end, a panic, the runtime dropping it)
-                // finishes the call: its clients, kept alive by pings, never wait for ever.
-                let completion = Completion::new(move |frames| {
-                    let now = inner.runtime.now();
-                    complete(&mut lock(&inner.tasks), &id, frames, now);
-                    inner.signals.signal(&id, Notify::notify_waiters);
-                });
-                let chunker = self.inner.chunker;
-                self.inner.runtime.spawn(async move {
-                    let outcome = run_tool(|| run).await;
-                    completion.finish(call_frames(outcome, &chunker));
-                });
+                drop(tasks);
+                self.spawn_tool(cursor.task_id(), run);
                 cursor
             }
             Open::Resumed(cursor) => cursor,
             Open::Busy => return Err(Busy),
             _ => {
-                let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
                 drop(tasks);
-                return Ok(self.body(Box::pin(stream::iter([frame]))));
+                return Ok(self.unknown());
             }
         };
-        drop(tasks);
         Ok(self.body(self.follow(cursor)))
     }
 
+    /// A call in `scope` (the session that makes it, and the tool): as
+    /// [`try_call`](Self::try_call), but a `task_id` resumes only a task started in the same
+    /// scope (from another session, or for another tool, it is `unknown task_id`, as a
+    /// `Last-Event-ID` of another stream is), and, with a [store](Self::with_store), a task
+    /// this instance does not hold is read from the store: replayed if finished, followed
+    /// live while its instance renews its lease, ended in an `error` event
+    /// ([`TASK_LOST`](super::TASK_LOST)) if that instance died. A new call is recorded in
+    /// the store before its stream starts, so a client cut after the `task_id` event
+    /// resumes anywhere.
+    ///
+    /// # Example
+    /// ```
+    /// # smol::block_on(async {
+    /// use ssekit_http::store::TaskScope;
+    /// let calls = ssekit_smol::ors::Calls::default();
+    /// let body = calls.try_call_in(TaskScope::new("sid", "echo"), None, async { Err("x".to_owned()) }).await;
+    /// assert!(body.is_ok());
+    /// # });
+    /// ```
+    pub async fn try_call_in<F>(
+        &self,
+        scope: TaskScope,
+        task_id: Option<&str>,
+        run: F,
+    ) -> Result<R::Body, NotStarted>
+    where
+        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
+    {
+        let now = self.inner.runtime.now();
+        let cursor = match self.open_in(&scope, task_id, now) {
+            Opened::Started(cursor) => cursor,
+            Opened::Body(frames) => return Ok(self.body(frames)),
+            Opened::Refused(refused) => return Err(refused),
+        };
+        if let Some(shared) = self.inner.shared.get() {
+            let _work = self.inner.life.enter();
+            let id = cursor.task_id();
+            if let Err(e) = shared.store.start_task(id, &scope, shared.lease).await {
+                // Never ran: forget it here, and let the client try again (503).
+                let frames = vec![encode(&named("error", e.to_string()))];
+                complete(&mut lock(&self.inner.tasks).registry, id, frames, now);
+                return Err(NotStarted::Store(e));
+            }
+        }
+        self.spawn_tool(cursor.task_id(), run);
+        Ok(self.body(self.follow(cursor)))
+    }
+
+    /// The synchronous part of [`try_call_in`](Self::try_call_in), under the tasks' lock.
+    fn open_in(&self, scope: &TaskScope, task_id: Option<&str>, now: ssekit::Instant) -> Opened {
+        let mut tasks = lock(&self.inner.tasks);
+        tasks.registry.handle_timeout(now);
+        if let Some(id) = task_id {
+            let known_here = tasks.registry.state(id).is_some();
+            if known_here && !tasks.admits(id, Some(scope)) {
+                return Opened::Body(unknown_frames());
+            }
+            if let (false, Some(shared)) = (known_here, self.inner.shared.get()) {
+                return Opened::Body(self.follow_shared(shared, id.to_owned(), scope.clone()));
+            }
+        } else if self.inner.life.draining.load(Ordering::SeqCst) {
+            return Opened::Refused(NotStarted::Draining);
+        }
+        match tasks.registry.open(task_id, now) {
+            Open::Started(cursor) => {
+                tasks
+                    .scopes
+                    .insert(cursor.task_id().to_owned(), scope.clone());
+                tasks.prune_scopes();
+                Opened::Started(cursor)
+            }
+            Open::Resumed(cursor) => {
+                drop(tasks);
+                Opened::Body(self.follow(cursor))
+            }
+            Open::Busy => Opened::Refused(NotStarted::Busy),
+            _ => Opened::Body(unknown_frames()),
+        }
+    }
+
+    /// Runs a started task's tool on the runtime: its frames are recorded here (and in the
+    /// store) when it ends, however it ends; with a store, its lease is renewed meanwhile.
+    fn spawn_tool<F>(&self, task_id: &str, run: F)
+    where
+        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
+    {
+        let id = task_id.to_owned();
+        let inner = Arc::clone(&self.inner);
+        let running = Arc::new(AtomicBool::new(true));
+        let ended = Arc::clone(&running);
+        // Every exit of the task (its end, a panic, the runtime dropping it) finishes the
+        // call: its clients, kept alive by pings, never wait for ever.
+        let completion = Completion::new(move |frames: Vec<Bytes>| {
+            ended.store(false, Ordering::SeqCst);
+            let now = inner.runtime.now();
+            let stored = inner.shared.get().map(|_| frames.clone());
+            complete(&mut lock(&inner.tasks).registry, &id, frames, now);
+            inner.signals.signal(&id, Notify::notify_waiters);
+            if let Some(frames) = stored {
+                let writer = Arc::clone(&inner);
+                inner.runtime.spawn(async move {
+                    let _work = writer.life.enter();
+                    if let Some(shared) = writer.shared.get() {
+                        let ttl = shared.result_ttl;
+                        // On failure the lease lapses and resumers elsewhere get TASK_LOST.
+                        let _ = shared.store.append_task(&id, &frames, true, ttl).await;
+                    }
+                });
+            }
+        });
+        if let Some(shared) = self.inner.shared.get() {
+            let (store, lease, id) = (Arc::clone(&shared.store), shared.lease, task_id.to_owned());
+            let runtime = self.inner.runtime.clone();
+            let running = Arc::clone(&running);
+            self.inner.runtime.spawn(async move {
+                loop {
+                    runtime.sleep(lease / 3).await;
+                    if !running.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let _ = store.renew_task(&id, lease).await;
+                }
+            });
+        }
+        let chunker = self.inner.chunker;
+        let inner = Arc::clone(&self.inner);
+        self.inner.runtime.spawn(async move {
+            let _work = inner.life.enter();
+            let outcome = run_tool(|| run).await;
+            completion.finish(call_frames(outcome, &chunker));
+        });
+    }
+
+    /// The stream of an unknown (or expired, or not admitted) task id.
+    fn unknown(&self) -> R::Body {
+        self.body(unknown_frames())
+    }
+
+    /// Stops taking new calls ([`try_call_in`](Self::try_call_in) answers
+    /// [`NotStarted::Draining`]), waits until the running tools have finished and their
+    /// logs are in the store, for at most `deadline`, then ends every open stream of these
+    /// calls with `retry: 250` (so that clients come back soon, to another instance) and
+    /// returns how many tools were still running. Resumes are served until the end.
+    ///
+    /// # Example
+    /// ```
+    /// # smol::block_on(async {
+    /// let calls = ssekit_smol::ors::Calls::default();
+    /// assert_eq!(calls.drain(std::time::Duration::from_secs(5)).await, 0);
+    /// # });
+    /// ```
+    pub async fn drain(&self, deadline: Duration) -> usize {
+        let life = &self.inner.life;
+        life.draining.store(true, Ordering::SeqCst);
+        let until = self.inner.runtime.now().saturating_add(deadline);
+        loop {
+            let idle = life.idle.notified();
+            if life.in_flight.load(Ordering::SeqCst) == 0 || self.inner.runtime.now() >= until {
+                break;
+            }
+            let timer = self.inner.runtime.sleep_until(until);
+            futures_lite::future::or(idle, async move {
+                timer.await;
+            })
+            .await;
+        }
+        life.closing.send_replace(true);
+        life.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// `frames` until [`drain`](Self::drain) ends the streams: then `retry: 250` and the end.
+    /// The ORS server passes its other streams through here too.
+    ///
+    /// # Example
+    /// ```
+    /// let calls = ssekit_smol::ors::Calls::default();
+    /// let frames = calls.until_drained(Box::pin(futures_lite::stream::iter([bytes::Bytes::from_static(b"data: x\n\n")])));
+    /// # let _ = frames;
+    /// ```
+    pub fn until_drained(&self, frames: Frames) -> Frames {
+        let closing = self.inner.life.closing.subscribe();
+        Box::pin(stream::unfold(
+            Some((frames, closing)),
+            |state| async move {
+                let (mut frames, mut closing) = state?;
+                let closed = async {
+                    let _ = closing.wait_for(|closed| *closed).await;
+                    None
+                };
+                let next = async { Some(futures_lite::StreamExt::next(&mut frames).await) };
+                match futures_lite::future::or(next, closed).await {
+                    Some(Some(frame)) => Some((frame, Some((frames, closing)))),
+                    Some(None) => None,
+                    None => Some((Bytes::from_static(DRAINED_RETRY), None)),
+                }
+            },
+        ))
+    }
+
+    /// A task this instance does not hold, read from the store: scope checked, `task_id`,
+    /// the stored frames, then live progress until the terminal event; `error`
+    /// ([`TASK_LOST`](super::TASK_LOST)) if the producer's lease lapses first.
+    fn follow_shared(&self, shared: &Shared, task_id: String, scope: TaskScope) -> Frames {
+        let state = SharedFollow {
+            store: Arc::clone(&shared.store),
+            runtime: self.inner.runtime.clone(),
+            recheck: (shared.lease / 3).max(Duration::from_millis(100)),
+            task_id,
+            scope,
+            pending: std::collections::VecDeque::new(),
+            next: None,
+            done: false,
+        };
+        Box::pin(stream::unfold(state, |mut state| async move {
+            let frame = state.next_frame().await?;
+            Some((frame, state))
+        }))
+    }
     /// The stream of a call refused before it ran (no session, unknown tool): `task_id`
     /// with an id never stored, then `error` with `message`. It takes no place among the
     /// tasks, so refusals cannot evict other clients' cached results.
@@ -261,12 +580,14 @@ impl<R: Runtime> Calls<R> {
     /// # let _ = body;
     /// ```
     pub fn refuse(&self, message: &str) -> R::Body {
-        let frames = refused(&mut lock(&self.inner.tasks), message);
+        let frames = refused(&mut lock(&self.inner.tasks).registry, message);
         self.body(Box::pin(stream::iter(frames)))
     }
 
-    /// An event stream of `frames` with this server's keep-alive.
+    /// An event stream of `frames` with this server's keep-alive, ended by
+    /// [`drain`](Self::drain).
     pub(crate) fn body(&self, frames: Frames) -> R::Body {
+        let frames = self.until_drained(frames);
         self.inner.runtime.sse_body(frames, self.inner.keep_alive)
     }
 
@@ -290,7 +611,7 @@ impl<R: Runtime> Calls<R> {
                     // Made before reading, so a finish in between wakes it (`notify_waiters`
                     // reaches every `Notified` made before it, polled or not).
                     let finished = following.notified();
-                    follow.read(&lock(&inner.tasks));
+                    follow.read(&lock(&inner.tasks).registry);
                     if follow.is_waiting() {
                         finished.await;
                     }
@@ -298,4 +619,128 @@ impl<R: Runtime> Calls<R> {
             },
         ))
     }
+}
+
+/// What [`drain`](Calls::drain) sends before it ends a stream: come back in a quarter second.
+const DRAINED_RETRY: &[u8] = b"retry: 250\n\n";
+
+/// Why [`Calls::try_call_in`] did not start a call (answer `503 Service Unavailable`: the
+/// tool did not run, so the client's retry is safe).
+///
+/// # Example
+/// ```
+/// use ssekit_http::ors::NotStarted;
+/// assert_eq!(NotStarted::Busy.to_string(), ssekit_http::ors::BUSY);
+/// assert_eq!(NotStarted::Draining.to_string(), ssekit_http::ors::SHUTTING_DOWN);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotStarted {
+    /// [`TaskConfig::max_running`] tools are running.
+    Busy,
+    /// The instance is shutting down ([`Calls::drain`]).
+    Draining,
+    /// The store could not record the call.
+    Store(StoreError),
+}
+
+impl std::fmt::Display for NotStarted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotStarted::Busy => f.write_str(BUSY),
+            NotStarted::Draining => f.write_str(SHUTTING_DOWN),
+            NotStarted::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for NotStarted {}
+
+/// One connection following a task held by another instance, through the store.
+struct SharedFollow<R> {
+    store: Arc<dyn Store>,
+    runtime: R,
+    /// How often the producer's lease is checked while nothing changes.
+    recheck: Duration,
+    task_id: String,
+    scope: TaskScope,
+    pending: std::collections::VecDeque<Bytes>,
+    /// Where to read the log next; `None` until the scope is checked.
+    next: Option<String>,
+    done: bool,
+}
+
+impl<R: Runtime> SharedFollow<R> {
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(frame) = self.pending.pop_front() {
+                return Some(frame);
+            }
+            if self.done {
+                return None;
+            }
+            let Some(after) = self.next.clone() else {
+                self.check_scope().await;
+                continue;
+            };
+            let changed = self.store.changed(Log::Task(&self.task_id));
+            match self.store.read_task(&self.task_id, &after).await {
+                Ok(log) => {
+                    let running = log.is_running();
+                    self.pending.extend(log.frames);
+                    self.next = Some(log.next);
+                    if log.finished {
+                        self.done = true;
+                    } else if !log.producer_alive {
+                        self.pending.push_back(encode(&named("error", TASK_LOST)));
+                        self.done = true;
+                    } else if running && self.pending.is_empty() {
+                        let timer = self.runtime.sleep(self.recheck);
+                        futures_lite::future::or(changed, async move {
+                            timer.await;
+                        })
+                        .await;
+                    }
+                }
+                Err(e) => self.fail(&e),
+            }
+        }
+    }
+
+    async fn check_scope(&mut self) {
+        match self.store.task_scope(&self.task_id).await {
+            Ok(Some(owner)) if owner == self.scope => {
+                let id = Utf8Bytes::from(self.task_id.clone());
+                self.pending.push_back(encode(&named("task_id", id)));
+                self.next = Some("0".to_owned());
+            }
+            Ok(_) => {
+                let unknown = TaskRegistry::<Bytes>::unknown_task_event();
+                self.pending.push_back(encode(&unknown));
+                self.done = true;
+            }
+            Err(e) => self.fail(&e),
+        }
+    }
+
+    fn fail(&mut self, e: &StoreError) {
+        self.pending
+            .push_back(encode(&named("error", e.to_string())));
+        self.done = true;
+    }
+}
+
+/// What [`Calls::open_in`] decided.
+enum Opened {
+    /// A new task: run its tool and follow it.
+    Started(Cursor),
+    /// A stream to send as it is (a resume, an unknown id).
+    Body(Frames),
+    /// No stream: answer 503.
+    Refused(NotStarted),
+}
+
+/// The stream of an unknown (or expired, or not admitted) task id.
+fn unknown_frames() -> Frames {
+    let frame = encode(&TaskRegistry::<Bytes>::unknown_task_event());
+    Box::pin(stream::iter([frame]))
 }

@@ -32,7 +32,7 @@ pub use call::{
     json_answer, json_checked, json_request, Call, CallOptions, CallStep, Flow, SessionReply, Trace,
 };
 #[cfg(feature = "ors-server")]
-pub use calls::{Busy, Calls};
+pub use calls::{Busy, Calls, NotStarted};
 pub use client::{Client, MAX_JSON_ANSWER};
 pub use environment::{
     text_result, tool_error, Environment, SetupFuture, Split, ToolFuture, ToolSpec,
@@ -44,5 +44,5 @@ pub use signals::{Following, TaskSignals};
 pub use ssekit::profile::ors::{Block, ToolOutput, ToolResult};
 pub use stream::{
     call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
-    CALL_ABANDONED, TOOL_PANICKED,
+    CALL_ABANDONED, SHUTTING_DOWN, TASK_LOST, TOOL_PANICKED,
 };

@@ -36,12 +36,13 @@ use ssekit::server::{IdFormat, TaskConfig};
 use ssekit::time::Instant;
 use tokio::sync::watch;
 
-use super::calls::{lock, Busy, Calls};
+use super::calls::{lock, Calls, NotStarted};
 use super::environment::Environment;
 use super::{encode, named, BUSY};
 use crate::entropy::os_seed;
-use crate::runtime::Runtime;
+use crate::runtime::{Frames, Runtime};
 use crate::server::response;
+use crate::store::{SessionRecord, Store, StoreError, TaskScope};
 use crate::{BoxError, Error};
 
 /// The response body of every ORS route: JSON or an event stream.
@@ -63,9 +64,9 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
 /// sessions holding at most 256 MiB of `task_spec` between them (`/create` answers 503
 /// beyond either). Task output is bounded by the core `TaskRegistry` (1024 tasks, 64 MiB),
-/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). Task ids,
-/// which let any session read a result, are keyed by 32 bytes from the OS RNG
-/// ([`os_seed`]), new for every [`Server`].
+/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). A task id
+/// resumes only in the session that started the call, for the same tool; the ids are
+/// keyed by 32 bytes from the OS RNG ([`os_seed`]), new for every [`Server`].
 ///
 /// # Example
 /// ```
@@ -87,6 +88,18 @@ pub struct ServerConfig {
     max_task_spec_bytes: usize,
     max_running_calls: usize,
     api_key: Option<String>,
+    store: Option<SharedStore>,
+    task_lease: Duration,
+}
+
+/// The store of a [`ServerConfig`], printed by its name only.
+#[derive(Clone)]
+struct SharedStore(Arc<dyn Store>);
+
+impl std::fmt::Debug for SharedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Store")
+    }
 }
 
 impl Default for ServerConfig {
@@ -101,6 +114,8 @@ impl Default for ServerConfig {
             max_task_spec_bytes: 256 << 20,
             max_running_calls: 1024,
             api_key: None,
+            store: None,
+            task_lease: Duration::from_secs(3),
         }
     }
 }
@@ -209,6 +224,37 @@ impl ServerConfig {
         self
     }
 
+    /// Keeps sessions and task logs in `store`, shared by every instance that uses it,
+    /// instead of this process's memory alone, so that several instances behind a load
+    /// balancer serve one API: a session made on one works on all, a call resumes (by
+    /// `task_id`, from the session that made it) on any, finished or running. Default: no
+    /// store. See [`store`](crate::store) for what is kept and for how long.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc(store: std::sync::Arc<dyn ssekit_http::store::Store>) {
+    /// let _ = ssekit_http::ors::ServerConfig::default().store(store);
+    /// # }
+    /// ```
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(SharedStore(store));
+        self
+    }
+
+    /// With a [`store`](Self::store): how long a running task's lease lasts without
+    /// renewal (default 3 s, at least 300 ms; the instance running it renews it every
+    /// third). A client following the task from another instance learns that the instance
+    /// died (an `error` event, [`TASK_LOST`](super::TASK_LOST)) within this and a second.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().task_lease(std::time::Duration::from_secs(2));
+    /// ```
+    pub fn task_lease(mut self, lease: Duration) -> Self {
+        self.task_lease = lease;
+        self
+    }
+
     /// The most data bytes per `chunk`/`end` event (default 4096).
     ///
     /// # Example
@@ -257,6 +303,19 @@ async fn ready(mut setup: SetupState) -> Result<(), String> {
         Err(_) => Err("environment setup did not finish".to_owned()),
     }
 }
+
+/// Where a session's setup outcome is to be found.
+enum Setup {
+    /// Running or done on this instance.
+    Local(SetupState),
+    /// Done, as the store says.
+    Known(Result<(), String>),
+    /// Running on another instance: read the store until it is done.
+    Stored(String),
+}
+
+/// How long a request waits for a setup running on another instance.
+const SHARED_SETUP_WAIT: Duration = Duration::from_secs(60);
 
 /// Whether `given` equals `expected`, in a time that depends on their lengths only: a
 /// comparison that stops at the first differing byte would tell a client, by its timing,
@@ -351,6 +410,7 @@ fn py_bound(bound: Option<i64>, len: usize, default: usize) -> usize {
 }
 
 struct Inner<R> {
+    store: Option<Arc<dyn Store>>,
     envs: Vec<Arc<dyn Environment>>,
     config: ServerConfig,
     runtime: R,
@@ -461,10 +521,15 @@ impl<R: Runtime> Server<R> {
             .result_ttl(config.result_ttl)
             .max_running(config.max_running_calls)
             .id_format(IdFormat::Simple);
-        let calls =
+        let mut calls =
             Calls::with_runtime(tasks, config.keep_alive, config.max_chunk, runtime.clone());
+        let store = config.store.as_ref().map(|s| Arc::clone(&s.0));
+        if let Some(store) = &store {
+            calls = calls.with_store(Arc::clone(store), config.task_lease);
+        }
         Server {
             inner: Arc::new(Inner {
+                store,
                 envs: environments,
                 config,
                 runtime,
@@ -523,24 +588,22 @@ impl<R: Runtime> Server<R> {
             }
             ["create_session"] if m == Method::POST => self.create_session(),
             ["create"] if m == Method::POST => match sid {
-                Some(sid) => self.create(&sid, &body),
+                Some(sid) => self.create(&sid, &body).await,
                 None => missing_sid(),
             },
             ["ping"] if m == Method::POST => match sid {
-                Some(sid) if self.touch(&sid, None, |_| ()).is_some() => {
-                    json_response(StatusCode::OK, &json!({"status": "ok"}))
-                }
-                Some(_) => detail(StatusCode::NOT_FOUND, "Active environment not found"),
+                Some(sid) => match self.session(&sid, None).await {
+                    Ok(Some(_)) => json_response(StatusCode::OK, &json!({"status": "ok"})),
+                    Ok(None) => detail(StatusCode::NOT_FOUND, "Active environment not found"),
+                    Err(e) => unavailable(&e.to_string()),
+                },
                 None => missing_sid(),
             },
             ["delete"] if m == Method::POST => match sid {
-                Some(sid) => {
-                    let removed = lock(&self.inner.sessions).remove(&sid);
-                    if let Some(session) = removed {
-                        self.teardown(session);
-                    }
-                    json_response(StatusCode::OK, &json!({ "sid": sid }))
-                }
+                Some(sid) => match self.delete(&sid).await {
+                    Ok(()) => json_response(StatusCode::OK, &json!({ "sid": sid })),
+                    Err(e) => unavailable(&e.to_string()),
+                },
                 None => missing_sid(),
             },
             ["delete_session"] if m == Method::POST => match sid {
@@ -611,13 +674,14 @@ impl<R: Runtime> Server<R> {
             ("prompt" | "task_tools", &Method::GET) => {
                 let Some(sid) = sid else { return missing_sid() };
                 // A session of another environment is not found here, as on `/ping`.
-                let session = self.touch(&sid, Some(index), |s| {
-                    (Arc::clone(&s.task), s.setup.clone())
-                });
-                let Some((task, setup)) = session else {
-                    return detail(StatusCode::NOT_FOUND, "Active environment not found");
+                let (task, setup) = match self.session(&sid, Some(index)).await {
+                    Ok(Some(session)) => session,
+                    Ok(None) => {
+                        return detail(StatusCode::NOT_FOUND, "Active environment not found")
+                    }
+                    Err(e) => return unavailable(&e.to_string()),
                 };
-                if let Err(message) = ready(setup).await {
+                if let Err(message) = self.ready(setup).await {
                     return detail(StatusCode::INTERNAL_SERVER_ERROR, &message);
                 }
                 if route == "prompt" {
@@ -632,7 +696,7 @@ impl<R: Runtime> Server<R> {
             ("call", &Method::POST) => {
                 let Some(sid) = sid else { return missing_sid() };
                 match serde_json::from_slice::<CallBody>(body) {
-                    Ok(call) => self.call(index, &sid, call),
+                    Ok(call) => self.call(index, &sid, call).await,
                     Err(e) => unprocessable(&e.to_string()),
                 }
             }
@@ -648,7 +712,7 @@ impl<R: Runtime> Server<R> {
         response(body.boxed_unsync())
     }
 
-    fn create(&self, sid: &str, body: &Bytes) -> Response<OrsBody> {
+    async fn create(&self, sid: &str, body: &Bytes) -> Response<OrsBody> {
         let req: CreateBody = match serde_json::from_slice(body) {
             Ok(req) => req,
             Err(e) => return unprocessable(&e.to_string()),
@@ -683,26 +747,43 @@ impl<R: Runtime> Server<R> {
             }
             _ => return unprocessable("give exactly one of task_spec or split and index"),
         };
+        if let Some(refused) = self.refuse_create(sid, spec_bytes) {
+            return refused;
+        }
+        let record = self.inner.store.as_ref().map(|store| {
+            let name = self.inner.envs.get(env).map(|e| e.name().to_owned());
+            let record = SessionRecord {
+                env: name.unwrap_or_default(),
+                task: task.clone(),
+                setup: None,
+            };
+            (Arc::clone(store), record)
+        });
+        if let Some((store, record)) = &record {
+            let ttl = self.inner.config.session_timeout;
+            match store.create_session(sid, record, ttl).await {
+                Ok(true) => {}
+                Ok(false) => return detail(StatusCode::BAD_REQUEST, "Session already exists"),
+                Err(e) => return unavailable(&e.to_string()),
+            }
+        }
         let now = self.inner.runtime.now();
         let mut sessions = lock(&self.inner.sessions);
-        self.sweep(&mut sessions, now);
-        if sessions.map.contains_key(sid) {
-            return detail(StatusCode::BAD_REQUEST, "Session already exists");
-        }
-        if sessions.map.len() >= self.inner.config.max_sessions {
-            return detail(StatusCode::SERVICE_UNAVAILABLE, "too many sessions");
-        }
-        if sessions.spec_bytes.saturating_add(spec_bytes) > self.inner.config.max_task_spec_bytes {
-            return detail(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too much task_spec data held by live sessions",
-            );
+        if let Some(refused) = self.refuse_create_locked(&mut sessions, sid, spec_bytes, now) {
+            return refused;
         }
         let (done, setup) = watch::channel(None);
         if let Some(environment) = self.inner.envs.get(env) {
             let run = environment.setup(&task, secrets.as_ref().unwrap_or(&Value::Null));
+            let sid = sid.to_owned();
             self.inner.runtime.spawn(async move {
-                let _ = done.send(Some(run.await));
+                let outcome = run.await;
+                if let Some((store, mut record)) = record {
+                    record.setup = Some(outcome.clone());
+                    // Unrecorded, the other instances wait for it until SHARED_SETUP_WAIT.
+                    let _ = store.update_session(&sid, &record).await;
+                }
+                let _ = done.send(Some(outcome));
             });
         }
         sessions.spec_bytes += spec_bytes;
@@ -719,6 +800,112 @@ impl<R: Runtime> Server<R> {
         json_response(StatusCode::OK, &json!({ "sid": sid }))
     }
 
+    /// The answer refusing a session `sid` holding `spec_bytes` of `task_spec` now (it
+    /// exists, or the bounds are reached); `None` when it may be created.
+    fn refuse_create(&self, sid: &str, spec_bytes: usize) -> Option<Response<OrsBody>> {
+        let now = self.inner.runtime.now();
+        let mut sessions = lock(&self.inner.sessions);
+        self.refuse_create_locked(&mut sessions, sid, spec_bytes, now)
+    }
+
+    fn refuse_create_locked(
+        &self,
+        sessions: &mut Sessions,
+        sid: &str,
+        spec_bytes: usize,
+        now: Instant,
+    ) -> Option<Response<OrsBody>> {
+        self.sweep(sessions, now);
+        if sessions.map.contains_key(sid) {
+            return Some(detail(StatusCode::BAD_REQUEST, "Session already exists"));
+        }
+        if sessions.map.len() >= self.inner.config.max_sessions {
+            return Some(detail(StatusCode::SERVICE_UNAVAILABLE, "too many sessions"));
+        }
+        if sessions.spec_bytes.saturating_add(spec_bytes) > self.inner.config.max_task_spec_bytes {
+            return Some(detail(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "too much task_spec data held by live sessions",
+            ));
+        }
+        None
+    }
+
+    /// A live session (of environment `env`, when given: a session of another one is not
+    /// found), refreshed: its task and where its setup's outcome is. With a store, the
+    /// store decides, so a session made on another instance is found here.
+    async fn session(
+        &self,
+        sid: &str,
+        env: Option<usize>,
+    ) -> Result<Option<(Arc<Value>, Setup)>, StoreError> {
+        let Some(store) = &self.inner.store else {
+            return Ok(self.touch(sid, env, |s| {
+                (Arc::clone(&s.task), Setup::Local(s.setup.clone()))
+            }));
+        };
+        let ttl = self.inner.config.session_timeout;
+        let Some(record) = store.session(sid, ttl).await? else {
+            return Ok(None);
+        };
+        let index = self.env_index(&record.env);
+        if index.is_none() || env.is_some_and(|env| Some(env) != index) {
+            return Ok(None);
+        }
+        let local = self.touch(sid, None, |s| s.setup.clone());
+        let setup = match (local, record.setup) {
+            (Some(setup), _) => Setup::Local(setup),
+            (None, Some(outcome)) => Setup::Known(outcome),
+            (None, None) => Setup::Stored(sid.to_owned()),
+        };
+        Ok(Some((Arc::new(record.task), setup)))
+    }
+
+    /// Waits for a session's setup; `Err` with its message if it failed.
+    async fn ready(&self, setup: Setup) -> Result<(), String> {
+        let sid = match setup {
+            Setup::Local(setup) => return ready(setup).await,
+            Setup::Known(outcome) => return outcome,
+            Setup::Stored(sid) => sid,
+        };
+        let Some(store) = &self.inner.store else {
+            return Err("environment setup did not finish".to_owned());
+        };
+        let poll = Duration::from_millis(100);
+        let until = self.inner.runtime.now().saturating_add(SHARED_SETUP_WAIT);
+        while self.inner.runtime.now() < until {
+            self.inner.runtime.sleep(poll).await;
+            let ttl = self.inner.config.session_timeout;
+            match store.session(&sid, ttl).await {
+                Ok(Some(SessionRecord {
+                    setup: Some(outcome),
+                    ..
+                })) => return outcome,
+                Ok(Some(_)) => {}
+                Ok(None) => return Err("the session ended during its setup".to_owned()),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        Err("environment setup did not finish".to_owned())
+    }
+
+    /// `/delete`: ends the session, and runs its environment's teardown here.
+    async fn delete(&self, sid: &str) -> Result<(), StoreError> {
+        let removed = lock(&self.inner.sessions).remove(sid);
+        let stored = match &self.inner.store {
+            Some(store) => store.delete_session(sid).await?,
+            None => None,
+        };
+        if let Some(session) = removed {
+            self.teardown(&session.task, session.env);
+        } else if let Some(index) = stored.as_ref().and_then(|r| self.env_index(&r.env)) {
+            if let Some(record) = stored {
+                self.teardown(&record.task, index);
+            }
+        }
+        Ok(())
+    }
+
     fn sweep(&self, sessions: &mut Sessions, now: Instant) {
         let timeout = self.inner.config.session_timeout;
         let expired: Vec<String> = sessions
@@ -728,8 +915,12 @@ impl<R: Runtime> Server<R> {
             .map(|(sid, _)| sid.clone())
             .collect();
         for sid in expired {
+            // With a store, the session may live on at another instance: its teardown
+            // waits for a `/delete`.
             if let Some(session) = sessions.remove(&sid) {
-                self.teardown(session);
+                if self.inner.store.is_none() {
+                    self.teardown(&session.task, session.env);
+                }
             }
         }
     }
@@ -754,9 +945,9 @@ impl<R: Runtime> Server<R> {
     }
 
     /// Runs an environment's teardown for a session that ended, in the background.
-    fn teardown(&self, session: Session) {
-        if let Some(env) = self.inner.envs.get(session.env) {
-            let done = env.teardown(&session.task);
+    fn teardown(&self, task: &Value, env: usize) {
+        if let Some(env) = self.inner.envs.get(env) {
+            let done = env.teardown(task);
             self.inner.runtime.spawn(async move {
                 // Teardown errors have no client to go to.
                 let _ = done.await;
@@ -768,11 +959,12 @@ impl<R: Runtime> Server<R> {
     /// of `task_id` (an id never stored) and `error`, and take no place in the task
     /// registry, so they cannot evict other clients' cached results. A call past
     /// [`ServerConfig::max_running_calls`] is a 503 (see there for why).
-    fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
+    async fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
         let calls = &self.inner.calls;
-        let session = self.touch(sid, Some(env), |s| (Arc::clone(&s.task), s.setup.clone()));
-        let Some((task, setup)) = session else {
-            return response(calls.refuse("Session not found").boxed_unsync());
+        let (task, setup) = match self.session(sid, Some(env)).await {
+            Ok(Some(session)) => session,
+            Ok(None) => return response(calls.refuse("Session not found").boxed_unsync()),
+            Err(e) => return unavailable(&e.to_string()),
         };
         let Some(environment) = self.inner.envs.get(env).map(Arc::clone) else {
             return detail(StatusCode::NOT_FOUND, "Not Found");
@@ -788,17 +980,62 @@ impl<R: Runtime> Server<R> {
             input,
             task_id,
         } = call;
+        let scope = TaskScope::new(sid, name.clone());
         // Built here, run (and so the environment's `call` made) only if a new task starts;
         // a panic in `call` itself is then a panic of the task's future, caught there.
+        let server = self.clone();
         let run = async move {
-            ready(setup).await?;
+            server.ready(setup).await?;
             environment.call(&task, &name, Value::Object(input)).await
         };
-        match calls.try_call(task_id.as_deref(), run) {
+        match calls.try_call_in(scope, task_id.as_deref(), run).await {
             Ok(body) => response(body.boxed_unsync()),
-            Err(Busy) => busy(),
+            Err(NotStarted::Busy) => busy(),
+            Err(refused) => unavailable(&refused.to_string()),
         }
     }
+
+    /// Ends this instance's part in a rolling restart: new calls are answered `503` (the
+    /// official client retries them, through the balancer, at another instance), running
+    /// tools get up to `deadline` to finish with their results in the store, and then every
+    /// open stream ends after a `retry:` line, so that clients come back soon, to another
+    /// instance, and resume by `task_id`. Returns how many tools were still running. Stop
+    /// accepting connections first; exit once this returns and the connections closed.
+    ///
+    /// # Example
+    /// ```
+    /// # smol::block_on(async {
+    /// let server = ssekit_smol::ors::Server::new(Vec::new());
+    /// assert_eq!(server.shutdown(std::time::Duration::from_secs(30)).await, 0);
+    /// # });
+    /// ```
+    pub async fn shutdown(&self, deadline: Duration) -> usize {
+        self.inner.calls.drain(deadline).await
+    }
+
+    /// `frames` until [`shutdown`](Self::shutdown) ends the streams (with `retry:` first):
+    /// pass an application's own event streams served beside the API through here.
+    ///
+    /// # Example
+    /// ```
+    /// let server = ssekit_smol::ors::Server::new(Vec::new());
+    /// let frames = server.until_shutdown(Box::pin(futures_lite::stream::empty()));
+    /// # let _ = frames;
+    /// ```
+    pub fn until_shutdown(&self, frames: Frames) -> Frames {
+        self.inner.calls.until_drained(frames)
+    }
+}
+
+/// A `503` for a request the server cannot serve now (its store is unreachable, it is
+/// shutting down): the official client retries it.
+fn unavailable(message: &str) -> Response<OrsBody> {
+    let mut resp = detail(StatusCode::SERVICE_UNAVAILABLE, message);
+    resp.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    resp
 }
 
 /// A `/call` refused because [`ServerConfig::max_running_calls`] tools are running: 503,

@@ -168,6 +168,25 @@ pub const TOOL_PANICKED: &str = "internal error: the tool panicked";
 /// ```
 pub const BUSY: &str = "server busy: too many running tool calls";
 
+/// The `error` message of a call refused because the server is shutting down
+/// ([`Calls::drain`](super::Calls::drain)), where no HTTP status can say so.
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::ors::SHUTTING_DOWN.starts_with("server shutting down"));
+/// ```
+pub const SHUTTING_DOWN: &str = "server shutting down: call again";
+
+/// The `error` message a client following a task held by another instance gets when that
+/// instance stopped (its lease in the shared store lapsed) before the task finished: the
+/// result is lost, and the tool is not run a second time.
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::ors::TASK_LOST.starts_with("task lost"));
+/// ```
+pub const TASK_LOST: &str = "task lost: the server instance running it stopped before it finished";
+
 /// The `error` message of a call whose task was dropped before it finished: cancelled, or
 /// its runtime shut down.
 ///

@@ -1,0 +1,224 @@
+//! [`SharedBroadcast`]: one event stream for many subscribers on every instance sharing a
+//! [`Store`].
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures_lite::stream;
+use ssekit::{EncodeError, Encoder, Event};
+
+use super::{EventsRead, Log, Store, StoreError};
+use crate::runtime::{Frames, Runtime};
+
+/// A broadcast stream whose events live in a [`Store`]: an event published on any instance
+/// reaches the subscribers of every instance, and a subscriber that reconnects, to any
+/// instance, with `Last-Event-ID` gets what it missed (of the latest
+/// [`max_events`](Self::max_events)). The store gives the ids (increasing, the same on
+/// every instance), so an event's own id is not sent.
+///
+/// # Example
+/// ```
+/// # smol::block_on(async {
+/// use std::sync::Arc;
+/// use futures_lite::StreamExt;
+/// use ssekit_http::store::{MemoryStore, SharedBroadcast};
+/// let news = SharedBroadcast::new(Arc::new(MemoryStore::default()), "news");
+/// let id = news.publish(&ssekit::Event::message("first")).await?;
+/// news.publish(&ssekit::Event::message("second")).await?;
+/// let runtime = ssekit_smol::runtime::Smol::default();
+/// let mut missed = news.subscribe(Some(&id), runtime);
+/// assert_eq!(missed.next().await.unwrap(), "id: 2-0\ndata: second\n\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct SharedBroadcast {
+    store: Arc<dyn Store>,
+    name: String,
+    max_events: usize,
+    ttl: Duration,
+}
+
+impl std::fmt::Debug for SharedBroadcast {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedBroadcast")
+            .field("name", &self.name)
+            .field("max_events", &self.max_events)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why [`SharedBroadcast::publish`] failed.
+///
+/// # Example
+/// ```
+/// use ssekit_http::store::{PublishError, StoreError};
+/// let e = PublishError::Store(StoreError::new("timed out"));
+/// assert_eq!(e.to_string(), "the shared store is unavailable: timed out");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublishError {
+    /// The event cannot be encoded.
+    Encode(EncodeError),
+    /// The store did not take it.
+    Store(StoreError),
+}
+
+impl std::fmt::Display for PublishError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PublishError::Encode(e) => e.fmt(f),
+            PublishError::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for PublishError {}
+
+/// How often a subscriber reads the log while no change is announced (a lost
+/// announcement delays it by this much at most).
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// The events read from the log at a time.
+const READ_BATCH: usize = 256;
+
+impl SharedBroadcast {
+    /// The broadcast `name` in `store`, keeping the latest 1024 events, for an hour after
+    /// the last publication.
+    ///
+    /// # Example
+    /// See [`SharedBroadcast`].
+    pub fn new(store: Arc<dyn Store>, name: impl Into<String>) -> Self {
+        SharedBroadcast {
+            store,
+            name: name.into(),
+            max_events: 1024,
+            ttl: Duration::from_secs(3600),
+        }
+    }
+
+    /// Keeps the latest `events` for replay (at least 1).
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc(b: ssekit_http::store::SharedBroadcast) {
+    /// let _ = b.max_events(10_000);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn max_events(mut self, events: usize) -> Self {
+        self.max_events = events.max(1);
+        self
+    }
+
+    /// Keeps the log `ttl` after the last publication.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc(b: ssekit_http::store::SharedBroadcast) {
+    /// let _ = b.ttl(std::time::Duration::from_secs(600));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Publishes `event` (its id, if any, replaced by the store's) to every subscriber on
+    /// every instance; the id it got.
+    ///
+    /// # Example
+    /// See [`SharedBroadcast`].
+    pub async fn publish(&self, event: &Event) -> Result<String, PublishError> {
+        let mut without_id = Event::builder();
+        if let Some(name) = event.event_field() {
+            without_id = without_id
+                .event(name.clone())
+                .map_err(PublishError::Encode)?;
+        }
+        let without_id = without_id.data(event.data_bytes().clone()).build();
+        let encoder = Encoder::new();
+        let mut frame = BytesMut::with_capacity(encoder.encoded_len(&without_id));
+        encoder
+            .encode(&without_id, &mut frame)
+            .map_err(PublishError::Encode)?;
+        self.store
+            .publish(&self.name, frame.freeze(), self.max_events, self.ttl)
+            .await
+            .map_err(PublishError::Store)
+    }
+
+    /// The events for one subscriber: after `last_event_id` (what it missed, then live),
+    /// or from now on without one (or with an id this store never gave). The stream ends
+    /// when the store fails (the client reconnects with the last id it saw).
+    ///
+    /// # Example
+    /// See [`SharedBroadcast`].
+    pub fn subscribe<R: Runtime>(&self, last_event_id: Option<&str>, runtime: R) -> Frames {
+        let valid = |id: &&str| {
+            id.split_once('-').is_some_and(|(a, b)| {
+                !a.is_empty()
+                    && !b.is_empty()
+                    && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+            })
+        };
+        let state = Subscriber {
+            store: Arc::clone(&self.store),
+            name: self.name.clone(),
+            runtime,
+            after: last_event_id.filter(valid).map(str::to_owned),
+            pending: VecDeque::new(),
+            done: false,
+        };
+        Box::pin(stream::unfold(state, |mut state| async move {
+            let frame = state.next_frame().await?;
+            Some((frame, state))
+        }))
+    }
+}
+
+struct Subscriber<R> {
+    store: Arc<dyn Store>,
+    name: String,
+    runtime: R,
+    /// The id to read after; `None` until the latest id is known.
+    after: Option<String>,
+    pending: VecDeque<Bytes>,
+    done: bool,
+}
+
+impl<R: Runtime> Subscriber<R> {
+    async fn next_frame(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(frame) = self.pending.pop_front() {
+                return Some(frame);
+            }
+            if self.done {
+                return None;
+            }
+            let changed = self.store.changed(Log::Events(&self.name));
+            let read = self
+                .store
+                .read_events(&self.name, self.after.as_deref(), READ_BATCH)
+                .await;
+            match read {
+                Ok(EventsRead { events, last }) => {
+                    let idle = events.is_empty() && self.after.is_some();
+                    self.pending.extend(events.iter().map(|e| e.with_id()));
+                    self.after = Some(last);
+                    if idle {
+                        let timer = self.runtime.sleep(RECHECK);
+                        futures_lite::future::or(changed, async move {
+                            timer.await;
+                        })
+                        .await;
+                    }
+                }
+                Err(_) => self.done = true,
+            }
+        }
+    }
+}
