@@ -1,0 +1,685 @@
+//! # ssekit-redis — several ssekit server instances on one Redis
+//!
+//! [`RedisStore`] implements [`Store`]: the sessions, ORS task logs and broadcast event logs
+//! that must outlive one process, so that instances behind a load balancer serve one API. A
+//! reconnect (by ORS `task_id` or by `Last-Event-ID`) lands on any instance and finds what
+//! it needs; a call whose instance dies ends in an ORS `error` event for its clients, never
+//! in a fabricated result or a second run of the tool.
+//!
+//! ```text
+//!  instance A ──┐                       ┌── instance B
+//!   start_task ─┼─▶ SET task, lease PX  │
+//!   renew      ─┼─▶ PEXPIRE lease       │   read_task ◀─ XRANGE log, EXISTS lease
+//!   append     ─┼─▶ MULTI XADD log … PEXPIRE … DEL lease PUBLISH changed ─▶ changed() wakes B's followers
+//! ```
+//!
+//! **Layout.** Every key starts with the prefix (default `ssekit:`) and has a TTL:
+//!
+//! | key | type | holds | expires |
+//! |---|---|---|---|
+//! | `{p}session:{sid}` | string | the session as JSON ([`SessionRecord`]) | the session timeout after its last use (`GETEX … PX`) |
+//! | `{p}task:{id}` | string | who may resume the task ([`TaskScope`]) | lease + 60 s while running; the result TTL once finished |
+//! | `{p}lease:{id}` | string | `1` while the producing instance renews it | the lease (3 s by default), deleted at the end |
+//! | `{p}log:{id}` | stream | one entry per frame (`f`), the terminal one marked `t` | as the task key |
+//! | `{p}events:{name}` | stream | a broadcast's events (`f`), ids given by Redis | `MAXLEN ~` the replay size; the TTL after the last publish |
+//!
+//! Changes are announced on the channel `{p}changed` (the payload names the log), which
+//! each instance subscribes to once; a follower also re-reads every third of the lease, so
+//! a lost notification (Redis restarting) delays it, never stalls it.
+//!
+//! **Failures.** Every request times out ([`RedisStore::connect`]'s `timeout`, 2 s by
+//! default) into a [`StoreError`]; the connection is re-established in the background, so
+//! when Redis comes back new requests work without a restart. A password in the URL never
+//! appears in an error or in [`RedisStore`]'s `Debug` output.
+//!
+//! # Example
+//! ```no_run
+//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use ssekit_redis::RedisStore;
+//! let store = RedisStore::connect("redis://127.0.0.1:6379/0", ssekit_hyper::runtime::Tokio::default()).await?;
+//! let config = ssekit_http::ors::ServerConfig::default().store(Arc::new(store));
+//! let server = ssekit_hyper::ors::Server::with_config(Vec::new(), config);
+//! # let _ = server; Ok(()) }
+//! ```
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{Client, Value};
+use ssekit_http::runtime::Runtime;
+use ssekit_http::store::{
+    Changed, EventsRead, Log, LoggedEvent, SessionRecord, Store, StoreError, StoreFuture, TaskLog,
+    TaskScope, Waiters,
+};
+
+/// How long a task's scope and log outlive its last lease renewal: a client resuming within
+/// this after the producing instance died learns that the task was lost (rather than that
+/// its id is unknown).
+pub const LOST_GRACE: Duration = Duration::from_secs(60);
+
+/// The default request timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The frames read from a log in one request.
+const READ_BATCH: usize = 1024;
+
+type Sleeper = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// The shared state of several ssekit servers, on Redis (see the [crate docs](crate)).
+///
+/// # Example
+/// ```no_run
+/// # smol::block_on(async {
+/// let store = ssekit_redis::RedisStore::connect("redis://:s3cret@127.0.0.1:6379", ssekit_smol::runtime::Smol::default()).await?;
+/// assert_eq!(store.url(), "redis://:***@127.0.0.1:6379");
+/// # Ok::<(), ssekit_http::store::StoreError>(()) }).unwrap();
+/// ```
+#[derive(Clone)]
+pub struct RedisStore {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    conn: ConnectionManager,
+    prefix: String,
+    timeout: Duration,
+    /// The URL with its password replaced by `***`.
+    shown_url: String,
+    /// The password, to scrub from error messages.
+    password: Option<String>,
+    waiters: Arc<Waiters>,
+    sleep: Sleeper,
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("url", &self.inner.shown_url)
+            .field("prefix", &self.inner.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The URL with the password of its userinfo replaced by `***`, and the password.
+fn redact(url: &str) -> (String, Option<String>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_owned(), None);
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return (url.to_owned(), None);
+    };
+    let userinfo = &rest[..at];
+    match userinfo.split_once(':') {
+        Some((user, password)) if !password.is_empty() => (
+            format!("{scheme}://{user}:***{}", &rest[at..]),
+            Some(password.to_owned()),
+        ),
+        _ => (url.to_owned(), None),
+    }
+}
+
+impl RedisStore {
+    /// Connects to `url` (`redis://[:PASSWORD@]HOST[:PORT][/DB]`, or `rediss://` with the
+    /// `redis` crate's TLS), keys under `ssekit:`, requests timed out after
+    /// [`DEFAULT_TIMEOUT`], on `runtime` (its timers; the Redis connections run on the
+    /// runtime the `redis` crate finds: tokio inside a tokio runtime, else smol). Fails if
+    /// Redis does not answer a `PING` in time; later outages are per request.
+    ///
+    /// # Example
+    /// See [`RedisStore`].
+    pub async fn connect<R: Runtime>(url: &str, runtime: R) -> Result<Self, StoreError> {
+        RedisStore::connect_with(url, "ssekit:", DEFAULT_TIMEOUT, runtime).await
+    }
+
+    /// As [`connect`](Self::connect), with every key under `prefix` (several deployments
+    /// on one Redis) and requests timed out after `timeout`.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # smol::block_on(async {
+    /// use std::time::Duration;
+    /// let store = ssekit_redis::RedisStore::connect_with("redis://127.0.0.1", "tools-eu:", Duration::from_secs(1), ssekit_smol::runtime::Smol::default()).await?;
+    /// # let _ = store; Ok::<(), ssekit_http::store::StoreError>(()) }).unwrap();
+    /// ```
+    pub async fn connect_with<R: Runtime>(
+        url: &str,
+        prefix: &str,
+        timeout: Duration,
+        runtime: R,
+    ) -> Result<Self, StoreError> {
+        let (shown_url, password) = redact(url);
+        let scrub = |e: redis::RedisError| scrubbed(&e.to_string(), password.as_deref());
+        let client = Client::open(url)
+            .map_err(|e| StoreError::new(format!("invalid Redis URL {shown_url}: {}", scrub(e))))?;
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(timeout))
+            .set_response_timeout(Some(timeout))
+            .set_number_of_retries(1)
+            .set_max_delay(Duration::from_millis(500));
+        let conn = ConnectionManager::new_lazy_with_config(client.clone(), config)
+            .map_err(|e| StoreError::new(format!("{shown_url}: {}", scrub(e))))?;
+        let sleep: Sleeper = {
+            let runtime = runtime.clone();
+            Arc::new(move |d| {
+                let timer = runtime.sleep(d);
+                Box::pin(async move {
+                    timer.await;
+                })
+            })
+        };
+        let store = RedisStore {
+            inner: Arc::new(Inner {
+                conn,
+                prefix: prefix.to_owned(),
+                timeout,
+                shown_url,
+                password,
+                waiters: Arc::default(),
+                sleep,
+            }),
+        };
+        let pong: String = store.run(redis::cmd("PING")).await?;
+        if pong != "PONG" {
+            return Err(store.error(format!("PING answered {pong:?}")));
+        }
+        runtime.spawn(listen(
+            client,
+            format!("{prefix}changed"),
+            Arc::downgrade(&store.inner.waiters),
+            Arc::clone(&store.inner.sleep),
+        ));
+        Ok(store)
+    }
+
+    /// The URL, its password replaced by `***`.
+    ///
+    /// # Example
+    /// See [`RedisStore`].
+    pub fn url(&self) -> &str {
+        &self.inner.shown_url
+    }
+
+    fn key(&self, kind: &str, name: &str) -> String {
+        format!("{}{kind}:{name}", self.inner.prefix)
+    }
+
+    fn channel(&self) -> String {
+        format!("{}changed", self.inner.prefix)
+    }
+
+    fn error(&self, message: impl std::fmt::Display) -> StoreError {
+        StoreError::new(format!(
+            "{}: {}",
+            self.inner.shown_url,
+            scrubbed(&message.to_string(), self.inner.password.as_deref())
+        ))
+    }
+
+    /// Runs `request` with the timeout.
+    async fn timed<T>(
+        &self,
+        request: impl Future<Output = redis::RedisResult<T>>,
+    ) -> Result<T, StoreError> {
+        let timer = (self.inner.sleep)(self.inner.timeout);
+        let timeout = self.inner.timeout;
+        let timed_out = async move {
+            timer.await;
+            Err(format!("no answer within {timeout:?}"))
+        };
+        let answered = async { request.await.map_err(|e| e.to_string()) };
+        futures_lite::future::or(answered, timed_out)
+            .await
+            .map_err(|message| self.error(message))
+    }
+
+    async fn run<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, StoreError> {
+        let mut conn = self.inner.conn.clone();
+        self.timed(async move { cmd.query_async(&mut conn).await })
+            .await
+    }
+
+    async fn run_pipe<T: redis::FromRedisValue>(
+        &self,
+        pipe: redis::Pipeline,
+    ) -> Result<T, StoreError> {
+        let mut conn = self.inner.conn.clone();
+        self.timed(async move { pipe.query_async(&mut conn).await })
+            .await
+    }
+
+    fn decode<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        raw: &[u8],
+    ) -> Result<T, StoreError> {
+        serde_json::from_slice(raw)
+            .map_err(|e| self.error(format!("the stored {what} is not what ssekit writes: {e}")))
+    }
+}
+
+/// `message` without `password` in it.
+fn scrubbed(message: &str, password: Option<&str>) -> String {
+    match password {
+        Some(password) => message.replace(password, "***"),
+        None => message.to_owned(),
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+/// One stream entry: its id, and its field/value pairs.
+type Entry = (String, Vec<(Vec<u8>, Vec<u8>)>);
+
+/// The entries of an `XRANGE` reply.
+fn entries(reply: Value) -> Option<Vec<Entry>> {
+    let Value::Array(items) = reply else {
+        return matches!(reply, Value::Nil).then(Vec::new);
+    };
+    items
+        .into_iter()
+        .map(|item| {
+            let Value::Array(mut pair) = item else {
+                return None;
+            };
+            if pair.len() != 2 {
+                return None;
+            }
+            let fields = pair.pop()?;
+            let id = match pair.pop()? {
+                Value::BulkString(id) => String::from_utf8(id).ok()?,
+                Value::SimpleString(id) => id,
+                _ => return None,
+            };
+            let Value::Array(fields) = fields else {
+                return None;
+            };
+            let mut out = Vec::with_capacity(fields.len() / 2);
+            let mut it = fields.into_iter();
+            while let (Some(Value::BulkString(k)), Some(Value::BulkString(v))) =
+                (it.next(), it.next())
+            {
+                out.push((k, v));
+            }
+            Some((id, out))
+        })
+        .collect()
+}
+
+fn field<'a>(fields: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
+    fields
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_slice())
+}
+
+impl Store for RedisStore {
+    fn create_session<'a>(
+        &'a self,
+        sid: &'a str,
+        record: &'a SessionRecord,
+        ttl: Duration,
+    ) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            let json = serde_json::to_vec(record).map_err(|e| self.error(e))?;
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(self.key("session", sid))
+                .arg(json)
+                .arg("NX")
+                .arg("PX")
+                .arg(millis(ttl));
+            let reply: Value = self.run(cmd).await?;
+            Ok(matches!(reply, Value::Okay)
+                || matches!(&reply, Value::SimpleString(s) if s == "OK"))
+        })
+    }
+
+    fn update_session<'a>(
+        &'a self,
+        sid: &'a str,
+        record: &'a SessionRecord,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let json = serde_json::to_vec(record).map_err(|e| self.error(e))?;
+            let mut cmd = redis::cmd("SET");
+            cmd.arg(self.key("session", sid))
+                .arg(json)
+                .arg("XX")
+                .arg("KEEPTTL");
+            let _: Value = self.run(cmd).await?;
+            Ok(())
+        })
+    }
+
+    fn session<'a>(
+        &'a self,
+        sid: &'a str,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GETEX");
+            cmd.arg(self.key("session", sid)).arg("PX").arg(millis(ttl));
+            let raw: Option<Vec<u8>> = self.run(cmd).await?;
+            raw.map(|raw| self.decode("session", &raw)).transpose()
+        })
+    }
+
+    fn delete_session<'a>(&'a self, sid: &'a str) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GETDEL");
+            cmd.arg(self.key("session", sid));
+            let raw: Option<Vec<u8>> = self.run(cmd).await?;
+            raw.map(|raw| self.decode("session", &raw)).transpose()
+        })
+    }
+
+    fn start_task<'a>(
+        &'a self,
+        task_id: &'a str,
+        scope: &'a TaskScope,
+        lease: Duration,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let json = serde_json::to_vec(scope).map_err(|e| self.error(e))?;
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("SET")
+                .arg(self.key("task", task_id))
+                .arg(json)
+                .arg("PX")
+                .arg(millis(lease + LOST_GRACE))
+                .ignore()
+                .cmd("SET")
+                .arg(self.key("lease", task_id))
+                .arg(1)
+                .arg("PX")
+                .arg(millis(lease))
+                .ignore();
+            let _: Value = self.run_pipe(pipe).await?;
+            Ok(())
+        })
+    }
+
+    fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let keep = millis(lease + LOST_GRACE);
+            let mut pipe = redis::pipe();
+            pipe.cmd("PEXPIRE")
+                .arg(self.key("lease", task_id))
+                .arg(millis(lease))
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(self.key("task", task_id))
+                .arg(keep)
+                .ignore()
+                .cmd("PEXPIRE")
+                .arg(self.key("log", task_id))
+                .arg(keep)
+                .ignore();
+            let _: Value = self.run_pipe(pipe).await?;
+            Ok(())
+        })
+    }
+
+    fn append_task<'a>(
+        &'a self,
+        task_id: &'a str,
+        frames: &'a [Bytes],
+        finished: bool,
+        result_ttl: Duration,
+    ) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let log = self.key("log", task_id);
+            let mut pipe = redis::pipe();
+            pipe.atomic();
+            for (i, frame) in frames.iter().enumerate() {
+                pipe.cmd("XADD")
+                    .arg(&log)
+                    .arg("*")
+                    .arg("f")
+                    .arg(frame.as_ref());
+                if finished && i + 1 == frames.len() {
+                    pipe.arg("t").arg(1);
+                }
+                pipe.ignore();
+            }
+            if finished {
+                let ttl = millis(result_ttl);
+                pipe.cmd("PEXPIRE").arg(&log).arg(ttl).ignore();
+                pipe.cmd("PEXPIRE")
+                    .arg(self.key("task", task_id))
+                    .arg(ttl)
+                    .ignore();
+                pipe.cmd("DEL").arg(self.key("lease", task_id)).ignore();
+            }
+            pipe.cmd("PUBLISH")
+                .arg(self.channel())
+                .arg(Log::Task(task_id).name())
+                .ignore();
+            let _: Value = self.run_pipe(pipe).await?;
+            Ok(())
+        })
+    }
+
+    fn task_scope<'a>(&'a self, task_id: &'a str) -> StoreFuture<'a, Option<TaskScope>> {
+        Box::pin(async move {
+            let mut cmd = redis::cmd("GET");
+            cmd.arg(self.key("task", task_id));
+            let raw: Option<Vec<u8>> = self.run(cmd).await?;
+            raw.map(|raw| self.decode("task", &raw)).transpose()
+        })
+    }
+
+    fn read_task<'a>(&'a self, task_id: &'a str, after: &'a str) -> StoreFuture<'a, TaskLog> {
+        Box::pin(async move {
+            let start = if after == "0" {
+                "-".to_owned()
+            } else {
+                format!("({after}")
+            };
+            let mut pipe = redis::pipe();
+            pipe.cmd("XRANGE")
+                .arg(self.key("log", task_id))
+                .arg(start)
+                .arg("+")
+                .arg("COUNT")
+                .arg(READ_BATCH)
+                .cmd("EXISTS")
+                .arg(self.key("lease", task_id));
+            let (range, lease): (Value, i64) = self.run_pipe(pipe).await?;
+            let entries =
+                entries(range).ok_or_else(|| self.error("a task log that is not a stream"))?;
+            let mut log = TaskLog {
+                frames: Vec::with_capacity(entries.len()),
+                next: after.to_owned(),
+                finished: false,
+                producer_alive: lease > 0,
+            };
+            for (id, fields) in entries {
+                if let Some(frame) = field(&fields, b"f") {
+                    log.frames.push(Bytes::copy_from_slice(frame));
+                }
+                log.finished |= field(&fields, b"t").is_some();
+                log.next = id;
+            }
+            // A full batch: more may follow; the caller reads again at once.
+            if log.frames.len() == READ_BATCH && !log.finished {
+                log.producer_alive = true;
+            }
+            Ok(log)
+        })
+    }
+
+    fn publish<'a>(
+        &'a self,
+        stream: &'a str,
+        frame: Bytes,
+        max_events: usize,
+        ttl: Duration,
+    ) -> StoreFuture<'a, String> {
+        Box::pin(async move {
+            let key = self.key("events", stream);
+            let mut pipe = redis::pipe();
+            pipe.atomic()
+                .cmd("XADD")
+                .arg(&key)
+                .arg("MAXLEN")
+                .arg("~")
+                .arg(max_events.max(1))
+                .arg("*")
+                .arg("f")
+                .arg(frame.as_ref())
+                .cmd("PEXPIRE")
+                .arg(&key)
+                .arg(millis(ttl))
+                .ignore()
+                .cmd("PUBLISH")
+                .arg(self.channel())
+                .arg(Log::Events(stream).name())
+                .ignore();
+            let (id,): (String,) = self.run_pipe(pipe).await?;
+            Ok(id)
+        })
+    }
+
+    fn read_events<'a>(
+        &'a self,
+        stream: &'a str,
+        after: Option<&'a str>,
+        limit: usize,
+    ) -> StoreFuture<'a, EventsRead> {
+        Box::pin(async move {
+            let key = self.key("events", stream);
+            let Some(after) = after else {
+                let mut cmd = redis::cmd("XREVRANGE");
+                cmd.arg(&key).arg("+").arg("-").arg("COUNT").arg(1);
+                let reply: Value = self.run(cmd).await?;
+                let last = entries(reply)
+                    .and_then(|e| e.into_iter().next())
+                    .map_or_else(|| "0-0".to_owned(), |(id, _)| id);
+                return Ok(EventsRead {
+                    events: Vec::new(),
+                    last,
+                });
+            };
+            let mut cmd = redis::cmd("XRANGE");
+            cmd.arg(&key)
+                .arg(format!("({after}"))
+                .arg("+")
+                .arg("COUNT")
+                .arg(limit.max(1));
+            let reply: Value = self.run(cmd).await?;
+            let entries =
+                entries(reply).ok_or_else(|| self.error("an event log that is not a stream"))?;
+            let mut read = EventsRead {
+                events: Vec::with_capacity(entries.len()),
+                last: after.to_owned(),
+            };
+            for (id, fields) in entries {
+                if let Some(frame) = field(&fields, b"f") {
+                    read.events.push(LoggedEvent {
+                        id: id.clone(),
+                        frame: Bytes::copy_from_slice(frame),
+                    });
+                }
+                read.last = id;
+            }
+            Ok(read)
+        })
+    }
+
+    fn changed(&self, log: Log<'_>) -> Changed {
+        self.inner.waiters.wait(log.name())
+    }
+}
+
+/// The instance's subscription to `channel`: wakes the waiters of each log named there,
+/// and every waiter when the subscription breaks (they re-read); resubscribes until the
+/// store is dropped.
+async fn listen(
+    client: Client,
+    channel: String,
+    waiters: std::sync::Weak<Waiters>,
+    sleep: Sleeper,
+) {
+    use futures_lite::StreamExt;
+    loop {
+        if let Ok(mut pubsub) = client.get_async_pubsub().await {
+            if pubsub.subscribe(&channel).await.is_ok() {
+                let mut messages = pubsub.on_message();
+                while let Some(message) = messages.next().await {
+                    let Some(waiters) = waiters.upgrade() else {
+                        return;
+                    };
+                    if let Ok(name) = std::str::from_utf8(message.get_payload_bytes()) {
+                        waiters.wake(name);
+                    }
+                }
+            }
+        }
+        match waiters.upgrade() {
+            Some(waiters) => waiters.wake_all(),
+            None => return,
+        }
+        sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_redacted_from_urls() {
+        assert_eq!(
+            redact("redis://:s3cret@10.0.0.1:6379/2"),
+            (
+                "redis://:***@10.0.0.1:6379/2".to_owned(),
+                Some("s3cret".to_owned())
+            )
+        );
+        assert_eq!(
+            redact("redis://user:p@ss@host/0"),
+            (
+                "redis://user:***@host/0".to_owned(),
+                Some("p@ss".to_owned())
+            )
+        );
+        assert_eq!(redact("redis://host:6379").0, "redis://host:6379");
+        assert_eq!(redact("redis://user@host").0, "redis://user@host");
+        assert_eq!(
+            scrubbed("auth p@ss failed", Some("p@ss")),
+            "auth *** failed"
+        );
+    }
+
+    #[test]
+    fn stream_replies_parse_and_bad_ones_do_not() {
+        let reply = Value::Array(vec![Value::Array(vec![
+            Value::BulkString(b"1-0".to_vec()),
+            Value::Array(vec![
+                Value::BulkString(b"f".to_vec()),
+                Value::BulkString(b"data: x\n\n".to_vec()),
+                Value::BulkString(b"t".to_vec()),
+                Value::BulkString(b"1".to_vec()),
+            ]),
+        ])]);
+        let parsed = entries(reply).unwrap();
+        assert_eq!(parsed[0].0, "1-0");
+        assert_eq!(field(&parsed[0].1, b"f"), Some(&b"data: x\n\n"[..]));
+        assert!(field(&parsed[0].1, b"t").is_some());
+        assert_eq!(entries(Value::Nil), Some(Vec::new()));
+        assert_eq!(entries(Value::Int(3)), None);
+        assert_eq!(entries(Value::Array(vec![Value::Int(1)])), None);
+    }
+}
