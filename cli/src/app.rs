@@ -1,7 +1,9 @@
 //! The demo server: the ORS API over the gsm8k example environment (and a tool that fails),
-//! a Responses-API style stream at `POST /v1/responses`, and a plain event stream at
-//! `GET /stream` for `tail`, `decode` and browsers. Written once over `ssekit-http`'s
-//! [`Runtime`]: `serve --runtime hyper|smol` picks tokio or smol.
+//! a Responses-API style stream at `POST /v1/responses`, a plain event stream at
+//! `GET /stream` for `tail`, `decode` and browsers, and a broadcast at `/events` (`POST`
+//! publishes, `GET` subscribes). Written once over `ssekit-http`'s [`Runtime`]:
+//! `serve --runtime hyper|smol` picks tokio or smol. With a shared store (`--store`),
+//! several instances serve one API: sessions, calls and the broadcast are the same on all.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -17,8 +19,9 @@ use hyper::body::Incoming;
 use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
 use ssekit_http::ors::{OrsBody, Server, ServerConfig};
-use ssekit_http::runtime::Runtime;
+use ssekit_http::runtime::{Frames, Runtime};
 use ssekit_http::server::{last_event_id, response};
+use ssekit_http::store::{MemoryStore, PublishError, SharedBroadcast, Store};
 
 use crate::environment::Demo;
 
@@ -59,7 +62,7 @@ fn plain(status: StatusCode, message: &str) -> Response<OrsBody> {
 }
 
 /// How the demo app behaves.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Settings {
     /// Keep-alive interval of every stream.
     pub keep_alive: Duration,
@@ -69,6 +72,8 @@ pub struct Settings {
     pub cut_ors_after: Option<usize>,
     /// `X-API-Key` required on the ORS routes.
     pub api_key: Option<String>,
+    /// The store shared with the other instances (`--store`).
+    pub store: Option<Arc<dyn Store>>,
 }
 
 impl Settings {
@@ -78,12 +83,14 @@ impl Settings {
             delta_pause,
             cut_ors_after: None,
             api_key: None,
+            store: None,
         }
     }
 }
 
 pub struct App<R> {
     ors: Server<R>,
+    events: SharedBroadcast,
     runtime: R,
     keep_alive: Duration,
     delta_pause: Duration,
@@ -94,6 +101,7 @@ impl<R: Runtime> Clone for App<R> {
     fn clone(&self) -> Self {
         App {
             ors: self.ors.clone(),
+            events: self.events.clone(),
             runtime: self.runtime.clone(),
             keep_alive: self.keep_alive,
             delta_pause: self.delta_pause,
@@ -105,11 +113,19 @@ impl<R: Runtime> Clone for App<R> {
 impl<R: Runtime + Default> App<R> {
     pub fn new(settings: Settings) -> Self {
         let runtime = R::default();
-        let config = ServerConfig::default()
+        let mut config = ServerConfig::default()
             .keep_alive(settings.keep_alive)
             .api_key(settings.api_key);
+        if let Some(store) = &settings.store {
+            config = config.store(Arc::clone(store));
+        }
+        // The broadcast lives in the shared store, or in this process's memory.
+        let events_store = settings
+            .store
+            .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         App {
             ors: Server::with_runtime(vec![Arc::new(Demo)], config, runtime.clone()),
+            events: SharedBroadcast::new(events_store, "events"),
             runtime,
             keep_alive: settings.keep_alive,
             delta_pause: settings.delta_pause,
@@ -128,6 +144,9 @@ impl<R: Runtime> App<R> {
         }
         if req.uri().path() == "/stream" && req.method() == Method::GET {
             return self.ticks(&req);
+        }
+        if req.uri().path() == "/events" {
+            return self.broadcast(req).await;
         }
         match self.cut_ors_after {
             Some(blocks) if req.method() == Method::POST && req.uri().path().ends_with("/call") => {
@@ -208,12 +227,73 @@ impl<R: Runtime> App<R> {
                 Some((frame, it))
             }
         });
-        let body = self.runtime.sse_body(Box::pin(stream), self.keep_alive);
-        response(body.boxed_unsync())
+        self.stream(Box::pin(stream))
     }
 }
 
 impl<R: Runtime> App<R> {
+    /// Ends this instance's part in a rolling restart (see [`Server::shutdown`]): new ORS
+    /// calls are refused with 503, running ones get `deadline` to finish, then every open
+    /// stream ends after `retry: 250`. Returns how many calls were still running.
+    pub async fn shutdown(&self, deadline: Duration) -> usize {
+        self.ors.shutdown(deadline).await
+    }
+
+    /// An event stream of `frames` with the keep-alive, ended by [`shutdown`](Self::shutdown).
+    fn stream(&self, frames: Frames) -> Response<OrsBody> {
+        let frames = self.ors.until_shutdown(frames);
+        response(
+            self.runtime
+                .sse_body(frames, self.keep_alive)
+                .boxed_unsync(),
+        )
+    }
+
+    /// `/events`: `POST` publishes the request body as one event's data (`?event=NAME` names
+    /// it) and answers `{"id": ...}`; `GET` subscribes, after `Last-Event-ID` when given.
+    /// With `--store`, on every instance sharing it.
+    async fn broadcast(&self, req: Request<Incoming>) -> Response<OrsBody> {
+        if req.method() == Method::GET {
+            let after = last_event_id(req.headers()).map(str::to_owned);
+            return self.stream(
+                self.events
+                    .subscribe(after.as_deref(), self.runtime.clone()),
+            );
+        }
+        if req.method() != Method::POST {
+            return plain(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "GET subscribes, POST publishes",
+            );
+        }
+        let name = query_value(req.uri(), "event").map(str::to_owned);
+        let body = match read_body(req.into_body()).await {
+            Ok(body) => body,
+            Err(refused) => return refused,
+        };
+        let Ok(data) = String::from_utf8(body.to_vec()) else {
+            return plain(StatusCode::BAD_REQUEST, "the event data is not UTF-8");
+        };
+        let mut event = Event::builder();
+        if let Some(name) = name {
+            event = match event.event(name) {
+                Ok(event) => event,
+                Err(e) => return plain(StatusCode::BAD_REQUEST, &e.to_string()),
+            };
+        }
+        match self.events.publish(&event.data(data).build()).await {
+            Ok(id) => {
+                let mut resp = plain(StatusCode::OK, "");
+                *resp.body_mut() = Full::new(Bytes::from(json!({ "id": id }).to_string()))
+                    .map_err(|never| match never {})
+                    .boxed_unsync();
+                resp
+            }
+            Err(PublishError::Store(e)) => plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            Err(e) => plain(StatusCode::BAD_REQUEST, &e.to_string()),
+        }
+    }
+
     /// `GET /stream`: `retry: 1000`, then `tick` events `{"n": N}` with ids N = 1, 2, 3, …,
     /// the first at once and then one every `?interval_ms=` (default 1000, at most a
     /// minute), resumed after `Last-Event-ID`. With `?count=N` the stream ends cleanly after
@@ -250,8 +330,7 @@ impl<R: Runtime> App<R> {
             }
         });
         let frames = futures_util::StreamExt::chain(futures_util::stream::iter([retry]), ticks);
-        let body = self.runtime.sse_body(Box::pin(frames), self.keep_alive);
-        response(body.boxed_unsync())
+        self.stream(Box::pin(frames))
     }
 }
 
@@ -278,10 +357,15 @@ fn empty() -> OrsBody {
 
 /// The number in query parameter `name` (`?name=12`), if there is one.
 fn query_number(uri: &http::Uri, name: &str) -> Option<u64> {
+    query_value(uri, name)?.parse().ok()
+}
+
+/// The value of query parameter `name` (`?name=value`, taken as it is), if there is one.
+fn query_value<'u>(uri: &'u http::Uri, name: &str) -> Option<&'u str> {
     uri.query()
         .into_iter()
         .flat_map(|q| q.split('&'))
-        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
 }
 
 /// `(type, data)` of every event of one response.

@@ -27,6 +27,8 @@ pub async fn serve(
     addr: &str,
     runtime: RuntimeName,
     settings: Settings,
+    store: Option<&str>,
+    drain: std::time::Duration,
 ) -> Result<ExitCode, CliError> {
     let listener = std::net::TcpListener::bind(addr)
         .map_err(|e| CliError::Io(format!("cannot listen on {addr}"), e))?;
@@ -47,7 +49,7 @@ pub async fn serve(
     );
     let _ = out.flush();
     runtime
-        .serve(listener, settings)
+        .serve(listener, settings, store, drain)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;
     Ok(ExitCode::SUCCESS)

@@ -39,7 +39,8 @@ enum Command {
         #[arg(long, default_value_t = 250)]
         keep_alive_ms: u64,
     },
-    /// Serve the demo API: ORS (gsm8k) and POST /v1/responses.
+    /// Serve the demo API: ORS (gsm8k), POST /v1/responses, GET /stream and the /events
+    /// broadcast; alone, or as one of several instances sharing a --store.
     Serve {
         /// Address to listen on (port 0 picks a free one).
         #[arg(long, default_value = "127.0.0.1:8080")]
@@ -59,6 +60,15 @@ enum Command {
         /// The transport that serves it: hyper on tokio, or hyper on smol (no tokio runtime).
         #[arg(long, value_enum, default_value_t)]
         runtime: runtime::RuntimeName,
+        /// Keep sessions, ORS calls and the /events broadcast in Redis, shared by every
+        /// instance started with the same URL (redis://[:PASSWORD@]HOST[:PORT][/DB]), so
+        /// that several instances behind a load balancer serve one API.
+        #[arg(long, value_name = "URL")]
+        store: Option<String>,
+        /// On SIGTERM or SIGINT: stop accepting, give running ORS tool calls this many
+        /// seconds to finish, then end open streams (after `retry: 250`) and exit.
+        #[arg(long, value_name = "SECS", default_value_t = 30)]
+        drain_timeout: u64,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     #[command(after_help = TAIL_HELP)]
@@ -157,6 +167,8 @@ fn main() -> ExitCode {
                 cut_ors_after,
                 api_key,
                 runtime,
+                store,
+                drain_timeout,
             } => {
                 let mut settings = app::Settings::new(
                     Duration::from_millis(keep_alive_ms),
@@ -164,7 +176,8 @@ fn main() -> ExitCode {
                 );
                 settings.cut_ors_after = cut_ors_after;
                 settings.api_key = api_key;
-                commands::serve(&addr, runtime, settings).await
+                let drain = Duration::from_secs(drain_timeout);
+                commands::serve(&addr, runtime, settings, store.as_deref(), drain).await
             }
             Command::Tail(args) => commands::tail(args).await,
             Command::Check(args) => check::check(args).await,

@@ -3,9 +3,12 @@
 //! only the listener, the HTTP server and the event source differ.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
 
 use clap::ValueEnum;
 use ssekit_http::client::Item;
+use ssekit_http::runtime::Runtime;
 use ssekit_http::Error;
 
 /// The transport (and its async runtime).
@@ -35,27 +38,104 @@ impl RuntimeName {
         }
     }
 
-    /// Serves the demo app on `listener` until the listener fails. Must run under
-    /// [`block_on`](Self::block_on) of the same runtime.
+    /// Serves the demo app on `listener` until SIGTERM or SIGINT, then shuts down
+    /// gracefully (see [`graceful`]). With `store` (a `redis://` URL), the app keeps its
+    /// sessions, calls and broadcast there. Must run under [`block_on`](Self::block_on) of
+    /// the same runtime.
     pub async fn serve(
         self,
         listener: std::net::TcpListener,
-        settings: crate::app::Settings,
+        mut settings: crate::app::Settings,
+        store: Option<&str>,
+        drain: Duration,
     ) -> std::io::Result<()> {
         listener.set_nonblocking(true)?;
+        let stop = stop_signal()?;
         match self {
             RuntimeName::Hyper => {
+                let runtime = ssekit_hyper::runtime::Tokio::default();
+                if let Some(url) = store {
+                    settings.store = Some(redis_store(url, runtime.clone()).await?);
+                }
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let app = crate::app::App::<ssekit_hyper::runtime::Tokio>::new(settings);
-                ssekit_hyper::server::serve(listener, app).await
+                let serving = |stop| ssekit_hyper::server::serve_until(listener, app.clone(), stop);
+                graceful(&app, runtime, stop, drain, serving).await
             }
             RuntimeName::Smol => {
+                let runtime = ssekit_smol::runtime::Smol::default();
+                if let Some(url) = store {
+                    settings.store = Some(redis_store(url, runtime).await?);
+                }
                 let listener = smol::net::TcpListener::try_from(listener)?;
                 let app = crate::app::App::<ssekit_smol::runtime::Smol>::new(settings);
-                ssekit_smol::server::serve(listener, app).await
+                let serving = |stop| ssekit_smol::server::serve_until(listener, app.clone(), stop);
+                graceful(&app, runtime, stop, drain, serving).await
             }
         }
     }
+}
+
+/// Connects to the Redis store at `url` (its password never printed).
+async fn redis_store<R: Runtime>(
+    url: &str,
+    runtime: R,
+) -> std::io::Result<std::sync::Arc<dyn ssekit_http::store::Store>> {
+    match ssekit_redis::RedisStore::connect(url, runtime).await {
+        Ok(store) => {
+            eprintln!("ssekit: store {}", store.url());
+            Ok(std::sync::Arc::new(store))
+        }
+        Err(e) => Err(std::io::Error::other(e.to_string())),
+    }
+}
+
+/// A future that completes at the first SIGTERM or SIGINT (runtime-neutral).
+fn stop_signal() -> std::io::Result<Pin<Box<dyn Future<Output = ()> + Send>>> {
+    use async_signal::{Signal, Signals};
+    use futures_util::StreamExt;
+    let mut signals = Signals::new([Signal::Term, Signal::Int])?;
+    Ok(Box::pin(async move {
+        if let Some(Ok(signal)) = signals.next().await {
+            eprintln!("ssekit: {signal:?}: shutting down");
+        }
+    }))
+}
+
+/// Runs `serving` (a `serve_until` given the stop future) until `stop`; then the listener
+/// closes (no new connections: the balancer sends them to other instances), new ORS calls
+/// get 503, running ones get `drain` to finish (their results go to the store), every open
+/// stream ends after `retry: 250`, and this returns once the connections have closed, or a
+/// few seconds later.
+async fn graceful<R, S, F>(
+    app: &crate::app::App<R>,
+    runtime: R,
+    stop: Pin<Box<dyn Future<Output = ()> + Send>>,
+    drain: Duration,
+    serving: S,
+) -> std::io::Result<()>
+where
+    R: Runtime,
+    S: FnOnce(Pin<Box<dyn Future<Output = ()> + Send>>) -> F,
+    F: Future<Output = std::io::Result<()>>,
+{
+    let (stopping, stopped) = async_channel::bounded::<()>(1);
+    let served = serving(Box::pin(async move {
+        let _ = stopped.recv().await;
+    }));
+    let shutdown = async move {
+        stop.await;
+        stopping.close();
+        let cut = app.shutdown(drain).await;
+        eprintln!("ssekit: streams ended ({cut} tool calls still running were cut)");
+        // Connections close as their streams end; do not wait for ever for the rest.
+        runtime.sleep(Duration::from_secs(5)).await;
+        Ok(())
+    };
+    futures_util::future::select(Box::pin(served), Box::pin(shutdown))
+        .await
+        .factor_first()
+        .0
 }
 
 /// Builds this runtime's `EventSource` for `method url` with `body`, configures it with
