@@ -1,5 +1,5 @@
-//! Task and session ids of the ORS server are capabilities: a task id lets any session read
-//! that task's result, a session id lets anyone call its tools. A server made as documented,
+//! Task and session ids of the ORS server are capabilities: a task id lets the session that
+//! made the call resume it (for the same tool), a session id lets anyone call its tools. A server made as documented,
 //! then the same server restarted, must not hand out the same ones, and a task id from
 //! before the restart must not read the result of a call made after it. The same holds for
 //! `Calls` alone, made with its defaults or keyed from the OS as documented.
@@ -86,6 +86,24 @@ async fn a_restarted_server_hands_out_other_task_and_session_ids<R: TestRuntime>
     assert_eq!(events, [("error".to_owned(), "unknown task_id".to_owned())]);
 }
 
+/// A task id resumes only in the session that started the call, and for the same tool: from
+/// another session it is unknown, as a `Last-Event-ID` of another stream is (before, session
+/// B resuming with A's task id received A's whole result).
+async fn a_task_id_resumes_only_in_its_session_and_tool<R: TestRuntime>() {
+    let server = Server::<R>::new(vec![Arc::new(Gsm8k)]);
+    let (sid_a, task_a) = session_and_call(&server).await;
+    let (sid_b, _) = session_and_call(&server).await;
+    let unknown = [("error".to_owned(), "unknown task_id".to_owned())];
+    let resume = |name: &str| json!({"name": name, "input": {}, "task_id": task_a});
+    let (_, events) = send(&server, "/gsm8k/call", Some(&sid_b), &resume("submit")).await;
+    assert_eq!(events, unknown, "another session");
+    let (_, events) = send(&server, "/gsm8k/call", Some(&sid_a), &resume("work")).await;
+    assert_eq!(events, unknown, "another tool");
+    let (_, events) = send(&server, "/gsm8k/call", Some(&sid_a), &resume("submit")).await;
+    assert_eq!(events[0], ("task_id".to_owned(), task_a.clone()), "its own");
+    assert_eq!(events[1].0, "end");
+}
+
 /// The first event of a `/call` stream, as `(event, data)`.
 async fn first_event<B>(body: B) -> (String, String)
 where
@@ -156,4 +174,5 @@ on_both_runtimes!(
     a_restarted_server_hands_out_other_task_and_session_ids,
     restarted_default_calls_hand_out_other_task_ids,
     calls_keyed_as_documented_hand_out_other_task_ids,
+    a_task_id_resumes_only_in_its_session_and_tool,
 );

@@ -1,0 +1,460 @@
+//! Several ORS server instances on one real `redis-server`: each test makes two `Server`s
+//! (instances A and B), each with its own `RedisStore` connection, as two processes behind
+//! a load balancer would have, and checks what a client whose requests land on either one
+//! gets. Every test runs on tokio (the Redis connections on tokio) and on smol (under
+//! `smol::block_on`, the Redis connections on smol), with runtime-neutral timers.
+
+#[allow(unused_macros)]
+#[path = "../../transport-http/tests/ors_kit/mod.rs"]
+mod ors_kit;
+mod support;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use ors_kit::Gsm8k;
+use serde_json::{json, Value};
+use ssekit::{Decoder, Frame};
+use ssekit_http::ors::{Server, ServerConfig, TASK_LOST};
+use ssekit_http::runtime::Runtime;
+use ssekit_http::store::{SharedBroadcast, Store, TaskScope};
+use ssekit_redis::RedisStore;
+use support::redis_server::RedisServer;
+
+/// Runs each `async fn name<R: Runtime + Default>(redis: RedisServer)` on tokio and on smol.
+macro_rules! on_both_runtimes {
+    ($($name:ident),* $(,)?) => {
+        mod on_tokio {
+            $(
+                #[test]
+                fn $name() {
+                    let Some(redis) = super::RedisServer::start() else { return };
+                    tokio::runtime::Builder::new_multi_thread()
+                        .worker_threads(2)
+                        .enable_all()
+                        .build()
+                        .unwrap()
+                        .block_on(super::within(30, super::$name::<ssekit_hyper::runtime::Tokio>(redis)))
+                }
+            )*
+        }
+        mod on_smol {
+            $(
+                #[test]
+                fn $name() {
+                    let Some(redis) = super::RedisServer::start() else { return };
+                    smol::block_on(super::within(30, super::$name::<ssekit_smol::runtime::Smol>(redis)))
+                }
+            )*
+        }
+    };
+}
+
+/// Fails a test that hangs instead of hanging the suite (runtime-neutral timer).
+async fn within<T>(secs: u64, fut: impl Future<Output = T>) -> T {
+    futures_lite::future::or(fut, async {
+        async_io::Timer::after(Duration::from_secs(secs)).await;
+        panic!("test timed out after {secs} s")
+    })
+    .await
+}
+
+async fn sleep(ms: u64) {
+    async_io::Timer::after(Duration::from_millis(ms)).await;
+}
+
+async fn connect<R: Runtime + Default>(redis: &RedisServer) -> Arc<RedisStore> {
+    Arc::new(
+        RedisStore::connect(&redis.url(), R::default())
+            .await
+            .expect("connects"),
+    )
+}
+
+/// An instance on `redis`, with `config`.
+async fn instance<R: Runtime + Default>(redis: &RedisServer, config: ServerConfig) -> Server<R> {
+    let store: Arc<dyn Store> = connect::<R>(redis).await;
+    Server::with_config(vec![Arc::new(Gsm8k)], config.store(store))
+}
+
+/// One response: status, `Retry-After`, and the whole body.
+async fn send<R: Runtime>(
+    server: &Server<R>,
+    method: &str,
+    path: &str,
+    sid: Option<&str>,
+    body: &Value,
+) -> (u16, String) {
+    let mut req = http::Request::builder().method(method).uri(path);
+    if let Some(sid) = sid {
+        req = req.header("x-session-id", sid);
+    }
+    let req = req.body(Full::new(Bytes::from(body.to_string()))).unwrap();
+    let resp = server.handle(req).await;
+    let status = resp.status().as_u16();
+    let wire = resp
+        .into_body()
+        .collect()
+        .await
+        .expect("no error")
+        .to_bytes();
+    (status, String::from_utf8(wire.to_vec()).expect("UTF-8"))
+}
+
+/// `(event, data)` of every event in `wire`.
+fn events(wire: &str) -> Vec<(String, String)> {
+    let mut decoder = Decoder::new();
+    decoder.feed_slice(wire.as_bytes()).unwrap();
+    decoder.finish();
+    let mut out = Vec::new();
+    while let Some(frame) = decoder.next_frame().unwrap() {
+        if let Frame::Event(ev) = frame {
+            out.push((ev.event_type().to_owned(), ev.data().to_owned()));
+        }
+    }
+    out
+}
+
+/// A session made (and created) on `server`.
+async fn session<R: Runtime>(server: &Server<R>) -> String {
+    let (_, wire) = send(server, "POST", "/create_session", None, &json!({})).await;
+    let sid = events(&wire)[0].1.clone();
+    let create = json!({"env_name": "gsm8k", "split": "test", "index": 0});
+    let (status, _) = send(server, "POST", "/create", Some(&sid), &create).await;
+    assert_eq!(status, 200);
+    sid
+}
+
+async fn call<R: Runtime>(server: &Server<R>, sid: &str, body: &Value) -> (u16, String) {
+    send(server, "POST", "/gsm8k/call", Some(sid), body).await
+}
+
+/// A `/call` whose stream is read only up to its `task_id` event, then dropped (the client
+/// was cut): the task id.
+async fn start_call<R: Runtime>(server: &Server<R>, sid: &str, body: &Value) -> String {
+    let req = http::Request::post("/gsm8k/call")
+        .header("x-session-id", sid)
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    let resp = server.handle(req).await;
+    let mut body = Box::pin(resp.into_body());
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    let text = String::from_utf8(first.to_vec()).unwrap();
+    let evs = events(&text);
+    assert_eq!(evs[0].0, "task_id", "{text}");
+    evs[0].1.clone()
+}
+
+async fn sessions_made_on_one_instance_work_on_every_other<R: Runtime + Default>(
+    redis: RedisServer,
+) {
+    let a = instance::<R>(&redis, ServerConfig::default()).await;
+    let b = instance::<R>(&redis, ServerConfig::default()).await;
+    let sid = session(&a).await;
+    assert_eq!(
+        send(&b, "POST", "/ping", Some(&sid), &json!({})).await.0,
+        200
+    );
+    let (status, prompt) = send(&b, "GET", "/gsm8k/prompt", Some(&sid), &json!({})).await;
+    assert_eq!(status, 200);
+    assert!(prompt.contains("Tom has 3 baskets"), "{prompt}");
+    let (status, tools) = send(&b, "GET", "/gsm8k/task_tools", Some(&sid), &json!({})).await;
+    assert!(status == 200 && tools.contains("submit"), "{tools}");
+    let (_, wire) = call(
+        &b,
+        &sid,
+        &json!({"name": "submit", "input": {"answer": 33}}),
+    )
+    .await;
+    let evs = events(&wire);
+    assert_eq!(evs[1].0, "end", "{wire}");
+    assert!(evs[1].1.contains("Correct!"), "{wire}");
+    // Deleted on B: gone on A too.
+    assert_eq!(
+        send(&b, "POST", "/delete", Some(&sid), &json!({})).await.0,
+        200
+    );
+    assert_eq!(
+        send(&a, "POST", "/ping", Some(&sid), &json!({})).await.0,
+        404
+    );
+    assert_eq!(
+        send(&b, "POST", "/create", Some(&sid), &json!({"task_spec": {}}))
+            .await
+            .0,
+        200
+    );
+    assert_eq!(
+        send(&a, "POST", "/create", Some(&sid), &json!({"task_spec": {}}))
+            .await
+            .0,
+        400,
+        "the session exists, made on B"
+    );
+}
+
+async fn a_finished_call_resumes_identically_on_another_instance<R: Runtime + Default>(
+    redis: RedisServer,
+) {
+    let config = ServerConfig::default().max_chunk(64);
+    let a = instance::<R>(&redis, config.clone()).await;
+    let b = instance::<R>(&redis, config).await;
+    let sid = session(&a).await;
+    let work = json!({"name": "work", "input": {"steps": 20}});
+    let (_, on_a) = call(&a, &sid, &work).await;
+    let task_id = events(&on_a)[0].1.clone();
+    assert!(events(&on_a).len() > 10, "chunked: {on_a}");
+    let resume = json!({"name": "work", "input": {}, "task_id": task_id});
+    // The store write follows the local finish: wait for it (bounded).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, on_b) = call(&b, &sid, &resume).await;
+        if on_b == on_a {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "B never served A's result: {on_b}"
+        );
+        sleep(20).await;
+    }
+    // From another session, on either instance: unknown.
+    let other = session(&b).await;
+    for server in [&a, &b] {
+        let (_, wire) = call(server, &other, &resume).await;
+        assert_eq!(events(&wire), [("error".into(), "unknown task_id".into())]);
+    }
+}
+
+async fn a_running_call_is_followed_live_from_another_instance<R: Runtime + Default>(
+    redis: RedisServer,
+) {
+    let config = ServerConfig::default().max_chunk(64);
+    let a = instance::<R>(&redis, config.clone()).await;
+    let b = instance::<R>(&redis, config).await;
+    let sid = session(&a).await;
+    let work = json!({"name": "work", "input": {"delay_ms": 700, "steps": 15}});
+    let task_id = start_call(&a, &sid, &work).await;
+    let resume = json!({"name": "work", "input": {}, "task_id": task_id});
+    let started = Instant::now();
+    let (_, on_b) = call(&b, &sid, &resume).await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "B waited for the running tool"
+    );
+    let (_, on_a) = call(&a, &sid, &resume).await;
+    assert_eq!(on_b, on_a, "nothing lost, nothing duplicated");
+    let evs = events(&on_b);
+    assert_eq!(evs.iter().filter(|(e, _)| e == "end").count(), 1);
+    assert_eq!(evs.iter().filter(|(e, _)| e == "task_id").count(), 1);
+}
+
+async fn a_call_whose_instance_died_ends_in_an_error<R: Runtime + Default>(redis: RedisServer) {
+    let b = instance::<R>(&redis, ServerConfig::default()).await;
+    let sid = session(&b).await;
+    // What an instance that died leaves: a task started in this session with a lease it
+    // renewed no more, and the first chunk of its output.
+    let store = connect::<R>(&redis).await;
+    let task_id = "0123456789abcdef0123456789abcdef";
+    let scope = TaskScope::new(sid.clone(), "work");
+    store
+        .start_task(task_id, &scope, Duration::from_millis(600))
+        .await
+        .unwrap();
+    let chunk = Bytes::from_static(b"event: chunk\ndata: {\"ok\":\n\n");
+    store
+        .append_task(task_id, &[chunk], false, Duration::ZERO)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let resume = json!({"name": "work", "input": {}, "task_id": task_id});
+    let (_, wire) = call(&b, &sid, &resume).await;
+    assert_eq!(
+        events(&wire),
+        [
+            ("task_id".into(), task_id.into()),
+            ("chunk".into(), "{\"ok\":".into()),
+            ("error".into(), TASK_LOST.into()),
+        ]
+    );
+    assert!(
+        started.elapsed() < Duration::from_millis(600 + 1500),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+async fn a_store_outage_is_a_503_and_recovers_without_a_restart<R: Runtime + Default>(
+    mut redis: RedisServer,
+) {
+    let b = instance::<R>(&redis, ServerConfig::default()).await;
+    let sid = session(&b).await;
+    redis.stop();
+    let started = Instant::now();
+    let (status, body) = send(&b, "POST", "/ping", Some(&sid), &json!({})).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("the shared store is unavailable"), "{body}");
+    let (status, _) = call(&b, &sid, &json!({"name": "submit", "input": {"answer": 1}})).await;
+    assert_eq!(status, 503);
+    let (status, _) = send(&b, "POST", "/create", Some("x"), &json!({"task_spec": {}})).await;
+    assert_eq!(status, 503);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    redis.restart();
+    // Redis came back empty: new sessions and calls work, with no restart of the server.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let sid = loop {
+        let (_, wire) = send(&b, "POST", "/create_session", None, &json!({})).await;
+        let sid = events(&wire)[0].1.clone();
+        let create = json!({"env_name": "gsm8k", "split": "test", "index": 0});
+        if send(&b, "POST", "/create", Some(&sid), &create).await.0 == 200 {
+            break sid;
+        }
+        assert!(Instant::now() < deadline, "the store never came back");
+        sleep(100).await;
+    };
+    let (_, wire) = call(
+        &b,
+        &sid,
+        &json!({"name": "submit", "input": {"answer": 33}}),
+    )
+    .await;
+    assert_eq!(events(&wire)[1].0, "end", "{wire}");
+}
+
+async fn every_key_expires<R: Runtime + Default>(redis: RedisServer) {
+    let a = instance::<R>(&redis, ServerConfig::default()).await;
+    let sid = session(&a).await;
+    let (_, _) = call(
+        &a,
+        &sid,
+        &json!({"name": "submit", "input": {"answer": 33}}),
+    )
+    .await;
+    let store: Arc<dyn Store> = connect::<R>(&redis).await;
+    SharedBroadcast::new(store, "news")
+        .publish(&ssekit::Event::message("x"))
+        .await
+        .unwrap();
+    sleep(200).await;
+    let keys = redis.cli(&["--scan", "--pattern", "*"]);
+    let keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();
+    assert!(keys.len() >= 4, "session, task, log, events: {keys:?}");
+    for key in keys {
+        assert!(key.starts_with("ssekit:"), "{key}");
+        let ttl: i64 = redis.cli(&["pttl", key]).trim().parse().unwrap();
+        assert!(ttl > 0, "{key} has no TTL ({ttl})");
+    }
+}
+
+async fn a_broadcast_reaches_every_instance_and_replays_after_an_id<R: Runtime + Default>(
+    redis: RedisServer,
+) {
+    use futures_lite::StreamExt;
+    let (store_a, store_b): (Arc<dyn Store>, Arc<dyn Store>) =
+        (connect::<R>(&redis).await, connect::<R>(&redis).await);
+    let on_a = SharedBroadcast::new(store_a, "news");
+    let on_b = SharedBroadcast::new(store_b, "news");
+    let mut live_on_b = on_b.subscribe(None, R::default());
+    // The subscription starts from the latest id: read it before publishing.
+    let next = async { live_on_b.next().await };
+    let publish = async {
+        sleep(100).await;
+        on_a.publish(&ssekit::Event::message("first"))
+            .await
+            .unwrap()
+    };
+    let (got, first_id) = futures_lite::future::zip(next, publish).await;
+    assert_eq!(got.unwrap(), format!("id: {first_id}\ndata: first\n\n"));
+    let second = on_a
+        .publish(
+            &ssekit::Event::builder()
+                .event("tick")
+                .unwrap()
+                .data("second")
+                .build(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        live_on_b.next().await.unwrap(),
+        format!("id: {second}\nevent: tick\ndata: second\n\n")
+    );
+    // A subscriber that saw `first` reconnects to A: it gets `second` from the log.
+    let mut resumed = on_a.subscribe(Some(&first_id), R::default());
+    assert!(resumed
+        .next()
+        .await
+        .unwrap()
+        .starts_with(format!("id: {second}\n").as_bytes()));
+}
+
+async fn shutdown_lets_running_calls_finish_and_refuses_new_ones<R: Runtime + Default>(
+    redis: RedisServer,
+) {
+    let a = instance::<R>(&redis, ServerConfig::default()).await;
+    let b = instance::<R>(&redis, ServerConfig::default()).await;
+    let sid = session(&a).await;
+    let work = json!({"name": "work", "input": {"delay_ms": 500}});
+    let running = call(&a, &sid, &work);
+    let shutdown = async {
+        sleep(150).await;
+        let refused = async {
+            sleep(50).await;
+            call(
+                &a,
+                &sid,
+                &json!({"name": "submit", "input": {"answer": 33}}),
+            )
+            .await
+        };
+        futures_lite::future::zip(a.shutdown(Duration::from_secs(10)), refused).await
+    };
+    let ((_, wire), (cut, (status, _))) = futures_lite::future::zip(running, shutdown).await;
+    assert_eq!(cut, 0, "the running call finished before the deadline");
+    assert_eq!(status, 503, "a new call during the drain goes elsewhere");
+    let evs = events(&wire);
+    assert_eq!(evs.last().unwrap().0, "end", "{wire}");
+    // Its result is in the store: the client resumes it on B.
+    let resume = json!({"name": "work", "input": {}, "task_id": evs[0].1});
+    let (_, on_b) = call(&b, &sid, &resume).await;
+    assert_eq!(on_b, wire);
+}
+
+on_both_runtimes!(
+    sessions_made_on_one_instance_work_on_every_other,
+    a_finished_call_resumes_identically_on_another_instance,
+    a_running_call_is_followed_live_from_another_instance,
+    a_call_whose_instance_died_ends_in_an_error,
+    a_store_outage_is_a_503_and_recovers_without_a_restart,
+    every_key_expires,
+    a_broadcast_reaches_every_instance_and_replays_after_an_id,
+    shutdown_lets_running_calls_finish_and_refuses_new_ones,
+);
+
+#[test]
+fn a_password_never_shows_in_errors_or_debug() {
+    let Some(redis) = RedisServer::start_with(Some("s3cret-pw")) else {
+        return;
+    };
+    smol::block_on(async {
+        let runtime = ssekit_smol::runtime::Smol::default();
+        let store = RedisStore::connect(&redis.url(), runtime).await.unwrap();
+        assert!(!format!("{store:?}").contains("s3cret-pw"));
+        assert!(!store.url().contains("s3cret-pw"));
+        let wrong = format!("redis://:wrong-pw@127.0.0.1:{}", redis.port);
+        let e = RedisStore::connect(&wrong, runtime).await.unwrap_err();
+        let message = e.to_string();
+        assert!(!message.contains("wrong-pw"), "{message}");
+        assert!(message.contains(":***@127.0.0.1"), "{message}");
+        let nowhere = "redis://:s3cret-pw@127.0.0.1:1";
+        let e = RedisStore::connect(nowhere, runtime).await.unwrap_err();
+        assert!(!e.to_string().contains("s3cret-pw"), "{e}");
+    });
+}

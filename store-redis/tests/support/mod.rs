@@ -1,0 +1,2 @@
+//! What the tests that need a real Redis share.
+pub mod redis_server;

@@ -1,0 +1,119 @@
+//! A real `redis-server` on a free loopback port, for the tests of one process: started by
+//! [`RedisServer::start`], killed when dropped. Shared by `ssekit-redis`'s tests and the
+//! CLI's multi-instance tests (`#[path]`). Without `redis-server` on the PATH the tests fail
+//! under `CI=true` (CI installs it) and are skipped elsewhere, with a message.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `redis-server` child process on `127.0.0.1:port`, without persistence.
+pub struct RedisServer {
+    child: Option<Child>,
+    pub port: u16,
+    password: Option<String>,
+}
+
+/// Whether `redis-server` can run here; panics under `CI=true` when it cannot.
+pub fn available() -> bool {
+    let found = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "redis-server is not installed: .ci/run installs it (apt-get install redis-server)"
+        );
+        eprintln!("skipped: redis-server is not installed");
+    }
+    found
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl RedisServer {
+    /// Starts one; `None` when `redis-server` is missing outside CI.
+    pub fn start() -> Option<RedisServer> {
+        RedisServer::start_with(None)
+    }
+
+    /// Starts one that requires `password`.
+    pub fn start_with(password: Option<&str>) -> Option<RedisServer> {
+        if !available() {
+            return None;
+        }
+        let mut server = RedisServer {
+            child: None,
+            port: free_port(),
+            password: password.map(str::to_owned),
+        };
+        server.restart();
+        Some(server)
+    }
+
+    /// `redis://127.0.0.1:PORT` (with the password, if any).
+    pub fn url(&self) -> String {
+        match &self.password {
+            Some(p) => format!("redis://:{p}@127.0.0.1:{}", self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
+    }
+
+    /// Kills the server (an outage); [`restart`](Self::restart) brings it back on the same
+    /// port, empty.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port and waits until it answers.
+    pub fn restart(&mut self) {
+        self.stop();
+        let mut cmd = Command::new("redis-server");
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if let Some(p) = &self.password {
+            cmd.args(["--requirepass", p]);
+        }
+        self.child = Some(cmd.spawn().expect("redis-server starts"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "redis-server did not listen in 10 s"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Runs one command through `redis-cli` and returns its output (keys, TTLs, stats).
+    pub fn cli(&self, args: &[&str]) -> String {
+        let mut cmd = Command::new("redis-cli");
+        cmd.args(["-p", &self.port.to_string()]);
+        if let Some(p) = &self.password {
+            cmd.args(["-a", p, "--no-auth-warning"]);
+        }
+        let out = cmd.args(args).output().expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
