@@ -338,7 +338,8 @@ impl<R: Runtime> Calls<R> {
         let cursor = match tasks.registry.open(task_id, now) {
             Open::Started(cursor) => {
                 drop(tasks);
-                self.spawn_tool(cursor.task_id(), run);
+                // Unscoped: no other instance may resume it, so the store is not told.
+                self.spawn_tool(cursor.task_id(), false, run);
                 cursor
             }
             Open::Resumed(cursor) => cursor,
@@ -395,7 +396,7 @@ impl<R: Runtime> Calls<R> {
                 return Err(NotStarted::Store(e));
             }
         }
-        self.spawn_tool(cursor.task_id(), run);
+        self.spawn_tool(cursor.task_id(), true, run);
         Ok(self.body(self.follow(cursor)))
     }
 
@@ -431,12 +432,14 @@ impl<R: Runtime> Calls<R> {
         }
     }
 
-    /// Runs a started task's tool on the runtime: its frames are recorded here (and in the
-    /// store) when it ends, however it ends; with a store, its lease is renewed meanwhile.
-    fn spawn_tool<F>(&self, task_id: &str, run: F)
+    /// Runs a started task's tool on the runtime: its frames are recorded here (and, when
+    /// `stored`, in the store) when it ends, however it ends; a stored task's lease is
+    /// renewed meanwhile.
+    fn spawn_tool<F>(&self, task_id: &str, stored: bool, run: F)
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
+        let stored = stored && self.inner.shared.get().is_some();
         let id = task_id.to_owned();
         let inner = Arc::clone(&self.inner);
         let running = Arc::new(AtomicBool::new(true));
@@ -446,7 +449,7 @@ impl<R: Runtime> Calls<R> {
         let completion = Completion::new(move |frames: Vec<Bytes>| {
             ended.store(false, Ordering::SeqCst);
             let now = inner.runtime.now();
-            let stored = inner.shared.get().map(|_| frames.clone());
+            let stored = stored.then(|| frames.clone());
             complete(&mut lock(&inner.tasks).registry, &id, frames, now);
             inner.signals.signal(&id, Notify::notify_waiters);
             if let Some(frames) = stored {
@@ -461,7 +464,7 @@ impl<R: Runtime> Calls<R> {
                 });
             }
         });
-        if let Some(shared) = self.inner.shared.get() {
+        if let Some(shared) = self.inner.shared.get().filter(|_| stored) {
             let (store, lease, id) = (Arc::clone(&shared.store), shared.lease, task_id.to_owned());
             let runtime = self.inner.runtime.clone();
             let running = Arc::clone(&running);
