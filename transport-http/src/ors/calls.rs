@@ -409,6 +409,10 @@ impl<R: Runtime> Calls<R> {
             if known_here && !tasks.admits(id, Some(scope)) {
                 return Opened::Body(unknown_frames());
             }
+            // No id this server hands out is that long: not worth a store request.
+            if id.len() > MAX_TASK_ID && !known_here {
+                return Opened::Body(unknown_frames());
+            }
             if let (false, Some(shared)) = (known_here, self.inner.shared.get()) {
                 return Opened::Body(self.follow_shared(shared, id.to_owned(), scope.clone()));
             }
@@ -623,6 +627,9 @@ impl<R: Runtime> Calls<R> {
         ))
     }
 }
+
+/// The longest task id looked up in the store (the ids handed out are 32 or 36 characters).
+const MAX_TASK_ID: usize = 128;
 
 /// What [`drain`](Calls::drain) sends before it ends a stream: come back in a quarter second.
 const DRAINED_RETRY: &[u8] = b"retry: 250\n\n";

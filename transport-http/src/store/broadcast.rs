@@ -152,17 +152,18 @@ impl SharedBroadcast {
     }
 
     /// The events for one subscriber: after `last_event_id` (what it missed, then live),
-    /// or from now on without one (or with an id this store never gave). The stream ends
-    /// when the store fails (the client reconnects with the last id it saw).
+    /// or from now on without one (or with an id that is not a store id, `N-N`). The
+    /// stream ends when the store fails (the client reconnects with the last id it saw).
     ///
     /// # Example
     /// See [`SharedBroadcast`].
     pub fn subscribe<R: Runtime>(&self, last_event_id: Option<&str>, runtime: R) -> Frames {
+        // A store id is `MILLIS-SEQ`, two u64s: anything else (a browser's id of another
+        // stream, a number too large) would make the store refuse every read.
         let valid = |id: &&str| {
             id.split_once('-').is_some_and(|(a, b)| {
-                !a.is_empty()
-                    && !b.is_empty()
-                    && a.bytes().chain(b.bytes()).all(|c| c.is_ascii_digit())
+                let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+                digits(a) && digits(b) && a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok()
             })
         };
         let state = Subscriber {
@@ -220,5 +221,63 @@ impl<R: Runtime> Subscriber<R> {
                 Err(_) => self.done = true,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::MemoryStore;
+    use futures_lite::StreamExt;
+
+    #[derive(Clone, Default)]
+    struct Stopped;
+
+    impl Runtime for Stopped {
+        type Body = http_body_util::combinators::BoxBody<Bytes, crate::Error>;
+        type Sleep = std::future::Pending<()>;
+        fn now(&self) -> ssekit::Instant {
+            ssekit::Instant::ZERO
+        }
+        fn sleep_until(&self, _at: ssekit::Instant) -> Self::Sleep {
+            std::future::pending()
+        }
+        fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _future: F) {}
+        fn sse_body(&self, _frames: Frames, _keep_alive: Duration) -> Self::Body {
+            use http_body_util::BodyExt;
+            http_body_util::Empty::new()
+                .map_err(|never| match never {})
+                .boxed()
+        }
+    }
+
+    #[test]
+    fn ids_that_are_not_store_ids_read_from_now_on() {
+        futures_lite::future::block_on(async {
+            let news = SharedBroadcast::new(Arc::new(MemoryStore::default()), "news");
+            news.publish(&Event::message("old")).await.unwrap();
+            for id in [
+                "41",
+                "x-1",
+                "-1",
+                "1-",
+                "99999999999999999999999-0",
+                "1-0\n",
+            ] {
+                let mut sub = news.subscribe(Some(id), Stopped);
+                let next = sub.next();
+                let publish = async {
+                    news.publish(&Event::message("new")).await.unwrap();
+                    std::future::pending::<()>().await;
+                };
+                let got = futures_lite::future::or(async { next.await }, async {
+                    publish.await;
+                    None
+                })
+                .await;
+                let got = got.unwrap();
+                assert!(got.ends_with(b"data: new\n\n"), "{id}: {got:?}");
+            }
+        });
     }
 }
