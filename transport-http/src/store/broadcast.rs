@@ -270,7 +270,7 @@ mod tests {
                     news.publish(&Event::message("new")).await.unwrap();
                     std::future::pending::<()>().await;
                 };
-                let got = futures_lite::future::or(async { next.await }, async {
+                let got = futures_lite::future::or(next, async {
                     publish.await;
                     None
                 })
