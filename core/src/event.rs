@@ -1,6 +1,7 @@
 //! The event value: what a decoder dispatches and what an encoder writes.
 
 use crate::encode::EncodeError;
+use crate::event_parts::{EventId, EventName};
 use crate::frame_ref::EventRef;
 use crate::text::Utf8Bytes;
 
@@ -136,6 +137,48 @@ impl Event {
             id: self.id(),
             data: self.data(),
         }
+    }
+
+    /// An event named `name` with `data`: infallible, as `name` was checked when made (an
+    /// [`EventName`] `const` at compile time).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{Event, EventName};
+    /// const END: EventName = EventName::from_static("end");
+    /// let ev = Event::named(END, "{}");
+    /// assert_eq!((ev.event_type(), ev.data()), ("end", "{}"));
+    /// ```
+    pub fn named(name: EventName, data: impl Into<Utf8Bytes>) -> Self {
+        Event::message(data).with_name(name)
+    }
+
+    /// This event with type `name` (an empty name means `message`).
+    ///
+    /// # Example
+    /// ```
+    /// let ev = ssekit::Event::message("x").with_name(ssekit::EventName::from_static("tick"));
+    /// assert_eq!(ev.event_type(), "tick");
+    /// ```
+    #[must_use]
+    pub fn with_name(mut self, name: EventName) -> Self {
+        let name = name.into_inner();
+        self.event_type = (!name.is_empty()).then_some(name);
+        self
+    }
+
+    /// This event with id `id`: infallible, as an [`EventId`] was checked when made (a
+    /// number always is valid).
+    ///
+    /// # Example
+    /// ```
+    /// let ev = ssekit::Event::message("x").with_id(7u32);
+    /// assert_eq!(ev.id(), Some("7"));
+    /// ```
+    #[must_use]
+    pub fn with_id(mut self, id: impl Into<EventId>) -> Self {
+        self.id = Some(id.into().into_inner());
+        self
     }
 
     /// Takes the data out of the event, sharing storage.

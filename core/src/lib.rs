@@ -149,7 +149,10 @@ pub mod client;
 pub mod decode;
 pub mod encode;
 mod event;
+mod event_parts;
 mod frame_ref;
+#[cfg(feature = "json")]
+mod json;
 mod line_scan;
 pub mod profile;
 mod rng;
@@ -161,7 +164,10 @@ pub mod time;
 pub use decode::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
 pub use encode::{EncodeError, Encoder};
 pub use event::{Event, EventBuilder};
+pub use event_parts::{EventId, EventName};
 pub use frame_ref::{EventRef, FrameRef};
+#[cfg(feature = "json")]
+pub use json::JsonError;
 pub use text::Utf8Bytes;
 pub use time::Instant;
 
