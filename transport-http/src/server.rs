@@ -1,6 +1,8 @@
 //! The IO-free server pieces: [`response`] headers, the client's [`last_event_id`], and
 //! [`TrySendError`] for the transports' bounded queues, [`Hub`], the state of a broadcast,
-//! and [`Frames`], the fair loop of both transports' response bodies.
+//! [`Frames`], the fair loop of both transports' response bodies, and [`Message`], what an
+//! application's stream sends (events, comments, `retry:`), with or without `Result`
+//! ([`encode_messages`]).
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -10,6 +12,9 @@ use futures_core::Stream;
 use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
 use crate::keep_alive::{Clock, Pinger};
+
+mod message;
+pub use message::{encode_messages, Message};
 
 /// Wraps a body in a `200` response with the headers that keep every hop from buffering:
 /// `Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`

@@ -34,7 +34,7 @@ use ssekit::server::KeepAlive;
 use ssekit::{Encoder, Event};
 use tokio::sync::mpsc;
 
-pub use ssekit_http::server::{last_event_id, response, TrySendError};
+pub use ssekit_http::server::{last_event_id, response, Message, TrySendError};
 
 use ssekit_http::keep_alive::Pinger;
 use ssekit_http::server::Frames;
@@ -129,6 +129,50 @@ impl SseBody {
         Self::from_source(Box::pin(frames.map(Ok)))
     }
 
+    /// A body of [`Message`]s: events, comments and `retry:` lines from one stream (an
+    /// [`Event`] is a message too). It ends when the stream ends.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use ssekit_hyper::server::{Message, SseBody};
+    /// let items = vec![Message::retry(Duration::from_secs(1)), Message::from(ssekit::Event::message("hi"))];
+    /// let body = SseBody::from_messages(futures_util::stream::iter(items));
+    /// # let _ = body;
+    /// ```
+    pub fn from_messages<S, M>(messages: S) -> Self
+    where
+        S: Stream<Item = M> + Send + 'static,
+        M: Into<Message>,
+    {
+        use futures_util::StreamExt;
+        let blocks = messages.map(|message| Ok(message.into().encode()));
+        Self::from_source(Box::pin(blocks))
+    }
+
+    /// A body of a fallible stream of [`Message`]s (or [`Event`]s): at its first `Err` the
+    /// body ends cleanly, after what was sent (the client sees an end, not a broken
+    /// connection, and reconnects as after any end), and the error goes to `on_error`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Event;
+    /// let rows = futures_util::stream::iter(vec![Ok(Event::message("row 1")), Err(std::io::Error::other("db gone"))]);
+    /// let body = ssekit_hyper::server::SseBody::try_from_stream(rows, |e| eprintln!("stream ended: {e}"));
+    /// # let _ = body;
+    /// ```
+    pub fn try_from_stream<S, M, E, F>(messages: S, on_error: F) -> Self
+    where
+        S: Stream<Item = Result<M, E>> + Send + 'static,
+        M: Into<Message> + 'static,
+        E: 'static,
+        F: FnOnce(E) + Send + 'static,
+    {
+        use futures_util::StreamExt;
+        let blocks = ssekit_http::server::encode_messages(messages, on_error);
+        Self::from_source(Box::pin(blocks.map(Ok)))
+    }
+
     fn from_source(source: Source) -> Self {
         SseBody {
             frames: Frames::new(source),
@@ -208,6 +252,27 @@ impl Body for SseBody {
 
     fn size_hint(&self) -> SizeHint {
         SizeHint::default()
+    }
+}
+
+/// With feature `axum`: an axum handler returns an [`SseBody`] as it is, with the headers
+/// of [`response`] (`text/event-stream`, no caching, no proxy buffering).
+///
+/// # Example
+/// ```
+/// use axum::{routing::get, Router};
+/// use ssekit::Event;
+/// use ssekit_hyper::server::SseBody;
+/// async fn events() -> SseBody {
+///     SseBody::new(futures_util::stream::iter(vec![Event::message("hi")]))
+/// }
+/// let app: Router = Router::new().route("/events", get(events));
+/// # let _ = app;
+/// ```
+#[cfg(feature = "axum")]
+impl axum::response::IntoResponse for SseBody {
+    fn into_response(self) -> axum::response::Response {
+        response(axum::body::Body::new(self))
     }
 }
 

@@ -29,7 +29,7 @@ use smol_hyper::rt::{FuturesIo, SmolTimer};
 use ssekit::server::{Gap, KeepAlive, ReplayBuffer};
 use ssekit::{EncodeError, Encoder, Event};
 
-pub use ssekit_http::server::{last_event_id, response, TrySendError};
+pub use ssekit_http::server::{last_event_id, response, Message, TrySendError};
 use ssekit_http::server::{Frames, Hub};
 
 use crate::time::{Clock, Pinger};
@@ -110,6 +110,48 @@ impl SseBody {
         S: Stream<Item = Bytes> + Send + 'static,
     {
         Self::from_source(Box::pin(frames.map(Ok)))
+    }
+
+    /// A body of [`Message`]s: events, comments and `retry:` lines from one stream (an
+    /// [`Event`] is a message too). It ends when the stream ends.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use ssekit_smol::server::{Message, SseBody};
+    /// let items = vec![Message::retry(Duration::from_secs(1)), Message::from(ssekit::Event::message("hi"))];
+    /// let body = SseBody::from_messages(futures_lite::stream::iter(items));
+    /// # let _ = body;
+    /// ```
+    pub fn from_messages<S, M>(messages: S) -> Self
+    where
+        S: Stream<Item = M> + Send + 'static,
+        M: Into<Message>,
+    {
+        let blocks = messages.map(|message| Ok(message.into().encode()));
+        Self::from_source(Box::pin(blocks))
+    }
+
+    /// A body of a fallible stream of [`Message`]s (or [`Event`]s): at its first `Err` the
+    /// body ends cleanly, after what was sent (the client sees an end, not a broken
+    /// connection, and reconnects as after any end), and the error goes to `on_error`.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Event;
+    /// let rows = futures_lite::stream::iter(vec![Ok(Event::message("row 1")), Err(std::io::Error::other("db gone"))]);
+    /// let body = ssekit_smol::server::SseBody::try_from_stream(rows, |e| eprintln!("stream ended: {e}"));
+    /// # let _ = body;
+    /// ```
+    pub fn try_from_stream<S, M, E, F>(messages: S, on_error: F) -> Self
+    where
+        S: Stream<Item = Result<M, E>> + Send + 'static,
+        M: Into<Message> + 'static,
+        E: 'static,
+        F: FnOnce(E) + Send + 'static,
+    {
+        let blocks = ssekit_http::server::encode_messages(messages, on_error);
+        Self::from_source(Box::pin(blocks.map(Ok)))
     }
 
     fn from_source(source: Source) -> Self {

@@ -27,6 +27,59 @@ fn events_round_trip_and_a_clean_end_is_not_an_error() {
     });
 }
 
+/// A typed value goes out as a JSON event built without an `unwrap` and comes back as the
+/// same value; the server's stream of `Result`s carries a `retry:` and a comment, and its
+/// first `Err` ends the body cleanly (the client sees a clean end, not a broken
+/// connection), after what was sent, with the error reported to the server's callback.
+#[test]
+fn a_typed_value_round_trips_as_json_and_an_error_ends_the_stream_cleanly() {
+    use ssekit_http::server::Message;
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Tick {
+        n: u32,
+        text: String,
+    }
+    const TICK: ssekit::EventName = ssekit::EventName::from_static("tick");
+    each_pair(|server, side| {
+        let errors = Arc::new(Mutex::new(Vec::new()));
+        let sent: Vec<Tick> = (1..=3)
+            .map(|n| Tick {
+                n,
+                text: format!("line {n}\nand \"quotes\""),
+            })
+            .collect();
+        let mut items = vec![
+            Ok(Message::retry(Duration::from_millis(700))),
+            Ok(Message::comment("typed").unwrap()),
+        ];
+        for tick in &sent {
+            let event = Event::named_json(TICK, tick).unwrap().with_id(tick.n);
+            items.push(Ok(Message::from(event)));
+        }
+        items.push(Err("the database went away".to_owned()));
+        items.push(Ok(Message::from(Event::message("never sent"))));
+        let (items, log) = (Mutex::new(Some(items)), errors.clone());
+        let addr = serve(server, move |_| Reply::Messages {
+            items: items.lock().unwrap().take().unwrap_or_default(),
+            errors: log.clone(),
+        });
+        let mut run = Run::new(addr, 100);
+        run.reconnect = fast().reconnect(false);
+        let seen = client(side, run);
+        assert_eq!(
+            seen[1..3],
+            [Seen::Retry(700), Seen::Comment("typed".into())]
+        );
+        let got: Vec<Tick> = events_of(&seen)
+            .iter()
+            .map(|event| event.json::<Tick>().unwrap())
+            .collect();
+        assert_eq!(got, sent);
+        assert_eq!(seen.last(), Some(&Seen::Disconnected("clean")), "{seen:?}");
+        assert_eq!(*errors.lock().unwrap(), ["the database went away"]);
+    });
+}
+
 #[test]
 fn keep_alive_pings_reach_the_client_while_the_server_is_idle() {
     each_pair(|server, side| {

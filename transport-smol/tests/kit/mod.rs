@@ -81,6 +81,11 @@ pub enum Reply {
         hub: Hub,
         last_event_id: Option<String>,
     },
+    /// `SseBody::try_from_stream` of these items; the error that ends it goes to `errors`.
+    Messages {
+        items: Vec<Result<ssekit_http::server::Message, String>>,
+        errors: Arc<std::sync::Mutex<Vec<String>>>,
+    },
 }
 
 /// Either transport's `server::Broadcast` (make it with the server's [`Side`]).
@@ -312,6 +317,11 @@ macro_rules! reply_fn {
                         panic!("a hub of the other transport")
                     };
                     hub.subscribe(last_event_id.as_deref()).unwrap()
+                }
+                Reply::Messages { items, errors } => {
+                    SseBody::try_from_stream(futures_lite::stream::iter(items), move |e| {
+                        errors.lock().unwrap().push(e)
+                    })
                 }
                 Reply::Stream {
                     frames,
