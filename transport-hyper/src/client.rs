@@ -47,8 +47,10 @@ type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 #[cfg(not(feature = "rustls"))]
 type Connector = HttpConnector;
 
-/// The HTTP client the transport uses: hyper-util's pooled client (HTTP/1.1; with the
-/// `rustls` feature, `https://` too). Cheap to clone; share one between streams.
+/// The HTTP client the transport uses: hyper-util's pooled client, HTTP/1.1 and (with the
+/// `rustls` feature) `https://`, where ALPN picks HTTP/2 when the server offers it: then
+/// every stream to that origin shares one connection. Cheap to clone; share one between
+/// streams (and their TLS configuration and pool).
 ///
 /// # Example
 /// ```
@@ -77,7 +79,7 @@ pub fn http_client() -> Result<HttpClient, Error> {
             .with_provider_and_webpki_roots(provider)
             .map_err(Error::http)?
             .https_or_http()
-            .enable_http1()
+            .enable_all_versions()
             .wrap_connector(http_connector());
         Ok(build_client(connector))
     }
@@ -106,7 +108,7 @@ pub fn https_client(tls: rustls::ClientConfig) -> HttpClient {
     let connector = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
-        .enable_http1()
+        .enable_all_versions()
         .wrap_connector(http_connector());
     build_client(connector)
 }

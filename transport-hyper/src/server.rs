@@ -420,11 +420,10 @@ impl Sender {
     }
 }
 
-/// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on its
-/// own tokio task, with a write buffer of
-/// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection. A small convenience for
-/// examples, tests and the CLI; [`serve_until`] stops gracefully; use hyper-util's builders
-/// directly for anything more (HTTP/2).
+/// Accepts connections on `listener` forever, serving each with `service` on its own tokio
+/// task with the default [`ServeOptions`]: HTTP/1.1 and HTTP/2 (h2c: prior knowledge, as
+/// `curl --http2-prior-knowledge` sends it), an 8 KiB write buffer. [`serve_until`] stops
+/// gracefully; [`serve_with`] takes options (TLS with ALPN, limits, timeouts).
 ///
 /// # Example
 /// ```no_run
@@ -486,9 +485,166 @@ where
     B::Error: Into<crate::BoxError>,
     F: std::future::Future<Output = ()>,
 {
+    serve_with(listener, service, stop, ServeOptions::default()).await
+}
+
+/// How [`serve_with`] serves: HTTP/1.1 and HTTP/2 on every connection (h2c by prior
+/// knowledge in clear text; over TLS, as ALPN agreed: browsers open at most six HTTP/1.1
+/// connections per origin, and each `EventSource` holds one, whereas HTTP/2 carries a
+/// hundred streams on one), the write buffer per connection (or per HTTP/2 stream), header
+/// limits and the time a client has to send its request head.
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// let options = ssekit_hyper::server::ServeOptions::default()
+///     .write_buffer(16 << 10)
+///     .max_headers(64)
+///     .header_read_timeout(Duration::from_secs(10))
+///     .max_concurrent_streams(256);
+/// # let _ = options;
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ServeOptions {
+    write_buffer: usize,
+    max_headers: Option<usize>,
+    header_read_timeout: Option<Duration>,
+    max_concurrent_streams: Option<u32>,
+    #[cfg(feature = "rustls")]
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            write_buffer: ssekit_http::server::WRITE_BUFFER,
+            max_headers: None,
+            header_read_timeout: Some(Duration::from_secs(30)),
+            max_concurrent_streams: Some(200),
+            #[cfg(feature = "rustls")]
+            tls: None,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// The most bytes hyper holds for a slow reader (default
+    /// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER), 8 KiB; hyper's own is 400 KiB).
+    ///
+    /// # Example
+    /// See [`ServeOptions`].
+    pub fn write_buffer(mut self, bytes: usize) -> Self {
+        self.write_buffer = bytes.max(8 << 10);
+        self
+    }
+
+    /// The most request headers of an HTTP/1.1 request (hyper's default, 100, otherwise).
+    ///
+    /// # Example
+    /// See [`ServeOptions`].
+    pub fn max_headers(mut self, headers: usize) -> Self {
+        self.max_headers = Some(headers);
+        self
+    }
+
+    /// How long a client has to send its HTTP/1.1 request head (default 30 s; `None`: no
+    /// limit).
+    ///
+    /// # Example
+    /// See [`ServeOptions`].
+    pub fn header_read_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
+        self.header_read_timeout = timeout.into();
+        self
+    }
+
+    /// The most concurrent HTTP/2 streams per connection (default 200).
+    ///
+    /// # Example
+    /// See [`ServeOptions`].
+    pub fn max_concurrent_streams(mut self, streams: u32) -> Self {
+        self.max_concurrent_streams = Some(streams);
+        self
+    }
+
+    /// Serves HTTPS with this rustls configuration (feature `rustls`); its ALPN list is set
+    /// to `h2`, `http/1.1` when empty. A TLS handshake that takes over 10 s is dropped.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc(tls: std::sync::Arc<rustls::ServerConfig>) {
+    /// let options = ssekit_hyper::server::ServeOptions::default().tls(tls);
+    /// # let _ = options; }
+    /// ```
+    #[cfg(feature = "rustls")]
+    pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Self {
+        let config = if config.alpn_protocols.is_empty() {
+            let mut with_alpn = (*config).clone();
+            with_alpn.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+            Arc::new(with_alpn)
+        } else {
+            config
+        };
+        self.tls = Some(config);
+        self
+    }
+
+    fn builder(&self) -> hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor> {
+        let mut builder =
+            hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
+        let mut http1 = builder.http1();
+        http1
+            .timer(hyper_util::rt::TokioTimer::new())
+            .max_buf_size(self.write_buffer)
+            .header_read_timeout(self.header_read_timeout);
+        if let Some(max) = self.max_headers {
+            http1.max_headers(max);
+        }
+        builder
+            .http2()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .max_send_buf_size(self.write_buffer)
+            .max_concurrent_streams(self.max_concurrent_streams);
+        builder
+    }
+}
+
+/// As [`serve_until`], with `options`: TLS (ALPN `h2` and `http/1.1`), limits, timeouts.
+///
+/// # Example
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
+/// use hyper::service::service_fn;
+/// use ssekit_hyper::server::{full, serve_with, ServeOptions};
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let options = ServeOptions::default().max_concurrent_streams(1000);
+/// let service = service_fn(|_req| async { Ok::<_, std::convert::Infallible>(http::Response::new(full("ok"))) });
+/// serve_with(listener, service, std::future::pending(), options).await
+/// # }
+/// ```
+pub async fn serve_with<S, B, F>(
+    listener: tokio::net::TcpListener,
+    service: S,
+    stop: F,
+    options: ServeOptions,
+) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<crate::BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<crate::BoxError>,
+    F: std::future::Future<Output = ()>,
+{
     // Every connection holds a receiver: `send(true)` asks them to close, and the sender's
     // `closed()` completes when the last one has.
     let (closing, closing_rx) = tokio::sync::watch::channel(false);
+    let builder = options.builder();
+    #[cfg(feature = "rustls")]
+    let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
     let mut stop = std::pin::pin!(stop);
     loop {
         let accepted = tokio::select! {
@@ -504,28 +660,51 @@ where
             }
         };
         let _ = stream.set_nodelay(true);
-        let service = service.clone();
-        let mut closing = closing_rx.clone();
-        tokio::spawn(async move {
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(hyper_util::rt::TokioTimer::new())
-                // A slow reader holds this much in hyper, not its 400 KiB default.
-                .max_buf_size(ssekit_http::server::WRITE_BUFFER)
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => return,
-                _ = closing.wait_for(|closing| *closing) => {}
-            }
-            conn.as_mut().graceful_shutdown();
-            let _ = conn.await;
-        });
+        let (service, builder, closing) = (service.clone(), builder.clone(), closing_rx.clone());
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = tls.clone() {
+            tokio::spawn(async move {
+                let handshake = tokio::time::timeout(Duration::from_secs(10), tls.accept(stream));
+                if let Ok(Ok(stream)) = handshake.await {
+                    serve_connection(&builder, stream, service, closing).await;
+                }
+            });
+            continue;
+        }
+        tokio::spawn(async move { serve_connection(&builder, stream, service, closing).await });
     }
     drop(listener);
     drop(closing_rx);
     let _ = closing.send(true);
     closing.closed().await;
     Ok(())
+}
+
+/// Serves one connection until it ends, or, once `closing` says so, until the response it
+/// is sending is done.
+async fn serve_connection<IO, S, B>(
+    builder: &hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor>,
+    io: IO,
+    service: S,
+    mut closing: tokio::sync::watch::Receiver<bool>,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<crate::BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<crate::BoxError>,
+{
+    let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(io), service);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => return,
+        _ = closing.wait_for(|closing| *closing) => {}
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
 }
 
 /// A complete body (JSON, an error page) for handlers that answer beside [`SseBody`].
