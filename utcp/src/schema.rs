@@ -23,6 +23,12 @@
 //! `9007199254740992.0`.
 //! | `true`, `false` as a schema | | anything / nothing matches |
 //!
+//! `null` is the same as absent for the keywords the official UTCP library's schema model
+//! declares ([`UNSET_AS_NULL`]), in the schema and in its `properties`, `items` and
+//! `additionalProperties` subschemas: its serializer writes every unset one as `null`
+//! (`"const": null` there means no `const`, not "must be null"). [`Schema::as_value`] is
+//! the schema with those removed.
+//!
 //! Every other keyword is ignored, and no keyword ignored here narrows one checked here, so a
 //! schema using one only accepts more than its author meant (with one exception: beside a
 //! `$ref`, the keywords above are checked, as JSON Schema 2019-09 and later read them, where
@@ -177,7 +183,8 @@ impl Schema {
     /// assert!(schema.validate(&serde_json::Value::Null).is_ok());
     /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
-    pub fn new(schema: Value) -> Result<Schema, SchemaError> {
+    pub fn new(mut schema: Value) -> Result<Schema, SchemaError> {
+        drop_unset(&mut schema, 0);
         let mut path = Vec::new();
         let root = compile(&schema, &mut path, 0)?;
         Ok(Schema {
@@ -226,6 +233,69 @@ impl Schema {
     pub fn validate(&self, value: &Value) -> Result<(), Mismatch> {
         let mut path = Vec::new();
         check(&self.source, &self.root, value, &mut path)
+    }
+}
+
+/// The keywords of the official UTCP library's `JsonSchema` model (`utcp` 1.2.0), which
+/// its serializer writes as `null` when unset: there, and only there, `null` means absent.
+/// (Any other keyword it keeps as written, `null` included.)
+///
+/// # Example
+/// ```
+/// use serde_json::json;
+/// // As `utcp` 1.2.0's serializer writes `{"type": "string"}`, abridged.
+/// let schema = ssekit_utcp::Schema::new(json!({"type": "string", "const": null, "items": null,
+///     "required": null, "additionalProperties": null, "minimum": null}))?;
+/// assert!(schema.validate(&json!("any text")).is_ok());
+/// assert!(ssekit_utcp::UNSET_AS_NULL.contains(&"const"));
+/// // `null` in a keyword the model does not declare keeps its meaning.
+/// assert!(ssekit_utcp::Schema::new(json!({"prefixItems": null})).is_err());
+/// # Ok::<(), ssekit_utcp::SchemaError>(())
+/// ```
+pub const UNSET_AS_NULL: [&str; 19] = [
+    "$schema",
+    "$id",
+    "title",
+    "description",
+    "type",
+    "properties",
+    "items",
+    "required",
+    "enum",
+    "const",
+    "default",
+    "examples",
+    "format",
+    "additionalProperties",
+    "pattern",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+];
+
+/// Removes the [`UNSET_AS_NULL`] keywords whose value is `null`, in the schema and the
+/// subschemas the official model reads as schemas (`properties`' values, `items`, an
+/// object `additionalProperties`), to [`MAX_DEPTH`] + 1 levels (deeper is refused by
+/// [`compile`] anyway).
+fn drop_unset(schema: &mut Value, depth: usize) {
+    let Value::Object(map) = schema else { return };
+    map.retain(|key, value| !(value.is_null() && UNSET_AS_NULL.contains(&key.as_str())));
+    if depth > MAX_DEPTH {
+        return;
+    }
+    if let Some(Value::Object(properties)) = map.get_mut("properties") {
+        for sub in properties.values_mut() {
+            drop_unset(sub, depth + 1);
+        }
+    }
+    match map.get_mut("items") {
+        Some(Value::Array(items)) => items.iter_mut().for_each(|sub| drop_unset(sub, depth + 1)),
+        Some(sub) => drop_unset(sub, depth + 1),
+        None => {}
+    }
+    if let Some(sub) = map.get_mut("additionalProperties") {
+        drop_unset(sub, depth + 1);
     }
 }
 
