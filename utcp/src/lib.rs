@@ -29,23 +29,27 @@
 //! `ssekit-http` (for [`HttpIo`], the request description and the error), it is written
 //! once for both runtimes, and each transport pulls it in behind its `utcp` feature.
 //!
-//! A tool call's inputs are split three ways: the `header_fields` become request headers, the
-//! `body_field` becomes the JSON request body (and the request a `POST`; without a body it is
-//! a `GET`), and every other input becomes a query parameter, as the provider page says
-//! ("with any input parameters as query parameters"). `event_type` filters events through the
-//! core's [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its
-//! `reconnect` and reconnection time. A call runs "until the connection is closed": a clean
-//! end of the stream ends it ([`ReconnectConfig::stop_on_clean_end`]), and only a cut
-//! stream, a failed connection or a 5xx reconnects, with `Last-Event-ID`. `auth` is an API
-//! key (header, query or cookie), HTTP Basic, or an OAuth2 bearer token fetched with the
-//! client-credentials grant from an `https` (or loopback) `token_url`, and fetched again by
-//! the stream when it expires (`expires_in`) or the server refuses it on a reconnect
-//! ([`ProviderSource`]).
+//! A tool call's inputs are split as the official UTCP client (`utcp-http` 1.1.15) splits
+//! them: the `header_fields` become request headers (each Python's `str()` of the input:
+//! `True`, `None`, `1e+20`), the `body_field` becomes the request body (and the request a
+//! `POST`; without a body, or with a `null` one, it is a `GET`), `{name}` in the URL takes
+//! the input `name`, and every other input becomes a query parameter, as the provider page
+//! says ("with any input parameters as query parameters"). The body is encoded by the
+//! template's `Content-Type`: JSON when it says `application/json`, otherwise an object is
+//! form-encoded and a string sent as text. `event_type` filters events through the core's
+//! [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its `reconnect` and
+//! reconnection time. A call runs "until the connection is closed": a clean end of the
+//! stream ends it ([`ReconnectConfig::stop_on_clean_end`]), and only a cut stream, a failed
+//! connection or a 5xx reconnects, with `Last-Event-ID`, at most 5 times in a row without
+//! an event. `auth` is an API key (header, query or cookie), HTTP Basic, or an OAuth2
+//! bearer token fetched with the client-credentials grant from an `https` (or loopback)
+//! `token_url`, and fetched again by the stream when it expires (`expires_in`) or the
+//! server refuses it on a reconnect ([`ProviderSource`]).
 //!
 //! With the tool's definition known ([`Tool`]: name, description, `inputs` and `outputs`
 //! schemas), [`SseProvider::call`] checks the inputs before connecting and yields each
 //! event's data parsed as JSON and checked against `outputs` ([`call`](mod@call) module:
-//! which schema keywords are supported is in [`schema`](mod@schema)). Definitions are
+//! how schemas are read is in [`schema`](mod@schema)). Definitions are
 //! found at `/utcp` on the API's domain with [`discover`] (or [`SseProvider::discover`],
 //! which sends the provider's headers and credentials there as its tool calls do), and
 //! served there with [`ManualEndpoint`].
@@ -53,16 +57,40 @@
 //! | module | what |
 //! |---|---|
 //! | this one | the provider object, its variables, auth and input split: [`SseProvider::connect`] → [`ProviderSource`]; OAuth2: [`TokenUrlError`], [`TOKEN_TIMEOUT`], [`MAX_TOKEN_RESPONSE`], [`TOKEN_REFRESH_MARGIN`] |
-//! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
-//! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
+//! | [`schema`](mod@schema) | JSON Schema (draft 2020-12, through `jsonschema`), read as UTCP writes it: [`Schema`], [`Mismatch`], [`MAX_DEPTH`], [`UNSET_AS_NULL`] |
+//! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`], [`ManualWarning`] |
 //! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`], [`DEFAULT_MAX_OUTPUT`] |
 //! | [`discovery`](mod@discovery) | [`discover`], [`SseProvider::discover`] (with the provider's credentials), [`Discovery`], [`ManualEndpoint`] |
 //! | [`transport_module!`] | a transport's `utcp` module: all of this, named for its [`HttpIo`] |
 //!
+//! # Differences from the official client
+//! `interop/py/check_utcp.py` calls the same tools, from a manual the official serializer
+//! (`utcp` 1.2.0) wrote, with the official client (`utcp-http` 1.1.15) and with ssekit, and
+//! compares the requests the server records and the results: equal for every call but
+//! these, which it asserts as they are. Each is deliberate.
+//!
+//! | what | the official client | ssekit |
+//! |---|---|---|
+//! | a `POST` call (with a body) cut mid-stream | never reconnects a call with a body: the call fails | reconnects, sending the body again with `Last-Event-ID` (the server resumes; UTCP tools are mostly `POST`) |
+//! | the body ends inside an event | ends the call; the half event is dropped | a cut: reconnects with `Last-Event-ID`, as after a reset |
+//! | the server replays events already delivered | delivers them again | drops ids it delivered (the last 256) |
+//! | inputs that do not match the tool's `inputs` | sent | [`CallError::Inputs`], nothing sent |
+//! | an event that does not match the tool's `outputs` | delivered | reported ([`CallError::Output`]) and skipped ([`OnMismatch`]) |
+//! | the wait before a reconnect | `min(retry_timeout, 60 s)`, the same every time; `0` reconnects at once; a `retry:` over 60 s capped | at least 100 ms (the core's floor against reconnect loops), doubled per failure in a row up to 60 s, up to 20 % jitter; a `retry:` honoured as sent |
+//! | how many reconnects | 5 per call; the first connection failing fails the call | 5 in a row without an event (an event starts the count over); a failed first connection (refused, 5xx, 429) is retried too |
+//! | Basic credentials beyond ASCII | Latin-1 | UTF-8 (RFC 7617) |
+//! | JSON body bytes | `json.dumps`: `", "`, `": "`, `\uXXXX` | compact JSON, UTF-8 (the same JSON) |
+//! | object keys (query, form body, a header field holding an object) | the order of the arguments | sorted (serde_json's map) |
+//! | raw query escapes | yarl's: a space as `+`, `/?'!*()` kept | RFC 3986: everything but `A-Za-z0-9-._~` escaped (the same decoded values) |
+//! | a query input that is `true`/`false`, `null` or an object; a body that is an array, number or boolean | `TypeError`, no request | JSON text; `null` left out; JSON body (`application/json`) |
+//! | a `Content-Type` written in another case (`content-type`) | not seen: the body is form-encoded under a JSON type | seen (header names are case-insensitive) |
+//! | a manual with a tool of a type it has no plugin for | refuses the whole manual | keeps the tool, reports it in [`Manual::warnings`] |
+//! | a call template without `name` | makes up a random name | `""` |
+//!
 //! # Crate features
 //! None. The crate needs `std`; it depends on `ssekit-http`, `http`, `http-body-util` (for
-//! [`ManualEndpoint`]'s body), `serde_json` and `futures-util`, and on no runtime or
-//! timer.
+//! [`ManualEndpoint`]'s body), `serde_json`, `jsonschema` (without its remote-`$ref`
+//! retrieval) and `futures-util`, and on no runtime or timer.
 //!
 //! # Example
 //! The same call on smol (on hyper, write `ssekit_hyper::utcp` and run it on tokio):

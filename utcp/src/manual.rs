@@ -15,7 +15,7 @@
 //! - manual: `tools` (required, an array); `version`, or 1.x's `utcp_version`, a string if
 //!   present. Other fields (`manual_version`, `info`, `x-...`) are ignored.
 //! - tool: `name` (required, a non-empty string, unique in the manual); `description` (a
-//!   string, default `""`); `inputs` and `outputs` (schemas of the [`Schema`] subset;
+//!   string, default `""`); `inputs` and `outputs` (JSON Schemas, see [`Schema`];
 //!   missing is `{}`, which accepts anything); `tags` (strings); `average_response_size` (a
 //!   non-negative integer); the provider, an object, under `tool_provider` (0.1's models),
 //!   `provider` (0.1's tool page) or `tool_call_template` (1.x), the first present. Other

@@ -2371,6 +2371,17 @@ async fn requests_are_encoded_as_the_official_client_encodes_them<T: HttpIo>() {
     let seen = call(json!({"body_field": "b"}), json!({"b": "héllo"})).await;
     assert_eq!(seen.body.as_ref(), "héllo".as_bytes());
     assert_eq!(seen.headers["content-type"], "text/plain; charset=utf-8");
+    // A Content-Type in another case is seen (the official client looks for "Content-Type"
+    // only); a body the official client refuses (an array) is sent as JSON.
+    let seen = call(
+        json!({"body_field": "b", "headers": {"content-type": "application/json"}}),
+        json!({"b": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(seen.body.as_ref(), br#"{"k":"v"}"#);
+    let seen = call(json!({"body_field": "b"}), json!({"b": [1, "two"]})).await;
+    assert_eq!(seen.body.as_ref(), br#"[1,"two"]"#);
+    assert_eq!(seen.headers["content-type"], "application/json");
     // A null body is no body: a GET, as the official client makes it.
     let seen = call(json!({"body_field": "b"}), json!({"b": null})).await;
     assert_eq!((seen.method.as_str(), seen.body.len()), ("GET", 0));
@@ -2436,4 +2447,18 @@ async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
     assert_eq!(values, [json!({"n": 1})]);
     assert_eq!(outputs.len(), 3);
     assert_eq!(log.lock().unwrap()[0].uri, "/s?symbol=AAPL");
+    // Outputs that take a string take data that is not JSON as its text, as the official
+    // client delivers it.
+    let any = ssekit_utcp::Tool::new("any", "", json!({}), json!({"type": ["object", "string"]}))
+        .unwrap();
+    let call = provider
+        .call(&any, inputs.as_object().unwrap())
+        .await
+        .unwrap();
+    let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+    let values: Vec<_> = outputs.into_iter().map(|o| o.unwrap().value).collect();
+    assert_eq!(
+        values,
+        [json!("skip me"), json!({"n": 2}), json!("skip me too")]
+    );
 }
