@@ -38,7 +38,7 @@ use ssekit::Event;
 use ssekit_http::client::Item;
 use ssekit_http::io::HttpIo;
 use ssekit_hyper::server::{response, SseBody};
-use ssekit_utcp::{Auth, SseProvider};
+use ssekit_utcp::{Auth, SseProvider, WarningKind};
 
 /// The page's full configuration example, verbatim.
 const FULL: &str = r#"{
@@ -2460,5 +2460,97 @@ async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
     assert_eq!(
         values,
         [json!("skip me"), json!({"n": 2}), json!("skip me too")]
+    );
+}
+
+#[test]
+fn tools_whose_call_template_is_not_read_are_reported_with_why() {
+    let manual = ssekit_utcp::Manual::from_value(&json!({"tools": [
+        {"name": "ok", "tool_call_template": {"call_template_type": "sse", "url": "http://127.0.0.1:1/e"}},
+        {"name": "bare"},
+        {"name": "untyped", "tool_call_template": {"url": "http://127.0.0.1:1/e"}},
+        {"name": "broken", "tool_provider": {"provider_type": "sse", "url": 5}},
+        {"name": "mcp", "provider": {"provider_type": "mcp"}}
+    ]}))
+    .unwrap();
+    assert_eq!(manual.tools.len(), 5, "every tool is kept");
+    let seen: Vec<_> = manual
+        .warnings
+        .iter()
+        .map(|w| (w.tool.as_str(), w.path.as_str(), w.kind.clone()))
+        .collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(
+        (seen[0].0, seen[0].1, &seen[0].2),
+        (
+            "untyped",
+            "/tools/2/tool_call_template",
+            &WarningKind::NoType
+        )
+    );
+    assert!(
+        matches!(&seen[1], ("broken", "/tools/3/tool_provider", WarningKind::Invalid { problem }) if problem.contains("invalid type")),
+        "{:?}",
+        seen[1]
+    );
+    assert_eq!(
+        (seen[2].0, seen[2].1, &seen[2].2),
+        (
+            "mcp",
+            "/tools/4/provider",
+            &WarningKind::Unsupported {
+                call_template_type: "mcp".into()
+            }
+        )
+    );
+}
+
+runtimes!(a_path_parameter_without_its_input_is_an_error_before_any_request);
+async fn a_path_parameter_without_its_input_is_an_error_before_any_request<T: HttpIo>() {
+    let provider = SseProvider::<T>::from_json(
+        r#"{"call_template_type": "sse", "url": "http://127.0.0.1:1/items/{item_id}"}"#,
+    )
+    .unwrap();
+    let err = provider.connect(&serde_json::Map::new()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid request: the URL's path parameter {item_id} has no input"
+    );
+}
+
+runtimes!(a_call_gives_up_after_five_reconnects_in_a_row_without_an_event);
+/// The official client's bound: a call whose server keeps failing ends after 5 reconnects.
+async fn a_call_gives_up_after_five_reconnects_in_a_row_without_an_event<T: HttpIo>() {
+    let log = Log::default();
+    let seen = log.clone();
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let log = seen.clone();
+        async move {
+            log.lock().unwrap().push(Seen {
+                uri: req.uri().to_string(),
+                ..Seen::default()
+            });
+            reply(503, b"busy")
+        }
+    })
+    .await;
+    let provider = SseProvider::<T>::from_json(&format!(
+        r#"{{"call_template_type": "sse", "url": "http://{addr}/e", "retry_timeout": 0}}"#
+    ))
+    .unwrap();
+    // Waits of 100 ms (the floor), 200, 400, 800 and 1 600 ms, with up to 20 % jitter.
+    let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+    let events: Vec<_> = within(20, source.events().collect::<Vec<_>>()).await;
+    let [Err(err)] = events.as_slice() else {
+        panic!("{events:?}");
+    };
+    assert!(
+        matches!(err, ssekit_http::Error::Exhausted { attempts: 5, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        log.lock().unwrap().len(),
+        6,
+        "the first request and 5 reconnects"
     );
 }
