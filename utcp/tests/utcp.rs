@@ -2516,6 +2516,14 @@ async fn a_path_parameter_without_its_input_is_an_error_before_any_request<T: Ht
         err.to_string(),
         "invalid request: the URL's path parameter {item_id} has no input"
     );
+    // A header field whose text would end the header line is refused too (the official
+    // client's aiohttp refuses it as well), not sent.
+    let provider = SseProvider::<T>::from_json(
+        r#"{"call_template_type": "sse", "url": "http://127.0.0.1:1/e", "header_fields": ["x-h"]}"#,
+    )
+    .unwrap();
+    let inputs = json!({"x-h": "a\r\nInjected: yes"});
+    assert!(provider.connect(inputs.as_object().unwrap()).await.is_err());
 }
 
 runtimes!(a_call_gives_up_after_five_reconnects_in_a_row_without_an_event);
