@@ -4,7 +4,11 @@
 //! contain JSON that matches the tool's output schema"; "parse each event's data according
 //! to the tool's output schema"; "monitor for ... malformed data").
 //!
-//! An event whose data is not JSON, or does not match, is a [`CallError`] that names the
+//! Data that is not JSON is delivered as a JSON string of its text where the tool's
+//! `outputs` accept a string (an `outputs` of `{}` accepts anything), as the official UTCP
+//! client delivers it (`utcp-http` 1.1.15 returns the raw text when `json.loads` fails).
+//!
+//! An event whose data is not JSON (and not a string the outputs accept), or does not match, is a [`CallError`] that names the
 //! event (its id and type) and, for a mismatch, the JSON path and what was expected. What
 //! happens next is the caller's choice, [`OnMismatch`]:
 //!
@@ -87,7 +91,7 @@ pub enum OnMismatch {
 pub enum CallError {
     /// The call's inputs do not match the tool's `inputs`; no request was sent.
     Inputs(Mismatch),
-    /// An event's data is not JSON.
+    /// An event's data is not JSON, and the tool's `outputs` do not take it as a string.
     NotJson {
         /// The event, as received (boxed: the error stays small).
         event: Box<Event>,
@@ -342,10 +346,16 @@ fn parse(schema: &Schema, event: Event, limit: usize) -> Result<Output, CallErro
     let value: Value = match serde_json::from_str(event.data()) {
         Ok(value) => value,
         Err(error) => {
+            // As the official client delivers it: data that is not JSON is the text itself,
+            // where the tool's outputs take a string.
+            let text = Value::String(event.data().to_owned());
+            if schema.validate(&text).is_ok() {
+                return Ok(Output { value: text, event });
+            }
             return Err(CallError::NotJson {
                 event: Box::new(event),
                 error,
-            })
+            });
         }
     };
     match schema.validate(&value) {

@@ -29,23 +29,27 @@
 //! `ssekit-http` (for [`HttpIo`], the request description and the error), it is written
 //! once for both runtimes, and each transport pulls it in behind its `utcp` feature.
 //!
-//! A tool call's inputs are split three ways: the `header_fields` become request headers, the
-//! `body_field` becomes the JSON request body (and the request a `POST`; without a body it is
-//! a `GET`), and every other input becomes a query parameter, as the provider page says
-//! ("with any input parameters as query parameters"). `event_type` filters events through the
-//! core's [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its
-//! `reconnect` and reconnection time. A call runs "until the connection is closed": a clean
-//! end of the stream ends it ([`ReconnectConfig::stop_on_clean_end`]), and only a cut
-//! stream, a failed connection or a 5xx reconnects, with `Last-Event-ID`. `auth` is an API
-//! key (header, query or cookie), HTTP Basic, or an OAuth2 bearer token fetched with the
-//! client-credentials grant from an `https` (or loopback) `token_url`, and fetched again by
-//! the stream when it expires (`expires_in`) or the server refuses it on a reconnect
-//! ([`ProviderSource`]).
+//! A tool call's inputs are split as the official UTCP client (`utcp-http` 1.1.15) splits
+//! them: the `header_fields` become request headers (each Python's `str()` of the input:
+//! `True`, `None`, `1e+20`), the `body_field` becomes the request body (and the request a
+//! `POST`; without a body, or with a `null` one, it is a `GET`), `{name}` in the URL takes
+//! the input `name`, and every other input becomes a query parameter, as the provider page
+//! says ("with any input parameters as query parameters"). The body is encoded by the
+//! template's `Content-Type`: JSON when it says `application/json`, otherwise an object is
+//! form-encoded and a string sent as text. `event_type` filters events through the core's
+//! [`ReconnectConfig::event_type`]; `reconnect` and `retry_timeout` are its `reconnect` and
+//! reconnection time. A call runs "until the connection is closed": a clean end of the
+//! stream ends it ([`ReconnectConfig::stop_on_clean_end`]), and only a cut stream, a failed
+//! connection or a 5xx reconnects, with `Last-Event-ID`, at most 5 times in a row without
+//! an event. `auth` is an API key (header, query or cookie), HTTP Basic, or an OAuth2
+//! bearer token fetched with the client-credentials grant from an `https` (or loopback)
+//! `token_url`, and fetched again by the stream when it expires (`expires_in`) or the
+//! server refuses it on a reconnect ([`ProviderSource`]).
 //!
 //! With the tool's definition known ([`Tool`]: name, description, `inputs` and `outputs`
 //! schemas), [`SseProvider::call`] checks the inputs before connecting and yields each
 //! event's data parsed as JSON and checked against `outputs` ([`call`](mod@call) module:
-//! which schema keywords are supported is in [`schema`](mod@schema)). Definitions are
+//! how schemas are read is in [`schema`](mod@schema)). Definitions are
 //! found at `/utcp` on the API's domain with [`discover`] (or [`SseProvider::discover`],
 //! which sends the provider's headers and credentials there as its tool calls do), and
 //! served there with [`ManualEndpoint`].
@@ -53,16 +57,40 @@
 //! | module | what |
 //! |---|---|
 //! | this one | the provider object, its variables, auth and input split: [`SseProvider::connect`] → [`ProviderSource`]; OAuth2: [`TokenUrlError`], [`TOKEN_TIMEOUT`], [`MAX_TOKEN_RESPONSE`], [`TOKEN_REFRESH_MARGIN`] |
-//! | [`schema`](mod@schema) | the JSON Schema subset: [`Schema`], [`Mismatch`], [`MAX_DEPTH`] |
-//! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`] |
+//! | [`schema`](mod@schema) | JSON Schema (draft 2020-12, through `jsonschema`), read as UTCP writes it: [`Schema`], [`Mismatch`], [`MAX_DEPTH`], [`UNSET_AS_NULL`] |
+//! | [`manual`](mod@manual) | [`Tool`] and [`Manual`] as JSON, [`ManualError`], [`ManualWarning`] |
 //! | [`call`](mod@call) | [`SseProvider::call`] → [`ToolCall`] → [`Outputs`], [`OnMismatch`], [`CallError`], [`DEFAULT_MAX_OUTPUT`] |
 //! | [`discovery`](mod@discovery) | [`discover`], [`SseProvider::discover`] (with the provider's credentials), [`Discovery`], [`ManualEndpoint`] |
 //! | [`transport_module!`] | a transport's `utcp` module: all of this, named for its [`HttpIo`] |
 //!
+//! # Differences from the official client
+//! `interop/py/check_utcp.py` calls the same tools, from a manual the official serializer
+//! (`utcp` 1.2.0) wrote, with the official client (`utcp-http` 1.1.15) and with ssekit, and
+//! compares the requests the server records and the results: equal for every call but
+//! these, which it asserts as they are. Each is deliberate.
+//!
+//! | what | the official client | ssekit |
+//! |---|---|---|
+//! | a `POST` call (with a body) cut mid-stream | never reconnects a call with a body: the call fails | reconnects, sending the body again with `Last-Event-ID` (the server resumes; UTCP tools are mostly `POST`) |
+//! | the body ends inside an event | ends the call; the half event is dropped | a cut: reconnects with `Last-Event-ID`, as after a reset |
+//! | the server replays events already delivered | delivers them again | drops ids it delivered (the last 256) |
+//! | inputs that do not match the tool's `inputs` | sent | [`CallError::Inputs`], nothing sent |
+//! | an event that does not match the tool's `outputs` | delivered | reported ([`CallError::Output`]) and skipped ([`OnMismatch`]) |
+//! | the wait before a reconnect | `min(retry_timeout, 60 s)`, the same every time; `0` reconnects at once; a `retry:` over 60 s capped | at least 100 ms (the core's floor against reconnect loops), doubled per failure in a row up to 60 s, up to 20 % jitter; a `retry:` honoured as sent |
+//! | how many reconnects | 5 per call; the first connection failing fails the call | 5 in a row without an event (an event starts the count over); a failed first connection (refused, 5xx, 429) is retried too |
+//! | Basic credentials beyond ASCII | Latin-1 | UTF-8 (RFC 7617) |
+//! | JSON body bytes | `json.dumps`: `", "`, `": "`, `\uXXXX` | compact JSON, UTF-8 (the same JSON) |
+//! | object keys (query, form body, a header field holding an object) | the order of the arguments | sorted (serde_json's map) |
+//! | raw query escapes | yarl's: a space as `+`, `/?'!*()` kept | RFC 3986: everything but `A-Za-z0-9-._~` escaped (the same decoded values) |
+//! | a query input that is `true`/`false`, `null` or an object; a body that is an array, number or boolean | `TypeError`, no request | JSON text; `null` left out; JSON body (`application/json`) |
+//! | a `Content-Type` written in another case (`content-type`) | not seen: the body is form-encoded under a JSON type | seen (header names are case-insensitive) |
+//! | a manual with a tool of a type it has no plugin for | refuses the whole manual | keeps the tool, reports it in [`Manual::warnings`] |
+//! | a call template without `name` | makes up a random name | `""` |
+//!
 //! # Crate features
 //! None. The crate needs `std`; it depends on `ssekit-http`, `http`, `http-body-util` (for
-//! [`ManualEndpoint`]'s body), `serde_json` and `futures-util`, and on no runtime or
-//! timer.
+//! [`ManualEndpoint`]'s body), `serde_json`, `jsonschema` (without its remote-`$ref`
+//! retrieval) and `futures-util`, and on no runtime or timer.
 //!
 //! # Example
 //! The same call on smol (on hyper, write `ssekit_hyper::utcp` and run it on tokio):
@@ -87,6 +115,7 @@
 
 pub mod call;
 pub mod discovery;
+mod encode;
 mod glue;
 pub mod manual;
 mod oauth2;
@@ -97,10 +126,10 @@ pub use call::{CallError, OnMismatch, Output, Outputs, ToolCall, DEFAULT_MAX_OUT
 pub use discovery::{
     discover, discovery_url, Discovery, DiscoveryError, ManualEndpoint, DISCOVERY_PATH,
 };
-pub use manual::{Manual, ManualError, Tool};
+pub use manual::{Manual, ManualError, ManualWarning, Tool, WarningKind};
 use oauth2::Grant;
 pub use oauth2::{TokenUrlError, MAX_TOKEN_RESPONSE, TOKEN_REFRESH_MARGIN, TOKEN_TIMEOUT};
-pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH};
+pub use schema::{Mismatch, Schema, SchemaError, MAX_DEPTH, UNSET_AS_NULL};
 use source::Plan;
 pub use source::ProviderSource;
 
@@ -137,11 +166,11 @@ pub enum Auth {
     ApiKey {
         /// The key.
         api_key: String,
-        /// The header, query parameter or cookie name (default `X-Api-Key`).
-        #[serde(default = "default_key_header")]
+        /// The header, query parameter or cookie name (default `X-Api-Key`; `null` too).
+        #[serde(default = "default_key_header", deserialize_with = "key_header")]
         var_name: String,
-        /// Where the key goes.
-        #[serde(default)]
+        /// Where the key goes (default, or `null`: a header).
+        #[serde(default, deserialize_with = "null_is_default")]
         location: KeyLocation,
     },
     /// HTTP Basic.
@@ -285,17 +314,34 @@ fn default_key_header() -> String {
     "X-Api-Key".to_owned()
 }
 
-fn default_true() -> bool {
-    true
+/// `var_name`, `null` read as absent.
+fn key_header<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.unwrap_or_else(default_key_header))
 }
 
-fn default_retry() -> u64 {
-    30_000
+/// A field whose `null` is its default, as the official library writes an unset one.
+fn null_is_default<'de, D, V>(d: D) -> Result<V, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    V: Deserialize<'de> + Default,
+{
+    Ok(Option::<V>::deserialize(d)?.unwrap_or_default())
 }
+
+/// `retry_timeout` when the object has none, as in the official library: 30 s.
+const DEFAULT_RETRY_MS: u64 = 30_000;
 
 /// A UTCP SSE provider, as its JSON object is written, and the transport `T` its calls
 /// go through (`ssekit_hyper::utcp::SseProvider` and `ssekit_smol::utcp::SseProvider` name
 /// one each). Its `Debug` output leaves the auth's secrets and the header values out.
+///
+/// Both shapes are read, by every entry point ([`from_json`](Self::from_json), serde,
+/// [`Tool::sse_provider`]): UTCP 0.x's provider (`"provider_type": "sse"`) and 1.x's call
+/// template (`"call_template_type": "sse"`, as the official library writes it). As the
+/// official library reads them, `null` is the same as absent for every optional field
+/// (its serializer writes every unset field as `null`), and `name` is optional (empty when
+/// absent; the official library makes up a random one). Unknown fields
+/// (`allowed_communication_protocols`) are ignored.
 ///
 /// Its calls make their IO with a new `T` (`T::new()`), or with the one given to
 /// [`io`](Self::io): a shared HTTP client, a private TLS root.
@@ -309,42 +355,105 @@ fn default_retry() -> u64 {
 /// assert_eq!(provider.event_type.as_deref(), Some("price_update"));
 /// assert!(provider.reconnect);
 /// assert_eq!(provider.retry_timeout, 30_000);
+/// // The official library's serializer writes a 1.x call template like this.
+/// let template: ssekit_hyper::utcp::SseProvider = serde_json::from_str(r#"{
+///   "name": "5f1c", "call_template_type": "sse", "auth": null, "allowed_communication_protocols": null,
+///   "url": "https://markets.example.com/stream", "event_type": null, "reconnect": true,
+///   "retry_timeout": 30000, "headers": null, "body_field": null, "header_fields": null
+/// }"#)?;
+/// assert_eq!(template.provider_type, "sse");
+/// assert!(template.headers.is_empty() && template.header_fields.is_empty());
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Clone, Deserialize)]
-#[serde(bound = "")]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct SseProvider<T> {
-    /// Unique provider name.
+    /// The provider's name (`""` when the object has none).
     pub name: String,
-    /// Always `"sse"`.
+    /// Always `"sse"` (read from `provider_type`, or 1.x's `call_template_type`).
     pub provider_type: String,
-    /// The stream's URL.
+    /// The stream's URL. `{name}` in it is replaced by the input `name` (percent-encoded),
+    /// as the official client does.
     pub url: String,
     /// Only events of this type are delivered (`null`: all).
-    #[serde(default)]
     pub event_type: Option<String>,
     /// Whether to reconnect (default `true`).
-    #[serde(default = "default_true")]
     pub reconnect: bool,
     /// The reconnection time in milliseconds (default 30 000).
-    #[serde(default = "default_retry")]
     pub retry_timeout: u64,
     /// Authentication.
-    #[serde(default)]
     pub auth: Option<Auth>,
     /// Extra request headers.
-    #[serde(default)]
     pub headers: BTreeMap<String, String>,
     /// The input sent as the request body.
-    #[serde(default)]
     pub body_field: Option<String>,
     /// Inputs sent as request headers.
-    #[serde(default)]
     pub header_fields: Vec<String>,
     /// The transport set with [`io`](Self::io).
-    #[serde(skip)]
     io: Option<T>,
+}
+
+/// A provider object as written, in either shape, every optional field nullable.
+#[derive(Deserialize)]
+struct RawProvider {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    provider_type: Option<String>,
+    #[serde(default)]
+    call_template_type: Option<String>,
+    url: String,
+    #[serde(default)]
+    event_type: Option<String>,
+    #[serde(default)]
+    reconnect: Option<bool>,
+    #[serde(default)]
+    retry_timeout: Option<u64>,
+    #[serde(default)]
+    auth: Option<Auth>,
+    #[serde(default)]
+    headers: Option<BTreeMap<String, String>>,
+    #[serde(default)]
+    body_field: Option<String>,
+    #[serde(default)]
+    header_fields: Option<Vec<String>>,
+}
+
+impl<'de, T> Deserialize<'de> for SseProvider<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = RawProvider::deserialize(deserializer)?;
+        let kind = match (raw.provider_type, raw.call_template_type) {
+            (Some(a), Some(b)) if a != b => {
+                return Err(serde::de::Error::custom(format!(
+                    "provider_type {a:?} and call_template_type {b:?} disagree"
+                )))
+            }
+            (Some(kind), _) | (None, Some(kind)) => kind,
+            (None, None) => {
+                return Err(serde::de::Error::custom(
+                    "missing field provider_type (UTCP 0.x) or call_template_type (1.x)",
+                ))
+            }
+        };
+        if kind != "sse" {
+            return Err(serde::de::Error::custom(format!(
+                "the provider type is {kind:?}, not \"sse\""
+            )));
+        }
+        Ok(SseProvider {
+            name: raw.name.unwrap_or_default(),
+            provider_type: kind,
+            url: raw.url,
+            event_type: raw.event_type,
+            reconnect: raw.reconnect.unwrap_or(true),
+            retry_timeout: raw.retry_timeout.unwrap_or(DEFAULT_RETRY_MS),
+            auth: raw.auth,
+            headers: raw.headers.unwrap_or_default(),
+            body_field: raw.body_field,
+            header_fields: raw.header_fields.unwrap_or_default(),
+            io: None,
+        })
+    }
 }
 
 /// Two providers are equal when their JSON objects are (the transports are not compared).
@@ -385,7 +494,7 @@ impl<T> fmt::Debug for SseProvider<T> {
 
 /// `application/x-www-form-urlencoded` / query component encoding (RFC 3986 unreserved
 /// characters pass, everything else is `%XX`).
-fn encode_component(s: &str) -> String {
+pub(crate) fn encode_component(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
@@ -424,32 +533,22 @@ fn base64(input: &[u8]) -> String {
     out
 }
 
-/// An input value as text: strings as they are, anything else as JSON.
-fn as_text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 impl<T> SseProvider<T> {
-    /// Parses a provider object.
+    /// Parses a provider object: a 0.x provider or a 1.x call template (see
+    /// [`SseProvider`]). Another type than `"sse"` is an error naming it.
     ///
     /// # Example
     /// ```
     /// let p = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
     /// assert_eq!(p.name, "n");
+    /// let p = ssekit_hyper::utcp::SseProvider::from_json(r#"{"call_template_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+    /// assert_eq!(p.name, "");
+    /// let err = ssekit_hyper::utcp::SseProvider::from_json(r#"{"call_template_type":"http","url":"http://127.0.0.1:1/e"}"#);
+    /// assert!(err.unwrap_err().to_string().contains(r#"the provider type is "http""#));
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
     pub fn from_json(json: &str) -> Result<Self, Error> {
-        let provider: Self = serde_json::from_str(json)?;
-        if provider.provider_type != "sse" {
-            return Err(Error::Request(format!(
-                "provider_type is {:?}, not \"sse\"",
-                provider.provider_type
-            )));
-        }
-        Ok(provider)
+        Ok(serde_json::from_str(json)?)
     }
 
     /// Replaces UTCP variables (`$NAME` and `${NAME}`) in the URL, header values and auth
@@ -510,6 +609,97 @@ impl<T> SseProvider<T> {
     }
 }
 
+/// The longest wait before a reconnect that a call template's `retry_timeout` sets, and
+/// the cap on the growing wait after failures in a row: 60 s, as the official client
+/// caps it (a server's `retry:` is still honoured whatever its length).
+const MAX_RETRY_MS: u64 = 60_000;
+
+/// How many reconnects in a row without progress a tool call makes before it fails: 5,
+/// the official client's bound (which counts every reconnect of the call; ssekit starts
+/// the count over when a connection delivers an event).
+const MAX_RECONNECTS: u32 = 5;
+
+/// A tool call's inputs split as the official client splits them (see [`encode`]).
+struct Request {
+    headers: Vec<(String, String)>,
+    /// `name=value` pairs, percent-encoded.
+    query: Vec<String>,
+    /// The provider's URL with its `{name}` path parameters filled.
+    url: String,
+    /// The body and the `Content-Type` to send with it when the template sets none.
+    body: Option<(Vec<u8>, Option<&'static str>)>,
+}
+
+impl<T> SseProvider<T> {
+    /// Splits `inputs` as the official client does: the `header_fields` (Python's `str()`
+    /// of each), then the `body_field` (encoded by the template's `Content-Type`), then the
+    /// URL's `{name}` path parameters; every other input is a query parameter (`null` left
+    /// out, an array repeated per element).
+    fn split_inputs(&self, inputs: &Map<String, Value>) -> Result<Request, Error> {
+        let mut rest = inputs.clone();
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for name in &self.header_fields {
+            if let Some(value) = rest.remove(name) {
+                headers.push((name.clone(), encode::python_str(&value)));
+            }
+        }
+        let body = match &self.body_field {
+            Some(field) => rest.remove(field).filter(|v| !v.is_null()),
+            None => None,
+        };
+        let url = encode::fill_path(&self.url, &mut rest).map_err(Error::Request)?;
+        let mut query = Vec::new();
+        for (key, value) in &rest {
+            let values = match value {
+                Value::Null => continue,
+                Value::Array(items) => items.iter().collect(),
+                one => vec![one],
+            };
+            for value in values {
+                query.push(format!(
+                    "{}={}",
+                    encode_component(key),
+                    encode_component(&encode::query_text(value))
+                ));
+            }
+        }
+        let declared = self
+            .headers
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+            .map(|(_, value)| value.as_str());
+        let body = body.map(|value| Self::encode_body(value, declared));
+        Ok(Request {
+            headers,
+            query,
+            url,
+            body,
+        })
+    }
+
+    /// The body's bytes, and the `Content-Type` to send when the template declares none.
+    fn encode_body(value: Value, declared: Option<&str>) -> (Vec<u8>, Option<&'static str>) {
+        const JSON: &str = "application/json";
+        let default = |ct: &'static str| declared.is_none().then_some(ct);
+        if declared.is_some_and(|ct| ct.contains(JSON)) {
+            return (value.to_string().into_bytes(), None);
+        }
+        match value {
+            Value::Object(fields) => (
+                encode::form_encode(&fields).into_bytes(),
+                default("application/x-www-form-urlencoded"),
+            ),
+            Value::String(text) => (text.into_bytes(), default("text/plain; charset=utf-8")),
+            // The official client raises a TypeError on these: sent as JSON instead.
+            other => (other.to_string().into_bytes(), default(JSON)),
+        }
+    }
+}
+
 impl<T: HttpIo> SseProvider<T> {
     /// The source for one tool call with these `inputs`, ready to
     /// [`stream`](ProviderSource::stream). With OAuth2 auth this first fetches a token
@@ -532,49 +722,38 @@ impl<T: HttpIo> SseProvider<T> {
     /// ```
     pub async fn connect(&self, inputs: &Map<String, Value>) -> Result<ProviderSource<T>, Error> {
         let io = self.transport()?;
-        let mut query = Vec::new();
-        let mut headers: Vec<(String, String)> = self
-            .headers
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let mut body = None;
-        for (key, value) in inputs {
-            if self.body_field.as_deref() == Some(key.as_str()) {
-                body = Some(value.to_string());
-            } else if self.header_fields.iter().any(|h| h == key) {
-                headers.push((key.clone(), as_text(value)));
-            } else {
-                query.push(format!(
-                    "{}={}",
-                    encode_component(key),
-                    encode_component(&as_text(value))
-                ));
-            }
-        }
+        let request = self.split_inputs(inputs)?;
+        let Request {
+            mut headers,
+            mut query,
+            url,
+            body,
+        } = request;
         let grant = Grant::of(self.auth.as_ref());
         headers.extend(self.static_auth_header());
         query.extend(self.auth_query());
         // A fragment is never sent, and the request URI ends at `#`: query inputs appended
         // after one would be dropped without a word. The fragment goes, the query stays.
-        let mut url = match self.url.split_once('#') {
+        let mut url = match url.split_once('#') {
             Some((before, _fragment)) => before.to_owned(),
-            None => self.url.clone(),
+            None => url,
         };
         if !query.is_empty() {
             url.push(if url.contains('?') { '&' } else { '?' });
             url.push_str(&query.join("&"));
         }
-        let (method, payload) = match body {
-            Some(b) => (Method::POST, Bytes::from(b)),
-            None => (Method::GET, Bytes::new()),
+        let (method, payload, content_type) = match body {
+            Some((bytes, content_type)) => (Method::POST, Bytes::from(bytes), content_type),
+            None => (Method::GET, Bytes::new(), None),
         };
         // A tool call, not a subscription: it runs "until the connection is closed" (the
         // provider page), so a clean end ends it; only a cut stream reconnects.
         let mut config = ReconnectConfig::default()
             .reconnect(self.reconnect)
             .stop_on_clean_end(true)
-            .retry_timeout(Duration::from_millis(self.retry_timeout));
+            .retry_timeout(Duration::from_millis(self.retry_timeout.min(MAX_RETRY_MS)))
+            .max_delay(Duration::from_millis(MAX_RETRY_MS))
+            .max_attempts(Some(MAX_RECONNECTS));
         if let Some(kind) = &self.event_type {
             config = config.event_type(ssekit::Utf8Bytes::copy_from_str(kind));
         }
@@ -582,6 +761,7 @@ impl<T: HttpIo> SseProvider<T> {
             method,
             url,
             payload,
+            content_type,
             config,
             headers,
         };

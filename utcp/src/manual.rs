@@ -15,18 +15,25 @@
 //! - manual: `tools` (required, an array); `version`, or 1.x's `utcp_version`, a string if
 //!   present. Other fields (`manual_version`, `info`, `x-...`) are ignored.
 //! - tool: `name` (required, a non-empty string, unique in the manual); `description` (a
-//!   string, default `""`); `inputs` and `outputs` (schemas of the [`Schema`] subset;
+//!   string, default `""`); `inputs` and `outputs` (JSON Schemas, see [`Schema`];
 //!   missing is `{}`, which accepts anything); `tags` (strings); `average_response_size` (a
 //!   non-negative integer); the provider, an object, under `tool_provider` (0.1's models),
 //!   `provider` (0.1's tool page) or `tool_call_template` (1.x), the first present. Other
 //!   fields are ignored.
+//! - `null` is the same as absent for every optional field, as the official UTCP library
+//!   (`utcp` 1.2.0) writes a manual: its serializer writes every unset field as `null`,
+//!   in the schemas too (see [`UNSET_AS_NULL`](crate::UNSET_AS_NULL)). A manual it writes
+//!   is read unchanged.
 //!
 //! A field of the wrong type, an invalid schema or a duplicate name is a [`ManualError`]
-//! naming where, not a tool silently dropped.
+//! naming where, not a tool silently dropped. A tool whose provider object is not an SSE
+//! one this crate can read (another `call_template_type`, or a broken SSE one) is kept and
+//! reported in [`Manual::warnings`].
 
 use std::collections::HashMap;
 use std::fmt;
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::schema::{Schema, SchemaError};
@@ -368,24 +375,45 @@ impl Tool {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn sse_provider<T>(&self) -> Option<Result<SseProvider<T>, Error>> {
+        if self.call_template_type() != Some("sse") {
+            return None;
+        }
+        let provider = self.provider.as_ref()?;
+        Some(SseProvider::<T>::deserialize(provider).map_err(Error::from))
+    }
+
+    /// The type of the tool's provider or call template: `provider_type` (0.x) or
+    /// `call_template_type` (1.x); `None` when it has none, or names none.
+    ///
+    /// # Example
+    /// ```
+    /// let tool = ssekit_utcp::Tool::from_value(&serde_json::json!({"name": "t",
+    ///     "tool_call_template": {"call_template_type": "http", "url": "http://127.0.0.1:1/e"}}))?;
+    /// assert_eq!(tool.call_template_type(), Some("http"));
+    /// # Ok::<(), ssekit_utcp::ManualError>(())
+    /// ```
+    pub fn call_template_type(&self) -> Option<&str> {
         let Some(Value::Object(provider)) = &self.provider else {
             return None;
         };
-        let kind = provider
-            .get("provider_type")
-            .or_else(|| provider.get("call_template_type"))
-            .and_then(Value::as_str);
-        if kind != Some("sse") {
-            return None;
-        }
-        let mut provider = provider.clone();
-        provider.insert("provider_type".into(), json!("sse"));
-        Some(serde_json::from_value::<SseProvider<T>>(Value::Object(provider)).map_err(Error::from))
+        ["provider_type", "call_template_type"]
+            .iter()
+            .find_map(|field| provider.get(*field).and_then(Value::as_str))
     }
 }
 
 fn field_path(base: &str, field: &str) -> String {
     format!("{base}/{field}")
+}
+
+/// The provider fields a tool object is read from, in order: the first present is used.
+const PROVIDER_FIELDS: [&str; 3] = ["tool_provider", "provider", "tool_call_template"];
+
+/// Which of [`PROVIDER_FIELDS`] a tool object's provider is read from.
+fn provider_field(tool: &Value) -> Option<&'static str> {
+    PROVIDER_FIELDS
+        .into_iter()
+        .find(|f| tool.get(*f).is_some_and(|v| !v.is_null()))
 }
 
 /// Reads a tool from its JSON, moving the schemas and the provider out of it rather than
@@ -438,7 +466,7 @@ fn parse_tool(value: Value, base: &str) -> Result<Tool, ManualError> {
         })?),
     };
     let mut provider = None;
-    for field in ["tool_provider", "provider", "tool_call_template"] {
+    for field in PROVIDER_FIELDS {
         match tool.remove(field) {
             None | Some(Value::Null) => continue,
             Some(p @ Value::Object(_)) => {
@@ -475,6 +503,107 @@ pub struct Manual {
     pub version: Option<String>,
     /// The tools, in the manual's order.
     pub tools: Vec<Tool>,
+    /// The tools whose own provider object is not an SSE one this crate reads, and why
+    /// (found by [`Manual::from_json`] and its siblings; a manual built in code has none):
+    /// their [`Tool::sse_provider`] is `None` or an error. They stay in
+    /// [`tools`](Self::tools): a manual may list tools of other protocols (`http`, `cli`,
+    /// ...) beside its SSE ones, which the official library's client, given only its own
+    /// template's protocol, leaves out with a logged warning. A tool without a provider
+    /// object is no warning: it is called through the provider you call it with.
+    pub warnings: Vec<ManualWarning>,
+}
+
+/// A tool of a manual whose own provider object this crate does not use (see
+/// [`Manual::warnings`]).
+///
+/// # Example
+/// ```
+/// use ssekit_utcp::{Manual, WarningKind};
+/// let manual = Manual::from_json(r#"{"tools": [{"name": "t",
+///     "tool_call_template": {"call_template_type": "cli", "commands": []}}]}"#)?;
+/// let warning = &manual.warnings[0];
+/// assert_eq!(warning.path, "/tools/0/tool_call_template");
+/// assert_eq!(warning.kind, WarningKind::Unsupported { call_template_type: "cli".into() });
+/// assert_eq!(warning.to_string(), r#"tool "t" at /tools/0/tool_call_template: call template type "cli" is not "sse" (Tool::sse_provider is None)"#);
+/// # Ok::<(), ssekit_utcp::ManualError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ManualWarning {
+    /// The tool's name.
+    pub tool: String,
+    /// Where, as a JSON Pointer into the manual: the provider object, or the tool when it
+    /// has none.
+    pub path: String,
+    /// What is wrong.
+    pub kind: WarningKind,
+}
+
+/// Why a tool of a manual cannot be called by this provider.
+///
+/// # Example
+/// ```
+/// let kind = ssekit_utcp::WarningKind::NoType;
+/// assert_eq!(kind.to_string(), "the call template names no call_template_type");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WarningKind {
+    /// Its provider object names no type (`call_template_type` or `provider_type`).
+    NoType,
+    /// Its type is another protocol's.
+    Unsupported {
+        /// The type it names.
+        call_template_type: String,
+    },
+    /// It is an SSE provider object that does not read (a missing `url`, a field of the
+    /// wrong type); [`Tool::sse_provider`] returns the same error.
+    Invalid {
+        /// What the parser said.
+        problem: String,
+    },
+}
+
+impl fmt::Display for WarningKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WarningKind::NoType => f.write_str("the call template names no call_template_type"),
+            WarningKind::Unsupported { call_template_type } => write!(
+                f,
+                "call template type {call_template_type:?} is not \"sse\" (Tool::sse_provider is None)"
+            ),
+            WarningKind::Invalid { problem } => write!(f, "invalid SSE call template: {problem}"),
+        }
+    }
+}
+
+impl fmt::Display for ManualWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool {:?} at {}: {}", self.tool, self.path, self.kind)
+    }
+}
+
+/// What is wrong with `tool`'s provider for this crate, if anything; `field` is where the
+/// provider object was found.
+fn warning(tool: &Tool, base: &str, field: Option<&str>) -> Option<ManualWarning> {
+    let kind = match tool.call_template_type() {
+        _ if tool.provider.is_none() => return None,
+        None => WarningKind::NoType,
+        Some("sse") => match tool.sse_provider::<()>()? {
+            Ok(_) => return None,
+            Err(e) => WarningKind::Invalid {
+                problem: e.to_string(),
+            },
+        },
+        Some(other) => WarningKind::Unsupported {
+            call_template_type: other.to_owned(),
+        },
+    };
+    Some(ManualWarning {
+        tool: tool.name.clone(),
+        path: field.map_or_else(|| base.to_owned(), |f| field_path(base, f)),
+        kind,
+    })
 }
 
 impl Manual {
@@ -491,6 +620,7 @@ impl Manual {
         Manual {
             version: None,
             tools,
+            warnings: Vec::new(),
         }
     }
 
@@ -571,9 +701,12 @@ impl Manual {
         };
         let mut parsed: Vec<Tool> = Vec::with_capacity(tools.len());
         let mut seen: HashMap<String, usize> = HashMap::with_capacity(tools.len());
+        let mut warnings = Vec::new();
         for (i, tool) in tools.into_iter().enumerate() {
             let base = format!("/tools/{i}");
+            let field = provider_field(&tool);
             let tool = parse_tool(tool, &base)?;
+            warnings.extend(warning(&tool, &base, field));
             if let Some(first) = seen.insert(tool.name.clone(), i) {
                 return Err(wrong(
                     format!("{base}/name"),
@@ -585,6 +718,7 @@ impl Manual {
         Ok(Manual {
             version,
             tools: parsed,
+            warnings,
         })
     }
 

@@ -42,6 +42,8 @@ pub(crate) struct Plan {
     pub(crate) method: Method,
     pub(crate) url: String,
     pub(crate) payload: Bytes,
+    /// The `Content-Type` of the payload, when the provider's headers declare none.
+    pub(crate) content_type: Option<&'static str>,
     pub(crate) config: ReconnectConfig,
     /// The provider's headers, its header fields and its API key or Basic credentials: all
     /// sent with `secret_header`.
@@ -77,8 +79,8 @@ impl Plan {
             schemes,
         )?
         .reconnect(config);
-        if self.method == Method::POST {
-            source = source.header("Content-Type", "application/json")?;
+        if let Some(content_type) = self.content_type {
+            source = source.header("Content-Type", content_type)?;
         }
         // The provider's headers and header fields may carry tokens as well (their values
         // are where `$VARIABLES` go): like the auth, none is sent to another origin.

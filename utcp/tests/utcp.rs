@@ -38,7 +38,7 @@ use ssekit::Event;
 use ssekit_http::client::Item;
 use ssekit_http::io::HttpIo;
 use ssekit_hyper::server::{response, SseBody};
-use ssekit_utcp::{Auth, SseProvider};
+use ssekit_utcp::{Auth, SseProvider, WarningKind};
 
 /// The page's full configuration example, verbatim.
 const FULL: &str = r#"{
@@ -266,14 +266,16 @@ async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_
     let seen = log.lock().unwrap()[0].clone();
     assert_eq!(seen.method, "POST");
     assert_eq!(seen.uri, "/events?symbol=AAPL%20%26%20co");
-    assert_eq!(seen.body.as_ref(), br#"{"q":"up?"}"#);
+    // No Content-Type in the template: an object body is form-encoded, as the official
+    // client (aiohttp) sends a dict.
+    assert_eq!(seen.body.as_ref(), b"q=up%3F");
     let h = &seen.headers;
     assert_eq!(h["x-api-key"], "key-from-env");
     assert_eq!(h["user-agent"], "UTCP Client");
     assert_eq!(h["api_version"], "2");
     assert_eq!(h["client_id"], "c-9");
     assert_eq!(h["accept"], "text/event-stream");
-    assert_eq!(h["content-type"], "application/json");
+    assert_eq!(h["content-type"], "application/x-www-form-urlencoded");
 }
 
 runtimes!(a_call_ends_at_a_clean_end_of_its_stream);
@@ -2223,4 +2225,340 @@ fn reply(status: u16, bytes: &[u8]) -> common::Resp {
             .body(http_body_util::Full::new(Bytes::copy_from_slice(bytes)))
             .unwrap(),
     )
+}
+
+/// A manual as the official library (`utcp` 1.2.0) writes it: `UtcpManualSerializer().to_dict`
+/// of two tools, abridged only in the schema of the second (every unset field `null`, a
+/// call template without a name of its own but the random one it makes up).
+const OFFICIAL_MANUAL: &str = r#"{"utcp_version": "1.2.0", "manual_version": "1.0.0", "tools": [
+ {"name": "ticker", "description": "", "inputs": {"$schema": null, "$id": null, "title": null,
+  "description": null, "type": "object", "properties": {"symbol": {"$schema": null, "$id": null,
+  "title": null, "description": null, "type": "string", "properties": null, "items": null,
+  "required": null, "enum": null, "const": null, "default": null, "examples": null, "format": null,
+  "additionalProperties": null, "pattern": null, "minimum": null, "maximum": null, "minLength": null,
+  "maxLength": null}}, "items": null, "required": ["symbol"], "enum": null, "const": null,
+  "default": null, "examples": null, "format": null, "additionalProperties": null, "pattern": null,
+  "minimum": null, "maximum": null, "minLength": null, "maxLength": null},
+  "outputs": {"type": "object", "properties": {"n": {"type": "integer", "const": null, "items": null}},
+  "required": null, "additionalProperties": null, "enum": null, "minimum": null, "maximum": null},
+  "tags": [], "average_response_size": null,
+  "tool_call_template": {"name": "50aa07c563114d3fa125c25fddf6b4c9", "call_template_type": "sse",
+  "auth": null, "allowed_communication_protocols": null, "url": "http://127.0.0.1:1/s",
+  "event_type": null, "reconnect": true, "retry_timeout": 30000, "headers": null,
+  "body_field": null, "header_fields": null}},
+ {"name": "fetch", "description": null, "inputs": {}, "outputs": {}, "tags": null,
+  "average_response_size": null, "tool_call_template": {"call_template_type": "http",
+  "url": "http://127.0.0.1:1/f", "http_method": "GET"}}]}"#;
+
+#[test]
+fn the_official_serializers_manual_is_read_unchanged() {
+    let manual = ssekit_utcp::Manual::from_json(OFFICIAL_MANUAL).unwrap();
+    assert_eq!(manual.version.as_deref(), Some("1.2.0"));
+    let ticker = manual.tool("ticker").unwrap();
+    // `"const": null` is no `const`, `"items": null` no `items`: any string passes.
+    assert!(ticker.inputs.validate(&json!({"symbol": "AAPL"})).is_ok());
+    assert_eq!(
+        ticker.inputs.validate(&json!({})).unwrap_err().path,
+        "/symbol"
+    );
+    assert!(ticker.outputs.validate(&json!({"n": 3})).is_ok());
+    assert!(ticker.outputs.validate(&json!({"n": "3"})).is_err());
+    let provider = ticker.sse_provider::<()>().unwrap().unwrap();
+    assert_eq!(
+        (provider.name.as_str(), provider.url.as_str()),
+        ("50aa07c563114d3fa125c25fddf6b4c9", "http://127.0.0.1:1/s")
+    );
+    assert!(provider.headers.is_empty() && provider.header_fields.is_empty());
+    assert!(provider.auth.is_none() && provider.reconnect);
+    // The http tool is kept, and reported: this crate will not call it.
+    assert!(manual.tool("fetch").unwrap().sse_provider::<()>().is_none());
+    assert_eq!(manual.warnings.len(), 1);
+    assert_eq!(
+        manual.warnings[0].to_string(),
+        r#"tool "fetch" at /tools/1/tool_call_template: call template type "http" is not "sse" (Tool::sse_provider is None)"#
+    );
+}
+
+#[test]
+fn null_is_absent_in_every_optional_provider_field_in_both_shapes() {
+    let nulls = json!({"name": null, "event_type": null, "reconnect": null, "retry_timeout": null,
+        "auth": null, "headers": null, "body_field": null, "header_fields": null,
+        "url": "http://127.0.0.1:1/e"});
+    for kind in ["provider_type", "call_template_type"] {
+        let mut object = nulls.clone();
+        object[kind] = json!("sse");
+        let p = SseProvider::<()>::from_json(&object.to_string()).unwrap();
+        assert_eq!(
+            (
+                p.name.as_str(),
+                p.provider_type.as_str(),
+                p.reconnect,
+                p.retry_timeout
+            ),
+            ("", "sse", true, 30_000)
+        );
+        let from_serde: SseProvider<()> = serde_json::from_value(object.clone()).unwrap();
+        assert_eq!(from_serde, p);
+        // A tool's provider reads the same object through the same code.
+        let tool =
+            ssekit_utcp::Tool::from_value(&json!({"name": "t", "tool_call_template": object}))
+                .unwrap();
+        assert_eq!(tool.sse_provider::<()>().unwrap().unwrap(), p);
+    }
+    let key: Auth = serde_json::from_value(
+        json!({"auth_type": "api_key", "api_key": "k", "var_name": null, "location": null}),
+    )
+    .unwrap();
+    assert!(matches!(key, Auth::ApiKey { ref var_name, .. } if var_name == "X-Api-Key"));
+    let oauth: Auth = serde_json::from_value(json!({"auth_type": "oauth2", "token_url": "t",
+        "client_id": "c", "client_secret": "s", "scope": null}))
+    .unwrap();
+    assert!(matches!(oauth, Auth::OAuth2 { scope: None, .. }));
+    let err = |v: serde_json::Value| {
+        SseProvider::<()>::from_json(&v.to_string())
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(err(json!({"url": "u"}))
+        .contains("missing field provider_type (UTCP 0.x) or call_template_type (1.x)"));
+    assert!(
+        err(json!({"url": "u", "provider_type": "sse", "call_template_type": "http"}))
+            .contains(r#"provider_type "sse" and call_template_type "http" disagree"#)
+    );
+    assert!(err(json!({"url": "u", "call_template_type": "mcp"}))
+        .contains(r#"the provider type is "mcp""#));
+}
+
+runtimes!(requests_are_encoded_as_the_official_client_encodes_them);
+/// What `utcp-http` 1.1.15 (aiohttp) sends for the same call, case by case: the body by the
+/// template's Content-Type, header fields as Python's `str()`, `{name}` path parameters.
+async fn requests_are_encoded_as_the_official_client_encodes_them<T: HttpIo>() {
+    let log = Log::default();
+    let base = server("message", log.clone()).await;
+    let call = |template: serde_json::Value, inputs: serde_json::Value| {
+        let log = log.clone();
+        let base = base.clone();
+        async move {
+            let mut template = template;
+            template["call_template_type"] = json!("sse");
+            template["url"] = json!(format!(
+                "{base}{}",
+                template["url"].as_str().unwrap_or("/e")
+            ));
+            let provider = SseProvider::<T>::from_json(&template.to_string()).unwrap();
+            let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
+            let first = within(5, source.events().next()).await.unwrap().unwrap();
+            assert_eq!(first.event_type(), "other");
+            let seen = log.lock().unwrap().last().unwrap().clone();
+            seen
+        }
+    };
+    // A JSON Content-Type in the template: the body is JSON, the header as declared.
+    let seen = call(
+        json!({"body_field": "b", "headers": {"Content-Type": "application/json; charset=utf-8"}}),
+        json!({"b": {"q": [1, 2.5]}}),
+    )
+    .await;
+    assert_eq!(
+        (seen.method.as_str(), seen.body.as_ref()),
+        ("POST", br#"{"q":[1,2.5]}"#.as_slice())
+    );
+    assert_eq!(
+        seen.headers["content-type"],
+        "application/json; charset=utf-8"
+    );
+    // A string body and no Content-Type: the text as it is, as text/plain.
+    let seen = call(json!({"body_field": "b"}), json!({"b": "héllo"})).await;
+    assert_eq!(seen.body.as_ref(), "héllo".as_bytes());
+    assert_eq!(seen.headers["content-type"], "text/plain; charset=utf-8");
+    // A Content-Type in another case is seen (the official client looks for "Content-Type"
+    // only); a body the official client refuses (an array) is sent as JSON.
+    let seen = call(
+        json!({"body_field": "b", "headers": {"content-type": "application/json"}}),
+        json!({"b": {"k": "v"}}),
+    )
+    .await;
+    assert_eq!(seen.body.as_ref(), br#"{"k":"v"}"#);
+    let seen = call(json!({"body_field": "b"}), json!({"b": [1, "two"]})).await;
+    assert_eq!(seen.body.as_ref(), br#"[1,"two"]"#);
+    assert_eq!(seen.headers["content-type"], "application/json");
+    // A null body is no body: a GET, as the official client makes it.
+    let seen = call(json!({"body_field": "b"}), json!({"b": null})).await;
+    assert_eq!((seen.method.as_str(), seen.body.len()), ("GET", 0));
+    assert!(seen.headers.get("content-type").is_none());
+    // Header fields are Python's str() of the input.
+    let seen = call(
+        json!({"header_fields": ["yes", "no", "none", "big", "n", "obj", "s"]}),
+        json!({"yes": true, "no": false, "none": null, "big": 1e20, "n": 7,
+               "obj": {"a": [1, null], "b": "it's"}, "s": "plain"}),
+    )
+    .await;
+    let h = &seen.headers;
+    for (name, value) in [
+        ("yes", "True"),
+        ("no", "False"),
+        ("none", "None"),
+        ("big", "1e+20"),
+        ("n", "7"),
+        ("obj", r#"{'a': [1, None], 'b': "it's"}"#),
+        ("s", "plain"),
+    ] {
+        assert_eq!(h[name], value, "{name}");
+    }
+    assert_eq!(seen.uri, "/e", "header fields are no query parameters");
+    // `{name}` path parameters; then the query: arrays repeat their key, null is left out,
+    // numbers as Python prints them, booleans (which the official client refuses) as JSON.
+    let seen = call(
+        json!({"url": "/items/{id}/events"}),
+        json!({"id": "a/b c", "tags": ["x", "y"], "gone": null, "big": 1e20, "flag": true}),
+    )
+    .await;
+    assert_eq!(
+        seen.uri,
+        "/items/a%2Fb%20c/events?big=1e%2B20&flag=true&tags=x&tags=y"
+    );
+}
+
+runtimes!(a_tool_of_the_official_serializers_manual_is_called);
+/// The official serializer's manual, its template nameless and full of nulls, called
+/// through the tool's own template.
+async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
+    let log = Log::default();
+    let base = server("message", log.clone()).await;
+    let text = OFFICIAL_MANUAL
+        .replace("\"name\": \"50aa07c563114d3fa125c25fddf6b4c9\", ", "")
+        .replace("http://127.0.0.1:1/s", &format!("{base}/s"));
+    let manual = ssekit_utcp::Manual::from_json(&text).unwrap();
+    let tool = manual.tool("ticker").unwrap();
+    let provider = tool.sse_provider::<T>().unwrap().unwrap();
+    assert_eq!(provider.name, "");
+    let inputs = json!({"symbol": "AAPL"});
+    let call = provider
+        .call(tool, inputs.as_object().unwrap())
+        .await
+        .unwrap();
+    let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+    // Every event passes (no event_type); "skip me" is no JSON, reported and skipped.
+    let values: Vec<_> = outputs
+        .iter()
+        .filter_map(|o| o.as_ref().ok())
+        .map(|o| o.value.clone())
+        .collect();
+    assert_eq!(values, [json!({"n": 1})]);
+    assert_eq!(outputs.len(), 3);
+    assert_eq!(log.lock().unwrap()[0].uri, "/s?symbol=AAPL");
+    // Outputs that take a string take data that is not JSON as its text, as the official
+    // client delivers it.
+    let any = ssekit_utcp::Tool::new("any", "", json!({}), json!({"type": ["object", "string"]}))
+        .unwrap();
+    let call = provider
+        .call(&any, inputs.as_object().unwrap())
+        .await
+        .unwrap();
+    let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+    let values: Vec<_> = outputs.into_iter().map(|o| o.unwrap().value).collect();
+    assert_eq!(
+        values,
+        [json!("skip me"), json!({"n": 2}), json!("skip me too")]
+    );
+}
+
+#[test]
+fn tools_whose_call_template_is_not_read_are_reported_with_why() {
+    let manual = ssekit_utcp::Manual::from_value(&json!({"tools": [
+        {"name": "ok", "tool_call_template": {"call_template_type": "sse", "url": "http://127.0.0.1:1/e"}},
+        {"name": "bare"},
+        {"name": "untyped", "tool_call_template": {"url": "http://127.0.0.1:1/e"}},
+        {"name": "broken", "tool_provider": {"provider_type": "sse", "url": 5}},
+        {"name": "mcp", "provider": {"provider_type": "mcp"}}
+    ]}))
+    .unwrap();
+    assert_eq!(manual.tools.len(), 5, "every tool is kept");
+    let seen: Vec<_> = manual
+        .warnings
+        .iter()
+        .map(|w| (w.tool.as_str(), w.path.as_str(), w.kind.clone()))
+        .collect();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert_eq!(
+        (seen[0].0, seen[0].1, &seen[0].2),
+        (
+            "untyped",
+            "/tools/2/tool_call_template",
+            &WarningKind::NoType
+        )
+    );
+    assert!(
+        matches!(&seen[1], ("broken", "/tools/3/tool_provider", WarningKind::Invalid { problem }) if problem.contains("invalid type")),
+        "{:?}",
+        seen[1]
+    );
+    assert_eq!(
+        (seen[2].0, seen[2].1, &seen[2].2),
+        (
+            "mcp",
+            "/tools/4/provider",
+            &WarningKind::Unsupported {
+                call_template_type: "mcp".into()
+            }
+        )
+    );
+}
+
+runtimes!(a_path_parameter_without_its_input_is_an_error_before_any_request);
+async fn a_path_parameter_without_its_input_is_an_error_before_any_request<T: HttpIo>() {
+    let provider = SseProvider::<T>::from_json(
+        r#"{"call_template_type": "sse", "url": "http://127.0.0.1:1/items/{item_id}"}"#,
+    )
+    .unwrap();
+    let err = provider.connect(&serde_json::Map::new()).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid request: the URL's path parameter {item_id} has no input"
+    );
+    // A header field whose text would end the header line is refused too (the official
+    // client's aiohttp refuses it as well), not sent.
+    let provider = SseProvider::<T>::from_json(
+        r#"{"call_template_type": "sse", "url": "http://127.0.0.1:1/e", "header_fields": ["x-h"]}"#,
+    )
+    .unwrap();
+    let inputs = json!({"x-h": "a\r\nInjected: yes"});
+    assert!(provider.connect(inputs.as_object().unwrap()).await.is_err());
+}
+
+runtimes!(a_call_gives_up_after_five_reconnects_in_a_row_without_an_event);
+/// The official client's bound: a call whose server keeps failing ends after 5 reconnects.
+async fn a_call_gives_up_after_five_reconnects_in_a_row_without_an_event<T: HttpIo>() {
+    let log = Log::default();
+    let seen = log.clone();
+    let addr = spawn(move |req: http::Request<hyper::body::Incoming>| {
+        let log = seen.clone();
+        async move {
+            log.lock().unwrap().push(Seen {
+                uri: req.uri().to_string(),
+                ..Seen::default()
+            });
+            reply(503, b"busy")
+        }
+    })
+    .await;
+    let provider = SseProvider::<T>::from_json(&format!(
+        r#"{{"call_template_type": "sse", "url": "http://{addr}/e", "retry_timeout": 0}}"#
+    ))
+    .unwrap();
+    // Waits of 100 ms (the floor), 200, 400, 800 and 1 600 ms, with up to 20 % jitter.
+    let source = provider.connect(&serde_json::Map::new()).await.unwrap();
+    let events: Vec<_> = within(20, source.events().collect::<Vec<_>>()).await;
+    let [Err(err)] = events.as_slice() else {
+        panic!("{events:?}");
+    };
+    assert!(
+        matches!(err, ssekit_http::Error::Exhausted { attempts: 5, .. }),
+        "{err}"
+    );
+    assert_eq!(
+        log.lock().unwrap().len(),
+        6,
+        "the first request and 5 reconnects"
+    );
 }
