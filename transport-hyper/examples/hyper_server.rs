@@ -1,4 +1,5 @@
-//! A plain hyper SSE server: a tick every second, keep-alive every 15 s, `Last-Event-ID` resume.
+//! A plain hyper SSE server (the README's server example): a JSON tick every second, built
+//! without an `unwrap`, keep-alive every 15 s, `Last-Event-ID` resume, HTTP/1.1 and HTTP/2.
 //!
 //! ```text
 //! cargo run -p ssekit-hyper --example hyper_server
@@ -8,9 +9,19 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use hyper::service::service_fn;
-use ssekit::Event;
-use ssekit_hyper::server::{channel, last_event_id, response, serve};
+use serde::Serialize;
+use ssekit::{Event, EventName};
+use ssekit_hyper::server::{last_event_id, response, serve, Message, SseBody};
+
+#[derive(Serialize)]
+struct Tick {
+    n: u64,
+}
+
+/// Checked at compile time: a name with a line break would not build.
+const TICK: EventName = EventName::from_static("tick");
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
@@ -19,30 +30,17 @@ async fn main() -> std::io::Result<()> {
     serve(
         listener,
         service_fn(|req| async move {
-            // Resume after the client's last id (these ticks are computable, so no replay buffer is needed).
+            // Resume after the client's last id (these ticks are computable, so no replay
+            // buffer is needed).
             let start = last_event_id(req.headers())
                 .and_then(|id| id.parse::<u64>().ok())
-                .map_or(0, |n| n + 1);
-            let (tx, body) = channel(16);
-            tokio::spawn(async move {
-                for n in start.. {
-                    let Ok(builder) = Event::builder()
-                        .event("tick")
-                        .and_then(|b| b.id(n.to_string()))
-                    else {
-                        break;
-                    };
-                    // `send` waits while the client's queue is full; it fails once the client left.
-                    if tx
-                        .send(&builder.data(format!("{{\"n\":{n}}}")).build())
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                }
+                .map_or(1, |n| n + 1);
+            let ticks = futures_util::stream::iter(start..).then(|n| async move {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                Event::named_json(TICK, &Tick { n }).map(|ev| Message::from(ev.with_id(n)))
             });
+            // A stream of `Result`s: an `Err` ends the body cleanly, reported here.
+            let body = SseBody::try_from_stream(ticks, |e| eprintln!("ticks: {e}"));
             Ok::<_, Infallible>(response(body.keep_alive(Duration::from_secs(15))))
         }),
     )
