@@ -653,6 +653,7 @@ pub struct Session {
 /// it ends or [`REFUSED_BODY_TIME`] has passed) so that the error can say what it said.
 struct Refusal {
     status: u16,
+    headers: HeaderMap,
     content_type: Option<String>,
     retry_after: Option<Duration>,
     body: Vec<u8>,
@@ -888,6 +889,7 @@ impl Session {
         self.respond(
             now,
             status,
+            Some(headers),
             content_type,
             content_encoding.as_deref(),
             retry_after,
@@ -951,7 +953,7 @@ impl Session {
         status: u16,
         content_type: Option<&str>,
     ) -> bool {
-        self.respond(now, status, content_type, None, None)
+        self.respond(now, status, None, content_type, None, None)
     }
 
     /// A response head that is no redirect to follow, by its status, `Content-Type`,
@@ -961,6 +963,7 @@ impl Session {
         &mut self,
         now: Instant,
         status: u16,
+        headers: Option<&HeaderMap>,
         content_type: Option<&str>,
         content_encoding: Option<&str>,
         retry_after: Option<Duration>,
@@ -991,6 +994,7 @@ impl Session {
                 // Read what the server says about it, then report it (`refused`).
                 self.refusal = Some(Refusal {
                     status,
+                    headers: headers.cloned().unwrap_or_default(),
                     content_type: content_type.map(str::to_owned),
                     retry_after,
                     body: Vec::new(),
@@ -1138,7 +1142,8 @@ impl Session {
             return false;
         };
         let refused = Refused::new(refusal.status, refusal.content_type, &refusal.body)
-            .retry_after(refusal.retry_after);
+            .retry_after(refusal.retry_after)
+            .headers(refusal.headers);
         if !self.rc.is_stopped() {
             // Retried: each refusal is told once, here; a give-up tells only the last.
             self.out

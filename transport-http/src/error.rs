@@ -148,6 +148,8 @@ impl Error {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused {
     status: u16,
+    /// Boxed: a `HeaderMap` would make every `Result<_, Error>` 96 bytes larger.
+    headers: Box<http::HeaderMap>,
     content_type: Option<String>,
     body: String,
     truncated: bool,
@@ -171,6 +173,7 @@ impl Refused {
         let kept = body.get(..Self::BODY_LIMIT).unwrap_or(body);
         Refused {
             status,
+            headers: Box::default(),
             content_type,
             body: String::from_utf8_lossy(kept).into_owned(),
             truncated: body.len() > Self::BODY_LIMIT,
@@ -190,6 +193,30 @@ impl Refused {
     pub fn retry_after(mut self, wait: Option<Duration>) -> Self {
         self.retry_after = wait;
         self
+    }
+
+    /// With the response's headers (the clients keep them all).
+    ///
+    /// # Example
+    /// ```
+    /// let mut headers = http::HeaderMap::new();
+    /// headers.insert("x-request-id", http::HeaderValue::from_static("r-42"));
+    /// let refused = ssekit_http::Refused::new(500, None, b"").headers(headers);
+    /// assert_eq!(refused.header_map()["x-request-id"], "r-42");
+    /// ```
+    #[must_use]
+    pub fn headers(mut self, headers: http::HeaderMap) -> Self {
+        self.headers = Box::new(headers);
+        self
+    }
+
+    /// The response's headers (empty where the response was not kept whole, as in a
+    /// [`Refused::new`] of one's own).
+    ///
+    /// # Example
+    /// See [`headers`](Self::headers).
+    pub fn header_map(&self) -> &http::HeaderMap {
+        &self.headers
     }
 
     /// The status.

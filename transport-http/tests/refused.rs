@@ -1,5 +1,5 @@
-//! What the client session reports when a server refuses it: the status, the `Content-Type`
-//! and the first 4 KiB of the body, once, in one message; retried statuses wait their
+//! What the client session reports when a server refuses it: the status, the headers, the
+//! `Content-Type` and the first 4 KiB of the body, once, in one message; retried statuses wait their
 //! `Retry-After`. A fake clock and no sockets.
 
 use std::time::Duration;
@@ -95,7 +95,10 @@ fn a_404_ends_at_once_with_its_json_body_in_the_error() {
     let r = run(session(ReconnectConfig::default()), |_| {
         (
             404,
-            head(&[("content-type", "application/json")]),
+            head(&[
+                ("content-type", "application/json"),
+                ("x-request-id", "req-7"),
+            ]),
             vec![br#"{"detail": "Session not found"}"#],
             true,
         )
@@ -105,6 +108,11 @@ fn a_404_ends_at_once_with_its_json_body_in_the_error() {
         panic!("{:?}", r.end)
     };
     assert_eq!(refused.status(), 404);
+    assert_eq!(
+        refused.header_map()["x-request-id"],
+        "req-7",
+        "every header is kept"
+    );
     assert_eq!(refused.content_type(), Some("application/json"));
     assert_eq!(refused.body(), r#"{"detail": "Session not found"}"#);
     assert_eq!(
