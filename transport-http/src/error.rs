@@ -391,7 +391,20 @@ impl From<hyper::Error> for Error {
 
 #[cfg(feature = "hyper-util")]
 impl From<hyper_util::client::legacy::Error> for Error {
+    /// A connect error of ssekit's own (a proxy's refusal of `CONNECT`, say) comes out as
+    /// itself, not wrapped in hyper-util's error.
     fn from(e: hyper_util::client::legacy::Error) -> Self {
+        use std::error::Error as _;
+        if e.is_connect() {
+            if let Some(own) = e.source().and_then(|s| s.downcast_ref::<Error>()) {
+                if let Error::Refused(refused) = own {
+                    return Error::Refused(refused.clone());
+                }
+                if let Error::Request(message) = own {
+                    return Error::Request(message.clone());
+                }
+            }
+        }
         Error::Http(Box::new(e))
     }
 }

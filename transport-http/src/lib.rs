@@ -68,6 +68,7 @@ mod error;
 pub mod io;
 pub mod keep_alive;
 pub mod ors;
+pub mod proxy;
 pub mod redirect;
 pub mod retry_after;
 pub mod runtime;

@@ -19,14 +19,12 @@
 //! 200, 204 and the retried ones does.
 
 use std::pin::Pin;
-use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
 use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use ssekit::Event;
 use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
@@ -42,10 +40,15 @@ pub(crate) const SCHEMES: &[&str] = &["http", "https"];
 #[cfg(not(feature = "rustls"))]
 pub(crate) const SCHEMES: &[&str] = &["http"];
 
+pub use crate::proxy::ProxyConnector;
+pub use ssekit_http::proxy::Proxy;
+
+/// The connector of [`HttpClient`]: TLS (feature `rustls`) over [`ProxyConnector`].
 #[cfg(feature = "rustls")]
-type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+pub type Connector = hyper_rustls::HttpsConnector<ProxyConnector>;
+/// The connector of [`HttpClient`]: [`ProxyConnector`].
 #[cfg(not(feature = "rustls"))]
-type Connector = HttpConnector;
+pub type Connector = ProxyConnector;
 
 /// The HTTP client the transport uses: hyper-util's pooled client, HTTP/1.1 and (with the
 /// `rustls` feature) `https://`, where ALPN picks HTTP/2 when the server offers it: then
@@ -63,7 +66,8 @@ type Connector = HttpConnector;
 pub type HttpClient = hyper_util::client::legacy::Client<Connector, Full<Bytes>>;
 
 /// A client for `http://` and (feature `rustls`) `https://` URLs that trusts the Mozilla
-/// roots.
+/// roots, through the proxies of the environment (`HTTPS_PROXY`, `http_proxy`, `ALL_PROXY`,
+/// `NO_PROXY`: [`Proxy::from_env`]); [`ClientOptions`] sets them otherwise.
 ///
 /// # Example
 /// ```
@@ -72,25 +76,12 @@ pub type HttpClient = hyper_util::client::legacy::Client<Connector, Full<Bytes>>
 /// # let _ = client; Ok(()) }
 /// ```
 pub fn http_client() -> Result<HttpClient, Error> {
-    #[cfg(feature = "rustls")]
-    {
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let connector = hyper_rustls::HttpsConnectorBuilder::new()
-            .with_provider_and_webpki_roots(provider)
-            .map_err(Error::http)?
-            .https_or_http()
-            .enable_all_versions()
-            .wrap_connector(http_connector());
-        Ok(build_client(connector))
-    }
-    #[cfg(not(feature = "rustls"))]
-    {
-        Ok(build_client(http_connector()))
-    }
+    ClientOptions::default().build()
 }
 
 /// A client whose `https://` connections use this rustls configuration (a private root,
-/// a client certificate). Its ALPN list must be empty.
+/// a client certificate), through the environment's proxies. Its ALPN list must be empty
+/// (the client offers `h2` and `http/1.1` itself).
 ///
 /// # Example
 /// ```
@@ -105,20 +96,101 @@ pub fn http_client() -> Result<HttpClient, Error> {
 /// ```
 #[cfg(feature = "rustls")]
 pub fn https_client(tls: rustls::ClientConfig) -> HttpClient {
-    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+    build_client(with_tls(tls, ProxyConnector::new(Proxy::from_env())))
+}
+
+#[cfg(feature = "rustls")]
+fn with_tls(tls: rustls::ClientConfig, connector: ProxyConnector) -> Connector {
+    hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config(tls)
         .https_or_http()
         .enable_all_versions()
-        .wrap_connector(http_connector());
-    build_client(connector)
+        .wrap_connector(connector)
 }
 
-fn http_connector() -> HttpConnector {
-    let mut http = HttpConnector::new();
-    http.enforce_http(false);
-    http.set_nodelay(true);
-    http.set_connect_timeout(Some(Duration::from_secs(10)));
-    http
+/// How to build an [`HttpClient`]: its proxies and (feature `rustls`) its TLS
+/// configuration. One client is meant to be shared by many `EventSource`s (its pool, its
+/// HTTP/2 connections, its TLS configuration): clone it into each.
+///
+/// # Example
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+/// use ssekit_hyper::client::{ClientOptions, EventSource, Proxy};
+/// let client = ClientOptions::default()
+///     .proxy(Proxy::all("http://proxy.internal:3128")?.no_proxy("localhost,.corp.example"))
+///     .build()?;
+/// let a = EventSource::get("https://api.example.com/a")?.client(client.clone());
+/// let b = EventSource::get("https://api.example.com/b")?.client(client);
+/// # let _ = (a, b); Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ClientOptions {
+    proxy: Proxy,
+    #[cfg(feature = "rustls")]
+    tls: Option<rustls::ClientConfig>,
+}
+
+impl Default for ClientOptions {
+    /// The environment's proxies ([`Proxy::from_env`]), the Mozilla roots.
+    fn default() -> Self {
+        ClientOptions {
+            proxy: Proxy::from_env(),
+            #[cfg(feature = "rustls")]
+            tls: None,
+        }
+    }
+}
+
+impl ClientOptions {
+    /// Connects through `proxy` ([`Proxy::none`] to go direct whatever the environment says).
+    ///
+    /// # Example
+    /// See [`ClientOptions`].
+    pub fn proxy(mut self, proxy: Proxy) -> Self {
+        self.proxy = proxy;
+        self
+    }
+
+    /// Uses this rustls configuration for `https://` (its ALPN list must be empty).
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc(tls: rustls::ClientConfig) {
+    /// let options = ssekit_hyper::client::ClientOptions::default().tls(tls);
+    /// # let _ = options; }
+    /// ```
+    #[cfg(feature = "rustls")]
+    pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
+        self.tls = Some(config);
+        self
+    }
+
+    /// The client.
+    ///
+    /// # Example
+    /// See [`ClientOptions`].
+    pub fn build(self) -> Result<HttpClient, Error> {
+        let connector = ProxyConnector::new(self.proxy);
+        #[cfg(feature = "rustls")]
+        {
+            if let Some(tls) = self.tls {
+                return Ok(build_client(with_tls(tls, connector)));
+            }
+            let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+            let connector = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_provider_and_webpki_roots(provider)
+                .map_err(Error::http)?
+                .https_or_http()
+                .enable_all_versions()
+                .wrap_connector(connector);
+            Ok(build_client(connector))
+        }
+        #[cfg(not(feature = "rustls"))]
+        {
+            Ok(build_client(connector))
+        }
+    }
 }
 
 fn build_client(connector: Connector) -> HttpClient {

@@ -53,6 +53,7 @@
 
 pub mod client;
 pub mod ors;
+mod proxy;
 pub mod runtime;
 pub mod server;
 mod time;

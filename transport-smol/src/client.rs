@@ -31,6 +31,7 @@ use ssekit::Event;
 use ssekit_http::client::{only_events, origin_form, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
 use ssekit_http::io::HttpIo;
+pub use ssekit_http::proxy::Proxy;
 
 use crate::time::Clock;
 use crate::Error;
@@ -52,8 +53,24 @@ use crate::Error;
 #[derive(Debug)]
 pub struct EventSource {
     spec: RequestSpec,
-    #[cfg(feature = "rustls")]
-    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+    dial: Dial,
+}
+
+/// How the smol client reaches a server: the TLS configuration of `https://`, and the
+/// proxies (the environment's unless set).
+#[derive(Clone, Debug)]
+pub(crate) struct Dial {
+    tls: TlsConfig,
+    proxy: std::sync::Arc<Proxy>,
+}
+
+impl Default for Dial {
+    fn default() -> Self {
+        Dial {
+            tls: TlsConfig::default(),
+            proxy: std::sync::Arc::new(Proxy::from_env()),
+        }
+    }
 }
 
 /// The URL schemes the client connects to.
@@ -66,8 +83,7 @@ impl EventSource {
     pub(crate) fn from_spec(spec: RequestSpec) -> Self {
         EventSource {
             spec,
-            #[cfg(feature = "rustls")]
-            tls: None,
+            dial: Dial::default(),
         }
     }
 
@@ -88,7 +104,23 @@ impl EventSource {
     /// ```
     #[cfg(feature = "rustls")]
     pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
-        self.tls = Some(std::sync::Arc::new(config));
+        self.dial.tls = Some(std::sync::Arc::new(config));
+        self
+    }
+
+    /// Connects through `proxy` (a `CONNECT` tunnel, for `https://` and `http://` alike)
+    /// instead of the environment's proxies ([`Proxy::from_env`], the default);
+    /// [`Proxy::none`] goes direct.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_smol::client::{EventSource, Proxy};
+    /// let source = EventSource::get("https://api.example.com/events")?
+    ///     .proxy(Proxy::all("http://proxy.internal:3128")?);
+    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
+    /// ```
+    pub fn proxy(mut self, proxy: Proxy) -> Self {
+        self.dial.proxy = std::sync::Arc::new(proxy);
         self
     }
 
@@ -113,10 +145,7 @@ impl EventSource {
         let io = SmolIo {
             clock: Clock::new(),
             response: None,
-            #[cfg(feature = "rustls")]
-            tls: self.tls,
-            #[cfg(not(feature = "rustls"))]
-            tls: (),
+            dial: self.dial,
         };
         let driver = Drive::new(self.spec.into_session(Target::Origin), io);
         Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
@@ -155,7 +184,7 @@ impl EventSource {
 #[derive(Clone, Debug)]
 pub struct SmolHttp {
     clock: Clock,
-    tls: TlsConfig,
+    dial: Dial,
 }
 
 impl SmolHttp {
@@ -178,8 +207,27 @@ impl SmolHttp {
     pub fn with_tls(config: rustls::ClientConfig) -> Self {
         SmolHttp {
             clock: Clock::new(),
-            tls: Some(std::sync::Arc::new(config)),
+            dial: Dial {
+                tls: Some(std::sync::Arc::new(config)),
+                ..Dial::default()
+            },
         }
+    }
+
+    /// Connects through `proxy` instead of the environment's, in its streams and requests
+    /// alike, as [`EventSource::proxy`] does for one stream.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::io::HttpIo;
+    /// use ssekit_smol::client::{Proxy, SmolHttp};
+    /// let io = SmolHttp::new()?.with_proxy(Proxy::none());
+    /// # let _ = io; Ok::<(), ssekit_smol::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_proxy(mut self, proxy: Proxy) -> Self {
+        self.dial.proxy = std::sync::Arc::new(proxy);
+        self
     }
 }
 
@@ -190,16 +238,14 @@ impl HttpIo for SmolHttp {
     fn new() -> Result<Self, Error> {
         Ok(SmolHttp {
             clock: Clock::new(),
-            tls: TlsConfig::default(),
+            dial: Dial::default(),
         })
     }
 
     fn events(&self, spec: RequestSpec) -> Items {
-        let source = EventSource::from_spec(spec);
-        #[cfg(feature = "rustls")]
         let source = EventSource {
-            tls: self.tls.clone(),
-            ..source
+            spec,
+            dial: self.dial.clone(),
         };
         source.stream()
     }
@@ -220,7 +266,7 @@ impl HttpIo for SmolHttp {
     ) -> Result<http::Response<Bytes>, Error> {
         let uri = req.uri().clone();
         origin_form(&mut req)?;
-        let (resp, _connection) = send(uri, req, &self.tls).await?;
+        let (resp, _connection) = send(uri, req, &self.dial).await?;
         ssekit_http::io::collect(resp, limit).await
     }
 
@@ -244,7 +290,7 @@ type Open = (Incoming, smol::Task<()>);
 struct SmolIo {
     clock: Clock,
     response: Option<Open>,
-    tls: TlsConfig,
+    dial: Dial,
 }
 
 /// The TLS configuration of `https://` connections (`None`: the Mozilla roots).
@@ -273,6 +319,39 @@ where
     Ok((resp, task))
 }
 
+/// Asks the proxy on `tcp` for a tunnel to `host:port` and reads its answer: `Ok` when the
+/// tunnel is open, the proxy's refusal (status, headers, body start) otherwise.
+async fn tunnel(
+    tcp: &mut smol::net::TcpStream,
+    proxy: &ssekit_http::proxy::ProxyServer,
+    host: &str,
+    port: u16,
+) -> Result<(), Error> {
+    use futures_lite::{AsyncReadExt, AsyncWriteExt};
+    let request = ssekit_http::proxy::connect_request(proxy, host, port);
+    tcp.write_all(&request).await?;
+    let mut answer = Vec::with_capacity(256);
+    let mut buf = [0u8; 1024];
+    loop {
+        let n = tcp.read(&mut buf).await?;
+        if n == 0 {
+            return Err(Error::Request(format!(
+                "the proxy {} closed the connection before answering CONNECT",
+                proxy.authority()
+            )));
+        }
+        answer.extend_from_slice(buf.get(..n).unwrap_or_default());
+        if let Some(head) = ssekit_http::proxy::connect_response(&answer)? {
+            if head != answer.len() {
+                return Err(Error::Request(
+                    "the proxy sent bytes past its answer to CONNECT".to_owned(),
+                ));
+            }
+            return Ok(());
+        }
+    }
+}
+
 /// A response head and the task driving its connection.
 pub(crate) type Answer = (http::Response<Incoming>, smol::Task<()>);
 
@@ -291,18 +370,26 @@ fn default_tls() -> Result<std::sync::Arc<rustls::ClientConfig>, Error> {
     Ok(std::sync::Arc::new(config))
 }
 
-/// TCP (and TLS for `https://`) to the URL's host, then one exchange of `req` (in origin
-/// form).
+/// TCP to the URL's host, or to its proxy and through a `CONNECT` tunnel, TLS for
+/// `https://`, then one exchange of `req` (in origin form).
 pub(crate) async fn send(
     uri: http::Uri,
     req: Request<Bytes>,
-    tls: &TlsConfig,
+    dial: &Dial,
 ) -> Result<Answer, Error> {
     let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
     let https = uri.scheme_str() == Some("https");
     let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-    let tcp = smol::net::TcpStream::connect((host, port)).await?;
+    let tcp = match dial.proxy.for_uri(&uri) {
+        None => smol::net::TcpStream::connect((host, port)).await?,
+        Some(proxy) => {
+            let mut tcp = smol::net::TcpStream::connect((proxy.host(), proxy.port())).await?;
+            tunnel(&mut tcp, proxy, host, port).await?;
+            tcp
+        }
+    };
     let _ = tcp.set_nodelay(true);
+    let tls = &dial.tls;
     if !https {
         return exchange(tcp, req).await;
     }
@@ -336,7 +423,7 @@ impl Io for SmolIo {
     async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
         let uri = session.uri().clone();
         let limit = session.response_timeout();
-        let answer = futures_lite::future::or(send(uri, req, &self.tls), async {
+        let answer = futures_lite::future::or(send(uri, req, &self.dial), async {
             Timer::after(limit).await;
             Err(Error::no_response(limit))
         })
