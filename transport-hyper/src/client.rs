@@ -41,6 +41,11 @@ pub(crate) const SCHEMES: &[&str] = &["http", "https"];
 pub(crate) const SCHEMES: &[&str] = &["http"];
 
 pub use crate::proxy::ProxyConnector;
+/// The reconnect policy and the decoder's configuration, as the builder's
+/// [`reconnect`](EventSource::reconnect) and [`decoder`](EventSource::decoder) take them (the
+/// core's types, named here so that the builder's signatures link to them).
+pub use ssekit::client::{GiveUpReason, ReconnectConfig};
+pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
 pub use ssekit_http::proxy::Proxy;
 
 /// The connector of [`HttpClient`]: TLS (feature `rustls`) over [`ProxyConnector`].

@@ -24,6 +24,8 @@
 //! | `utcp` (feature `utcp`) | UTCP's SSE provider, `ssekit-utcp` on [`HyperHttp`](client::HyperHttp): provider object → a `ProviderSource` (an event stream whose OAuth2 token is renewed before it expires and after a 401); tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
 //!
 //! Slow or vanished clients cannot grow memory without bound: see [`server`] for the policy.
+//! Coming from axum's `Sse`, `reqwest-eventsource`, `eventsource-client` or `async-sse`:
+//! [`from_other_crates`] puts their common calls beside ssekit's.
 //!
 //! ## Crate features
 //! - `rustls` (default): HTTPS for the client through `hyper-rustls` (ring, Mozilla roots).
@@ -52,6 +54,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod client;
+pub mod from_other_crates;
 pub mod ors;
 mod proxy;
 pub mod runtime;

@@ -27,6 +27,11 @@ use http::Request;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use smol_hyper::rt::FuturesIo;
+/// The reconnect policy and the decoder's configuration, as the builder's
+/// [`reconnect`](EventSource::reconnect) and [`decoder`](EventSource::decoder) take them (the
+/// core's types, named here so that the builder's signatures link to them).
+pub use ssekit::client::{GiveUpReason, ReconnectConfig};
+pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
 use ssekit::Event;
 use ssekit_http::client::{only_events, origin_form, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
