@@ -707,6 +707,87 @@ async fn serve_connection<IO, S, B>(
     let _ = conn.await;
 }
 
+/// The body of any route of a server that mixes event streams and ordinary answers: an
+/// [`SseBody`], or a complete body (`String`, `&'static str`, `Vec<u8>`, `Bytes`, JSON
+/// text), each `.into()` this one type, so a handler returns `Response<AnyBody>` without
+/// boxing body types by hand.
+///
+/// # Example
+/// ```
+/// use ssekit_hyper::server::{response, AnyBody, SseBody};
+/// fn route(path: &str) -> http::Response<AnyBody> {
+///     match path {
+///         "/events" => response(SseBody::new(futures_util::stream::empty()).into()),
+///         "/health" => http::Response::new(r#"{"status":"ok"}"#.into()),
+///         _ => http::Response::builder().status(404).body(AnyBody::from("not found")).unwrap(),
+///     }
+/// }
+/// assert_eq!(route("/events").headers()["content-type"], "text/event-stream");
+/// ```
+pub struct AnyBody(http_body_util::combinators::UnsyncBoxBody<Bytes, Error>);
+
+impl std::fmt::Debug for AnyBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("AnyBody").finish()
+    }
+}
+
+impl From<SseBody> for AnyBody {
+    fn from(body: SseBody) -> Self {
+        use http_body_util::BodyExt;
+        AnyBody(body.boxed_unsync())
+    }
+}
+
+impl From<Bytes> for AnyBody {
+    fn from(bytes: Bytes) -> Self {
+        use http_body_util::BodyExt;
+        AnyBody(
+            http_body_util::Full::new(bytes)
+                .map_err(|never| match never {})
+                .boxed_unsync(),
+        )
+    }
+}
+
+impl From<String> for AnyBody {
+    fn from(text: String) -> Self {
+        AnyBody::from(Bytes::from(text))
+    }
+}
+
+impl From<&'static str> for AnyBody {
+    fn from(text: &'static str) -> Self {
+        AnyBody::from(Bytes::from_static(text.as_bytes()))
+    }
+}
+
+impl From<Vec<u8>> for AnyBody {
+    fn from(bytes: Vec<u8>) -> Self {
+        AnyBody::from(Bytes::from(bytes))
+    }
+}
+
+impl Body for AnyBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        Pin::new(&mut self.0).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.0.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.0.size_hint()
+    }
+}
+
 /// A complete body (JSON, an error page) for handlers that answer beside [`SseBody`].
 ///
 /// # Example
