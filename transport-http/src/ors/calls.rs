@@ -95,16 +95,18 @@ struct Lifecycle {
 }
 
 impl Lifecycle {
-    fn enter(&self) -> InFlight<'_> {
+    /// Counts one unit of work from now until the guard is dropped: take it before
+    /// spawning the work, so that a drain starting in between waits for it.
+    fn enter(self: &Arc<Self>) -> InFlight {
         self.in_flight.fetch_add(1, Ordering::SeqCst);
-        InFlight(self)
+        InFlight(Arc::clone(self))
     }
 }
 
 /// One unit of work in flight, counted until dropped.
-struct InFlight<'a>(&'a Lifecycle);
+struct InFlight(Arc<Lifecycle>);
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
         if self.0.in_flight.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.0.idle.notify_waiters();
@@ -120,7 +122,7 @@ struct Inner<R> {
     keep_alive: Duration,
     chunker: Chunker,
     shared: OnceLock<Shared>,
-    life: Lifecycle,
+    life: Arc<Lifecycle>,
 }
 
 /// The `/call` half of an ORS server: starts a tool call as a task whose output (a
@@ -247,12 +249,12 @@ impl<R: Runtime> Calls<R> {
                 keep_alive,
                 chunker: Chunker::new().max_chunk(max_chunk),
                 shared: OnceLock::new(),
-                life: Lifecycle {
+                life: Arc::new(Lifecycle {
                     in_flight: AtomicUsize::new(0),
                     idle: Notify::new(),
                     draining: AtomicBool::new(false),
                     closing: watch::channel(false).0,
-                },
+                }),
             }),
         }
     }
@@ -458,8 +460,9 @@ impl<R: Runtime> Calls<R> {
             inner.signals.signal(&id, Notify::notify_waiters);
             if let Some(frames) = stored {
                 let writer = Arc::clone(&inner);
+                let work = inner.life.enter();
                 inner.runtime.spawn(async move {
-                    let _work = writer.life.enter();
+                    let _work = work;
                     if let Some(shared) = writer.shared.get() {
                         let ttl = shared.result_ttl;
                         // On failure the lease lapses and resumers elsewhere get TASK_LOST.
@@ -483,9 +486,9 @@ impl<R: Runtime> Calls<R> {
             });
         }
         let chunker = self.inner.chunker;
-        let inner = Arc::clone(&self.inner);
+        let work = self.inner.life.enter();
         self.inner.runtime.spawn(async move {
-            let _work = inner.life.enter();
+            let _work = work;
             let outcome = run_tool(|| run).await;
             completion.finish(call_frames(outcome, &chunker));
         });
