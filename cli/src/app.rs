@@ -21,7 +21,7 @@ use ssekit::{Encoder, Event};
 use ssekit_http::ors::{OrsBody, Server, ServerConfig};
 use ssekit_http::runtime::{Frames, Runtime};
 use ssekit_http::server::{last_event_id, response};
-use ssekit_http::store::{MemoryStore, PublishError, SharedBroadcast, Store};
+use ssekit_http::store::{MemoryStore, PublishError, SharedBroadcast, Store, SubscribeError};
 
 use crate::environment::Demo;
 
@@ -250,15 +250,25 @@ impl<R: Runtime> App<R> {
     }
 
     /// `/events`: `POST` publishes the request body as one event's data (`?event=NAME` names
-    /// it) and answers `{"id": ...}`; `GET` subscribes, after `Last-Event-ID` when given.
+    /// it) and answers `{"id": ...}`; `GET` subscribes, after `Last-Event-ID` when given (a
+    /// subscriber that fell more than 1024 events behind gets what the log still holds).
     /// With `--store`, on every instance sharing it.
     async fn broadcast(&self, req: Request<Incoming>) -> Response<OrsBody> {
         if req.method() == Method::GET {
             let after = last_event_id(req.headers()).map(str::to_owned);
-            return self.stream(
-                self.events
-                    .subscribe(after.as_deref(), self.runtime.clone()),
-            );
+            let runtime = self.runtime.clone();
+            let subscribed = match self.events.subscribe(after.as_deref(), runtime).await {
+                // Fell behind the log (it keeps the latest 1024): what it still holds.
+                Err(SubscribeError::Gap) => {
+                    let runtime = self.runtime.clone();
+                    self.events.subscribe(Some("0-0"), runtime).await
+                }
+                other => other,
+            };
+            return match subscribed {
+                Ok(frames) => self.stream(frames),
+                Err(e) => plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+            };
         }
         if req.method() != Method::POST {
             return plain(

@@ -570,20 +570,35 @@ impl Store for RedisStore {
                 return Ok(EventsRead {
                     events: Vec::new(),
                     last,
+                    gap: false,
                 });
             };
+            // From `after` itself (inclusive): its presence proves that nothing between it
+            // and the next events was trimmed (Redis trims from the head).
+            let from_start = after == "0-0";
             let mut cmd = redis::cmd("XRANGE");
             cmd.arg(&key)
-                .arg(format!("({after}"))
+                .arg(if from_start { "-" } else { after })
                 .arg("+")
                 .arg("COUNT")
-                .arg(limit.max(1));
+                .arg(limit.max(1) + usize::from(!from_start));
             let reply: Value = self.run(cmd).await?;
-            let entries =
+            let mut entries =
                 entries(reply).ok_or_else(|| self.error("an event log that is not a stream"))?;
+            let mut gap = false;
+            if !from_start {
+                match entries.first() {
+                    Some((id, _)) if id == after => {
+                        entries.remove(0);
+                    }
+                    Some(_) => gap = true,
+                    None => {}
+                }
+            }
             let mut read = EventsRead {
                 events: Vec::with_capacity(entries.len()),
                 last: after.to_owned(),
+                gap,
             };
             for (id, fields) in entries {
                 if let Some(frame) = field(&fields, b"f") {

@@ -361,7 +361,7 @@ async fn a_broadcast_reaches_every_instance_and_replays_after_an_id<R: Runtime +
         (connect::<R>(&redis).await, connect::<R>(&redis).await);
     let on_a = SharedBroadcast::new(store_a, "news");
     let on_b = SharedBroadcast::new(store_b, "news");
-    let mut live_on_b = on_b.subscribe(None, R::default());
+    let mut live_on_b = on_b.subscribe(None, R::default()).await.unwrap();
     // The subscription starts from the latest id: read it before publishing.
     let next = async { live_on_b.next().await };
     let publish = async {
@@ -387,12 +387,22 @@ async fn a_broadcast_reaches_every_instance_and_replays_after_an_id<R: Runtime +
         format!("id: {second}\nevent: tick\ndata: second\n\n")
     );
     // A subscriber that saw `first` reconnects to A: it gets `second` from the log.
-    let mut resumed = on_a.subscribe(Some(&first_id), R::default());
-    assert!(resumed
-        .next()
-        .await
-        .unwrap()
-        .starts_with(format!("id: {second}\n").as_bytes()));
+    let mut resumed = on_a.subscribe(Some(&first_id), R::default()).await.unwrap();
+    let replayed = resumed.next().await.unwrap();
+    assert!(replayed.starts_with(format!("id: {second}\n").as_bytes()));
+    // A subscriber more than the log's length behind meets a gap, not a silent skip (Redis
+    // trims `MAXLEN ~` in whole nodes of 100: publish well past that).
+    let short: Arc<dyn Store> = connect::<R>(&redis).await;
+    let short = SharedBroadcast::new(short, "short").max_events(3);
+    let old = short.publish(&ssekit::Event::message("0")).await.unwrap();
+    for n in 1..=300 {
+        let event = ssekit::Event::message(n.to_string());
+        short.publish(&event).await.unwrap();
+    }
+    let gap = short.subscribe(Some(&old), R::default()).await.err();
+    assert_eq!(gap, Some(ssekit_http::store::SubscribeError::Gap));
+    let mut rest = short.subscribe(Some("0-0"), R::default()).await.unwrap();
+    assert!(rest.next().await.is_some(), "what the log still holds");
 }
 
 async fn shutdown_lets_running_calls_finish_and_refuses_new_ones<R: Runtime + Default>(

@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 use futures_lite::stream;
 use ssekit::{EncodeError, Encoder, Event};
 
-use super::{EventsRead, Log, Store, StoreError};
+use super::{Changed, EventsRead, Log, LoggedEvent, Store, StoreError};
 use crate::runtime::{Frames, Runtime};
 
 /// A broadcast stream whose events live in a [`Store`]: an event published on any instance
@@ -28,7 +28,7 @@ use crate::runtime::{Frames, Runtime};
 /// let id = news.publish(&ssekit::Event::message("first")).await?;
 /// news.publish(&ssekit::Event::message("second")).await?;
 /// let runtime = ssekit_smol::runtime::Smol::default();
-/// let mut missed = news.subscribe(Some(&id), runtime);
+/// let mut missed = news.subscribe(Some(&id), runtime).await?;
 /// assert_eq!(missed.next().await.unwrap(), "id: 2-0\ndata: second\n\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```
@@ -152,12 +152,22 @@ impl SharedBroadcast {
     }
 
     /// The events for one subscriber: after `last_event_id` (what it missed, then live),
-    /// or from now on without one (or with an id that is not a store id, `N-N`). The
-    /// stream ends when the store fails (the client reconnects with the last id it saw).
+    /// or from now on without one (or with an id that is not a store id, `N-N`);
+    /// `Some("0-0")` replays everything the log holds. When the log no longer holds what the
+    /// subscriber missed (it was more than [`max_events`](Self::max_events) behind), this is
+    /// [`SubscribeError::Gap`]: the application chooses, say, `subscribe(Some("0-0"))` (what
+    /// is left) or `subscribe(None)` (from now), as with an in-memory `Broadcast`'s `Gap`. A
+    /// subscriber that falls that far behind later has its stream ended (its client
+    /// reconnects with its last id and meets the gap here), never silently skipped ahead.
+    /// The stream also ends when the store fails.
     ///
     /// # Example
     /// See [`SharedBroadcast`].
-    pub fn subscribe<R: Runtime>(&self, last_event_id: Option<&str>, runtime: R) -> Frames {
+    pub async fn subscribe<R: Runtime>(
+        &self,
+        last_event_id: Option<&str>,
+        runtime: R,
+    ) -> Result<Frames, SubscribeError> {
         // A store id is `MILLIS-SEQ`, two u64s: anything else (a browser's id of another
         // stream, a number too large) would make the store refuse every read.
         let valid = |id: &&str| {
@@ -166,32 +176,82 @@ impl SharedBroadcast {
                 digits(a) && digits(b) && a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok()
             })
         };
-        let state = Subscriber {
+        let after = last_event_id.filter(valid);
+        let first = self
+            .store
+            .read_events(&self.name, after, READ_BATCH)
+            .await
+            .map_err(SubscribeError::Store)?;
+        if first.gap {
+            return Err(SubscribeError::Gap);
+        }
+        let mut state = Subscriber {
             store: Arc::clone(&self.store),
             name: self.name.clone(),
             runtime,
-            after: last_event_id.filter(valid).map(str::to_owned),
+            after: first.last.clone(),
             pending: VecDeque::new(),
+            waiting: None,
             done: false,
         };
-        Box::pin(stream::unfold(state, |mut state| async move {
+        state.take(first);
+        Ok(Box::pin(stream::unfold(state, |mut state| async move {
             let frame = state.next_frame().await?;
             Some((frame, state))
-        }))
+        })))
     }
 }
+
+/// Why [`SharedBroadcast::subscribe`] gave no stream.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::store::SubscribeError::Gap.to_string(), "the events after that id are no longer kept");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SubscribeError {
+    /// The log no longer holds the events after the subscriber's last id.
+    Gap,
+    /// The store could not be read.
+    Store(StoreError),
+}
+
+impl std::fmt::Display for SubscribeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SubscribeError::Gap => f.write_str("the events after that id are no longer kept"),
+            SubscribeError::Store(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for SubscribeError {}
 
 struct Subscriber<R> {
     store: Arc<dyn Store>,
     name: String,
     runtime: R,
-    /// The id to read after; `None` until the latest id is known.
-    after: Option<String>,
+    /// The id to read after.
+    after: String,
     pending: VecDeque<Bytes>,
+    /// The change notice taken before the last read, when it was not a full batch: a
+    /// change since that read completes it.
+    waiting: Option<Changed>,
     done: bool,
 }
 
 impl<R: Runtime> Subscriber<R> {
+    /// Queues what a read found; a gap ends the stream after what came before it.
+    fn take(&mut self, read: EventsRead) {
+        if read.gap {
+            self.done = true;
+            return;
+        }
+        self.pending
+            .extend(read.events.iter().map(LoggedEvent::with_id));
+        self.after = read.last;
+    }
+
     async fn next_frame(&mut self) -> Option<Bytes> {
         loop {
             if let Some(frame) = self.pending.pop_front() {
@@ -200,23 +260,26 @@ impl<R: Runtime> Subscriber<R> {
             if self.done {
                 return None;
             }
-            let changed = self.store.changed(Log::Events(&self.name));
-            let read = self
-                .store
-                .read_events(&self.name, self.after.as_deref(), READ_BATCH)
+            if let Some(changed) = self.waiting.take() {
+                let timer = self.runtime.sleep(RECHECK);
+                futures_lite::future::or(changed, async move {
+                    timer.await;
+                })
                 .await;
-            match read {
-                Ok(EventsRead { events, last }) => {
-                    let idle = events.is_empty() && self.after.is_some();
-                    self.pending.extend(events.iter().map(|e| e.with_id()));
-                    self.after = Some(last);
-                    if idle {
-                        let timer = self.runtime.sleep(RECHECK);
-                        futures_lite::future::or(changed, async move {
-                            timer.await;
-                        })
-                        .await;
+            }
+            let changed = self.store.changed(Log::Events(&self.name));
+            match self
+                .store
+                .read_events(&self.name, Some(&self.after), READ_BATCH)
+                .await
+            {
+                Ok(read) => {
+                    // A full batch: read on at once; otherwise wait for the next change
+                    // (one read per change, not one more to find nothing).
+                    if read.events.len() < READ_BATCH {
+                        self.waiting = Some(changed);
                     }
+                    self.take(read);
                 }
                 Err(_) => self.done = true,
             }
@@ -264,7 +327,7 @@ mod tests {
                 "99999999999999999999999-0",
                 "1-0\n",
             ] {
-                let mut sub = news.subscribe(Some(id), Stopped);
+                let mut sub = news.subscribe(Some(id), Stopped).await.unwrap();
                 let next = sub.next();
                 let publish = async {
                     news.publish(&Event::message("new")).await.unwrap();
@@ -278,6 +341,56 @@ mod tests {
                 let got = got.unwrap();
                 assert!(got.ends_with(b"data: new\n\n"), "{id}: {got:?}");
             }
+        });
+    }
+}
+
+#[cfg(test)]
+mod gap_tests {
+    use super::*;
+    use crate::store::MemoryStore;
+    use futures_lite::StreamExt;
+
+    #[derive(Clone, Default)]
+    struct Now;
+
+    impl Runtime for Now {
+        type Body = http_body_util::combinators::BoxBody<Bytes, crate::Error>;
+        type Sleep = std::future::Ready<()>;
+        fn now(&self) -> ssekit::Instant {
+            ssekit::Instant::ZERO
+        }
+        fn sleep_until(&self, _at: ssekit::Instant) -> Self::Sleep {
+            std::future::ready(())
+        }
+        fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _future: F) {}
+        fn sse_body(&self, _frames: Frames, _keep_alive: Duration) -> Self::Body {
+            use http_body_util::BodyExt;
+            http_body_util::Empty::new()
+                .map_err(|never| match never {})
+                .boxed()
+        }
+    }
+
+    /// A subscriber more than the log's length behind is told so, never skipped ahead.
+    #[test]
+    fn a_subscriber_that_fell_behind_the_log_meets_a_gap_not_a_skip() {
+        futures_lite::future::block_on(async {
+            let news = SharedBroadcast::new(Arc::new(MemoryStore::default()), "news").max_events(4);
+            let first = news.publish(&Event::message("0")).await.unwrap();
+            let mut live = news.subscribe(Some(&first), Now).await.unwrap();
+            for n in 1..=10 {
+                news.publish(&Event::message(n.to_string())).await.unwrap();
+            }
+            // It read nothing before 2-0 was trimmed: its stream ends instead of jumping to 7.
+            assert_eq!(live.next().await, None);
+            assert_eq!(
+                news.subscribe(Some(&first), Now).await.err(),
+                Some(SubscribeError::Gap)
+            );
+            // What is left, then.
+            let mut rest = news.subscribe(Some("0-0"), Now).await.unwrap();
+            assert_eq!(rest.next().await.unwrap(), "id: 8-0\ndata: 7\n\n");
         });
     }
 }

@@ -275,8 +275,10 @@ impl Store for MemoryStore {
             None => EventsRead {
                 events: Vec::new(),
                 last: format!("{last_id}-0"),
+                gap: false,
             },
             Some(after) => {
+                let first = events.and_then(|e| e.log.front()).map(|(seq, _)| *seq);
                 let found: Vec<LoggedEvent> = events
                     .into_iter()
                     .flat_map(|e| e.log.iter())
@@ -293,6 +295,7 @@ impl Store for MemoryStore {
                 EventsRead {
                     events: found,
                     last,
+                    gap: after != 0 && first.is_some_and(|first| first > after.saturating_add(1)),
                 }
             }
         };

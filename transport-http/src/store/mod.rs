@@ -28,7 +28,7 @@ mod broadcast;
 mod memory;
 mod waiters;
 
-pub use broadcast::{PublishError, SharedBroadcast};
+pub use broadcast::{PublishError, SharedBroadcast, SubscribeError};
 pub use memory::MemoryStore;
 pub use waiters::Waiters;
 
@@ -280,7 +280,11 @@ pub trait Store: Send + Sync + 'static {
 
     /// Broadcast `stream`'s events after id `after`, at most `limit`, oldest first; with
     /// `after: None`, none, and the id of the latest event to read after next time (a new
-    /// subscriber gets what is published from now on).
+    /// subscriber gets what is published from now on). When the log no longer holds the
+    /// event `after` names but holds later ones (it was trimmed past it: the reader fell
+    /// more than the log's length behind, or the id was never given), the read says so
+    /// ([`EventsRead::gap`]) and returns the events it holds. `after: Some("0-0")` reads from
+    /// the oldest event held, with no gap.
     fn read_events<'a>(
         &'a self,
         stream: &'a str,
@@ -329,7 +333,7 @@ impl Log<'_> {
 ///
 /// # Example
 /// ```
-/// let read = ssekit_http::store::EventsRead { events: vec![], last: "0-0".into() };
+/// let read = ssekit_http::store::EventsRead { events: vec![], last: "0-0".into(), gap: false };
 /// assert!(read.events.is_empty());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -338,4 +342,7 @@ pub struct EventsRead {
     pub events: Vec<LoggedEvent>,
     /// The id to read after next time.
     pub last: String,
+    /// Events between `after` and the first of [`events`](Self::events) are no longer in
+    /// the log: the reader missed them.
+    pub gap: bool,
 }
