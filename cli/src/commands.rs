@@ -35,21 +35,24 @@ pub async fn serve(
     let local = listener
         .local_addr()
         .map_err(|e| CliError::Io("cannot read the local address".into(), e))?;
-    // The first line is for scripts (the port, when 0 was asked for). Printing must not stop
-    // the server when nobody reads stdout any more.
-    let mut out = std::io::stdout();
-    let _ = writeln!(out, "listening on http://{local}");
-    let _ = writeln!(
-        out,
-        "  ORS:       curl -N -X POST http://{local}/create_session"
-    );
-    let _ = writeln!(
-        out,
-        "  Responses: curl -N -X POST http://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
-    );
-    let _ = out.flush();
+    // The first line is for scripts (the port, when 0 was asked for), printed once the
+    // server is ready (its store connected). Printing must not stop the server when nobody
+    // reads stdout any more.
+    let announce = move || {
+        let mut out = std::io::stdout();
+        let _ = writeln!(out, "listening on http://{local}");
+        let _ = writeln!(
+            out,
+            "  ORS:       curl -N -X POST http://{local}/create_session"
+        );
+        let _ = writeln!(
+            out,
+            "  Responses: curl -N -X POST http://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
+        );
+        let _ = out.flush();
+    };
     runtime
-        .serve(listener, settings, store, drain)
+        .serve(listener, settings, store, drain, announce)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;
     Ok(ExitCode::SUCCESS)

@@ -42,12 +42,15 @@ impl RuntimeName {
     /// gracefully (see [`graceful`]). With `store` (a `redis://` URL), the app keeps its
     /// sessions, calls and broadcast there. Must run under [`block_on`](Self::block_on) of
     /// the same runtime.
+    /// `announce` runs once everything is ready (the store connected), just before the
+    /// first connection is accepted.
     pub async fn serve(
         self,
         listener: std::net::TcpListener,
         mut settings: crate::app::Settings,
         store: Option<&str>,
         drain: Duration,
+        announce: impl FnOnce(),
     ) -> std::io::Result<()> {
         listener.set_nonblocking(true)?;
         let stop = stop_signal()?;
@@ -59,6 +62,7 @@ impl RuntimeName {
                 }
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let app = crate::app::App::<ssekit_hyper::runtime::Tokio>::new(settings);
+                announce();
                 let serving = |stop| ssekit_hyper::server::serve_until(listener, app.clone(), stop);
                 graceful(&app, runtime, stop, drain, serving).await
             }
@@ -69,6 +73,7 @@ impl RuntimeName {
                 }
                 let listener = smol::net::TcpListener::try_from(listener)?;
                 let app = crate::app::App::<ssekit_smol::runtime::Smol>::new(settings);
+                announce();
                 let serving = |stop| ssekit_smol::server::serve_until(listener, app.clone(), stop);
                 graceful(&app, runtime, stop, drain, serving).await
             }

@@ -306,3 +306,29 @@ fn a_broadcast_reaches_subscribers_of_every_instance() {
         seen.push_str(&line);
     }
 }
+
+#[test]
+fn serve_with_an_unreachable_store_says_so_without_its_password_and_never_listens() {
+    let out = common::output_within(
+        20,
+        &[
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--store",
+            "redis://:hunter2@127.0.0.1:1/0",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let (stdout, stderr) = (common::text(&out.stdout), common::text(&out.stderr));
+    assert!(!stdout.contains("listening on"), "{stdout}");
+    assert!(
+        stderr.contains("the shared store is unavailable"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("redis://:***@127.0.0.1:1/0"), "{stderr}");
+    assert!(
+        !stderr.contains("hunter2") && !stdout.contains("hunter2"),
+        "{stderr}"
+    );
+}
