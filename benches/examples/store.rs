@@ -37,6 +37,7 @@ use hyper::body::Incoming;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use ssekit::{Decoder, Event, Frame};
+use ssekit_benches::report::{cell, percentile};
 use tokio::net::TcpStream;
 
 const TASK: &str = r#"{"question": "Tom has 3 baskets with 14 apples each. He gives away 9 apples. How many apples does he have left?", "answer": 33}"#;
@@ -44,12 +45,7 @@ const PUBLISHERS: usize = 8;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let value = |flag: &str| ssekit_benches::report::flag_value(&args, flag);
     let number = |flag: &str, default: usize| {
         value(flag).map_or(default, |v| {
             v.parse()
@@ -94,7 +90,7 @@ fn main() {
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         uptime(),
     );
-    table.print();
+    print_table(&table);
     rt.shutdown_timeout(Duration::from_secs(1));
 }
 
@@ -449,14 +445,6 @@ impl Sse {
     }
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[at.min(sorted.len() - 1)]
-}
-
 fn millis(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -747,34 +735,14 @@ async fn measure(
 }
 
 /// A row per figure, a column per store.
-#[derive(Default)]
-struct Table {
-    rows: Vec<(String, Vec<(String, String)>)>,
-}
+type Table = ssekit_benches::report::Table<String>;
 
-impl Table {
-    fn set(&mut self, row: &str, column: &str, value: String) {
-        let at = match self.rows.iter().position(|(r, _)| r == row) {
-            Some(at) => at,
-            None => {
-                self.rows.push((row.to_owned(), Vec::new()));
-                self.rows.len() - 1
-            }
-        };
-        self.rows[at].1.push((column.to_owned(), value));
-    }
-
-    fn print(&self) {
-        println!("| figure | memory (1 instance) | redis (A and B) |");
-        println!("|---|---:|---:|");
-        for (row, cells) in &self.rows {
-            let get = |c: &str| {
-                cells
-                    .iter()
-                    .find(|(n, _)| n == c)
-                    .map_or("—", |(_, v)| v.as_str())
-            };
-            println!("| {row} | {} | {} |", get("memory"), get("redis"));
-        }
+/// Prints `table` in markdown.
+fn print_table(table: &Table) {
+    println!("| figure | memory (1 instance) | redis (A and B) |");
+    println!("|---|---:|---:|");
+    for (row, cells) in table.rows() {
+        let get = |c: &str| cell(cells, c).map_or("—", String::as_str);
+        println!("| {row} | {} | {} |", get("memory"), get("redis"));
     }
 }
