@@ -27,7 +27,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -120,8 +120,26 @@ impl Plan {
     }
 }
 
+/// The child processes running (redis-server, the instances), stopped by [`fail`] too: exiting
+/// runs no `Drop`.
+static CHILDREN: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+
+fn children() -> std::sync::MutexGuard<'static, Vec<u32>> {
+    CHILDREN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Stops `child` and forgets it.
+fn stop(child: &mut Child) {
+    children().retain(|&pid| pid != child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
 fn fail(message: &str) -> ! {
     eprintln!("store bench: {message}");
+    for pid in children().drain(..) {
+        let _ = Command::new("kill").arg(pid.to_string()).status();
+    }
     std::process::exit(2)
 }
 
@@ -193,6 +211,7 @@ impl Redis {
                     "cannot start redis-server ({e}); install it (Debian: apt-get install redis-server)"
                 ))
             });
+        children().push(child.id());
         let redis = Redis { child, port };
         for _ in 0..100 {
             if redis.cli(&["PING"]).is_some_and(|r| r.trim() == "PONG") {
@@ -240,8 +259,7 @@ impl Redis {
 
 impl Drop for Redis {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
@@ -286,6 +304,7 @@ impl Instance {
             .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| fail(&format!("cannot start {}: {e}", ssekit.display())));
+        children().push(child.id());
         let stdout = child.stdout.take().expect("piped stdout");
         let mut first = String::new();
         let _ = BufReader::new(stdout).read_line(&mut first);
@@ -300,8 +319,7 @@ impl Instance {
 
 impl Drop for Instance {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        stop(&mut self.child);
     }
 }
 
