@@ -8,8 +8,8 @@
 //! ```
 //!
 //! It starts its own `redis-server` (no persistence) on a free loopback port and `ssekit
-//! serve` instances in child processes (`target/release/ssekit`, built first when missing;
-//! `--ssekit PATH` names another): for the **memory** column one instance without `--store`,
+//! serve` instances in child processes (`target/release/ssekit`, brought up to date with cargo
+//! first; `--ssekit PATH` names another): for the **memory** column one instance without `--store`,
 //! for the **redis** column two, A and B, with `--store redis://…`. The clients are this
 //! process: hyper's HTTP/1.1 client on keep-alive connections, ssekit's `Decoder`, tokio on
 //! 2 threads. With one instance, "A" and "B" below are that instance.
@@ -153,7 +153,7 @@ fn uptime() -> String {
 }
 
 /// `ssekit` next to this example (`target/release/examples/store` → `target/release/ssekit`),
-/// built with cargo when missing.
+/// brought up to date by cargo first (so that the figures are of the tree being measured).
 fn ssekit_binary() -> std::path::PathBuf {
     let exe = std::env::current_exe().expect("own path");
     let dir = exe
@@ -161,24 +161,20 @@ fn ssekit_binary() -> std::path::PathBuf {
         .and_then(|d| d.parent())
         .expect("the example runs from target/<profile>/examples");
     let ssekit = dir.join("ssekit");
-    if !ssekit.exists() {
-        let profile = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("release");
-        let mut build = Command::new(env!("CARGO"));
-        build.args(["build", "-p", "ssekit-cli", "--bin", "ssekit"]);
-        if profile == "release" {
-            build.arg("--release");
-        }
-        eprintln!("store bench: building {}", ssekit.display());
-        let ok = build.status().is_ok_and(|s| s.success());
-        if !ok || !ssekit.exists() {
-            fail(&format!(
-                "could not build {}; give --ssekit PATH",
-                ssekit.display()
-            ));
-        }
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "-q", "-p", "ssekit-cli", "--bin", "ssekit"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    if dir.file_name().is_some_and(|n| n == "release") {
+        build.arg("--release");
+    }
+    let ok = build.status().is_ok_and(|s| s.success());
+    if !ok || !ssekit.exists() {
+        fail(&format!(
+            "could not build {}; give --ssekit PATH",
+            ssekit.display()
+        ));
     }
     ssekit
 }
