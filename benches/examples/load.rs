@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use ssekit_benches::report::percentile;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -52,12 +53,7 @@ const SCENARIOS: [&str; 6] = [
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let value = |flag: &str| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .cloned()
-    };
+    let value = |flag: &str| ssekit_benches::report::flag_value(&args, flag);
     if let Some(name) = value("--serve") {
         server::run(&name);
         return;
@@ -109,7 +105,7 @@ fn main() {
         load_before,
         load_average(),
     );
-    table.print(&only);
+    print_table(&table, &only);
     rt.shutdown_timeout(Duration::from_secs(1));
 }
 
@@ -152,10 +148,7 @@ fn open_file_limit() -> Option<u64> {
 }
 
 /// A row per measurement, a column per server; the cells are printed as given.
-#[derive(Default)]
-struct Table {
-    rows: Vec<(String, Vec<(String, Value)>)>,
-}
+type Table = ssekit_benches::report::Table<Value>;
 
 #[derive(Clone, Copy)]
 enum Value {
@@ -178,70 +171,58 @@ impl std::fmt::Display for Value {
     }
 }
 
-impl Table {
-    fn set(&mut self, row: &str, name: &str, value: Value) {
-        let at = match self.rows.iter().position(|(r, _)| r == row) {
-            Some(at) => at,
-            None => {
-                self.rows.push((row.to_owned(), Vec::new()));
-                self.rows.len() - 1
-            }
-        };
-        self.rows[at].1.push((name.to_owned(), value));
+/// Prints `table` in markdown, with a ratio to axum per other server when axum ran.
+fn print_table(table: &Table, names: &[String]) {
+    let title = |n: &str| match n {
+        "hyper" => "ssekit-hyper",
+        "smol" => "ssekit-smol",
+        "axum" => "axum `Sse`",
+        _ => "?",
+    };
+    let with_axum = names.iter().any(|n| n == "axum");
+    let others: Vec<&String> = names.iter().filter(|n| *n != "axum").collect();
+    print!("| measurement |");
+    for n in names {
+        print!(" {} |", title(n));
     }
-
-    fn print(&self, names: &[String]) {
-        let title = |n: &str| match n {
-            "hyper" => "ssekit-hyper",
-            "smol" => "ssekit-smol",
-            "axum" => "axum `Sse`",
-            _ => "?",
-        };
-        let with_axum = names.iter().any(|n| n == "axum");
-        let others: Vec<&String> = names.iter().filter(|n| *n != "axum").collect();
-        print!("| measurement |");
+    if with_axum {
+        for n in &others {
+            print!(" {n} / axum |");
+        }
+    }
+    println!();
+    print!("|---|");
+    for _ in names {
+        print!("---:|");
+    }
+    if with_axum {
+        for _ in &others {
+            print!("---:|");
+        }
+    }
+    println!();
+    for (row, cells) in table.rows() {
+        let get = |n: &str| ssekit_benches::report::cell(cells, n).copied();
+        print!("| {row} |");
         for n in names {
-            print!(" {} |", title(n));
+            match get(n) {
+                Some(v) => print!(" {v} |"),
+                None => print!(" — |"),
+            }
         }
         if with_axum {
             for n in &others {
-                print!(" {n} / axum |");
-            }
-        }
-        println!();
-        print!("|---|");
-        for _ in names {
-            print!("---:|");
-        }
-        if with_axum {
-            for _ in &others {
-                print!("---:|");
-            }
-        }
-        println!();
-        for (row, cells) in &self.rows {
-            let get = |n: &str| cells.iter().find(|(c, _)| c == n).map(|(_, v)| *v);
-            print!("| {row} |");
-            for n in names {
-                match get(n) {
-                    Some(v) => print!(" {v} |"),
-                    None => print!(" — |"),
-                }
-            }
-            if with_axum {
-                for n in &others {
-                    match (get(n), get("axum")) {
-                        (Some(Value::Num(a, _)), Some(Value::Num(b, _)))
-                            if b > 0.0 && a.is_finite() && b.is_finite() =>
-                        {
-                            print!(" {:.2}x |", a / b)
-                        }
-                        _ => print!(" — |"),
+                match (get(n), get("axum")) {
+                    (Some(Value::Num(a, _)), Some(Value::Num(b, _)))
+                        if b > 0.0 && a.is_finite() && b.is_finite() =>
+                    {
+                        print!(" {:.2}x |", a / b)
                     }
+                    _ => print!(" — |"),
                 }
             }
-            println!();
         }
+        println!();
     }
 }
 
@@ -436,14 +417,6 @@ async fn open_many(
         }
     }
     out
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
-    sorted[at.min(sorted.len() - 1)]
 }
 
 fn sorted(v: &Mutex<Vec<f64>>) -> Vec<f64> {

@@ -5,8 +5,9 @@
 //!
 //! [`workload`] holds the decode workloads of issue 8 and how they are cut into pieces;
 //! [`report_dir`] is where the benches that are not criterion's leave their figures for
-//! `scripts/bench-table`.
+//! `scripts/bench-table`; [`report`] is what the examples that print their own tables share.
 
+pub mod report;
 pub mod workload;
 
 /// `target/criterion/ssekit-benches`, under `CARGO_TARGET_DIR` when it is set: where the
