@@ -432,6 +432,55 @@ pub fn connect_response(received: &[u8]) -> Result<Option<usize>, Error> {
     ))
 }
 
+/// The proxy's answer to `CONNECT`, read as it arrives: a transport feeds it each read
+/// ([`read`](Self::read)) until the tunnel is open or refused, and reports a connection the
+/// proxy closed first with [`closed`](Self::closed).
+///
+/// # Example
+/// ```
+/// use ssekit_http::proxy::{ConnectAnswer, ProxyServer};
+/// let proxy = ProxyServer::parse("proxy:3128")?;
+/// let mut answer = ConnectAnswer::default();
+/// assert!(!answer.read(b"HTTP/1.1 200 OK\r\n")?);
+/// assert!(answer.read(b"\r\n")?); // open
+/// assert!(ConnectAnswer::default().closed(&proxy).to_string().contains("proxy:3128"));
+/// # Ok::<(), ssekit_http::Error>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct ConnectAnswer {
+    received: Vec<u8>,
+}
+
+impl ConnectAnswer {
+    /// Takes `bytes` read from the proxy: `Ok(true)` once the tunnel is open, `Ok(false)`
+    /// while the answer's head is incomplete, the refusal (see [`connect_response`]) or an
+    /// error for bytes past the head (a proxy sends none before the client speaks).
+    ///
+    /// # Example
+    /// See [`ConnectAnswer`].
+    pub fn read(&mut self, bytes: &[u8]) -> Result<bool, Error> {
+        self.received.extend_from_slice(bytes);
+        match connect_response(&self.received)? {
+            None => Ok(false),
+            Some(head) if head == self.received.len() => Ok(true),
+            Some(_) => Err(Error::Request(
+                "the proxy sent bytes past its answer to CONNECT".to_owned(),
+            )),
+        }
+    }
+
+    /// The error of a proxy that closed the connection before answering.
+    ///
+    /// # Example
+    /// See [`ConnectAnswer`].
+    pub fn closed(&self, proxy: &ProxyServer) -> Error {
+        Error::Request(format!(
+            "the proxy {} closed the connection before answering CONNECT",
+            proxy.authority()
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use http::Uri;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioIo;
-use ssekit_http::proxy::{connect_request, connect_response, Proxy, ProxyServer};
+use ssekit_http::proxy::{connect_request, ConnectAnswer, Proxy, ProxyServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -100,23 +100,14 @@ async fn tunnel(
     port: u16,
 ) -> Result<(), Error> {
     tcp.write_all(&connect_request(server, host, port)).await?;
-    let mut answer = Vec::with_capacity(256);
+    let mut answer = ConnectAnswer::default();
     let mut buf = [0u8; 1024];
     loop {
         let n = tcp.read(&mut buf).await?;
         if n == 0 {
-            return Err(Error::Request(format!(
-                "the proxy {} closed the connection before answering CONNECT",
-                server.authority()
-            )));
+            return Err(answer.closed(server));
         }
-        answer.extend_from_slice(buf.get(..n).unwrap_or_default());
-        if let Some(head) = connect_response(&answer)? {
-            if head != answer.len() {
-                return Err(Error::Request(
-                    "the proxy sent bytes past its answer to CONNECT".to_owned(),
-                ));
-            }
+        if answer.read(buf.get(..n).unwrap_or_default())? {
             return Ok(());
         }
     }

@@ -335,23 +335,14 @@ async fn tunnel(
     use futures_lite::{AsyncReadExt, AsyncWriteExt};
     let request = ssekit_http::proxy::connect_request(proxy, host, port);
     tcp.write_all(&request).await?;
-    let mut answer = Vec::with_capacity(256);
+    let mut answer = ssekit_http::proxy::ConnectAnswer::default();
     let mut buf = [0u8; 1024];
     loop {
         let n = tcp.read(&mut buf).await?;
         if n == 0 {
-            return Err(Error::Request(format!(
-                "the proxy {} closed the connection before answering CONNECT",
-                proxy.authority()
-            )));
+            return Err(answer.closed(proxy));
         }
-        answer.extend_from_slice(buf.get(..n).unwrap_or_default());
-        if let Some(head) = ssekit_http::proxy::connect_response(&answer)? {
-            if head != answer.len() {
-                return Err(Error::Request(
-                    "the proxy sent bytes past its answer to CONNECT".to_owned(),
-                ));
-            }
+        if answer.read(buf.get(..n).unwrap_or_default())? {
             return Ok(());
         }
     }

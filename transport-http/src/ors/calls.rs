@@ -26,7 +26,7 @@ use tokio::sync::{watch, Notify};
 use super::{call_frames, complete, encode, named, refused, run_tool, Completion, Follow};
 use super::{TaskSignals, BUSY, SHUTTING_DOWN, TASK_LOST};
 use crate::runtime::{Frames, Runtime};
-use crate::store::{Log, Store, StoreError, TaskScope};
+use crate::store::{changed_or_after, Log, Store, StoreError, TaskScope};
 
 /// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
 ///
@@ -707,11 +707,7 @@ impl<R: Runtime> SharedFollow<R> {
                         self.pending.push_back(encode(&named("error", TASK_LOST)));
                         self.done = true;
                     } else if running && self.pending.is_empty() {
-                        let timer = self.runtime.sleep(self.recheck);
-                        futures_lite::future::or(changed, async move {
-                            timer.await;
-                        })
-                        .await;
+                        changed_or_after(&self.runtime, changed, self.recheck).await;
                     }
                 }
                 Err(e) => self.fail(&e),

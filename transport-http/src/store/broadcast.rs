@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 use futures_lite::stream;
 use ssekit::{EncodeError, Encoder, Event};
 
-use super::{Changed, EventsRead, Log, LoggedEvent, Store, StoreError};
+use super::{changed_or_after, Changed, EventsRead, Log, LoggedEvent, Store, StoreError};
 use crate::runtime::{Frames, Runtime};
 
 /// A broadcast stream whose events live in a [`Store`]: an event published on any instance
@@ -261,11 +261,7 @@ impl<R: Runtime> Subscriber<R> {
                 return None;
             }
             if let Some(changed) = self.waiting.take() {
-                let timer = self.runtime.sleep(RECHECK);
-                futures_lite::future::or(changed, async move {
-                    timer.await;
-                })
-                .await;
+                changed_or_after(&self.runtime, changed, RECHECK).await;
             }
             let changed = self.store.changed(Log::Events(&self.name));
             match self
@@ -293,8 +289,9 @@ mod tests {
     use crate::store::MemoryStore;
     use futures_lite::StreamExt;
 
+    /// A runtime whose timers never fire: subscribers wake on change notices alone.
     #[derive(Clone, Default)]
-    struct Stopped;
+    pub(super) struct Stopped;
 
     impl Runtime for Stopped {
         type Body = http_body_util::combinators::BoxBody<Bytes, crate::Error>;
@@ -347,30 +344,10 @@ mod tests {
 
 #[cfg(test)]
 mod gap_tests {
+    use super::tests::Stopped as Now;
     use super::*;
     use crate::store::MemoryStore;
     use futures_lite::StreamExt;
-
-    #[derive(Clone, Default)]
-    struct Now;
-
-    impl Runtime for Now {
-        type Body = http_body_util::combinators::BoxBody<Bytes, crate::Error>;
-        type Sleep = std::future::Ready<()>;
-        fn now(&self) -> ssekit::Instant {
-            ssekit::Instant::ZERO
-        }
-        fn sleep_until(&self, _at: ssekit::Instant) -> Self::Sleep {
-            std::future::ready(())
-        }
-        fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _future: F) {}
-        fn sse_body(&self, _frames: Frames, _keep_alive: Duration) -> Self::Body {
-            use http_body_util::BodyExt;
-            http_body_util::Empty::new()
-                .map_err(|never| match never {})
-                .boxed()
-        }
-    }
 
     /// A subscriber more than the log's length behind is told so, never skipped ahead.
     #[test]

@@ -298,6 +298,20 @@ pub trait Store: Send + Sync + 'static {
     fn changed(&self, log: Log<'_>) -> Changed;
 }
 
+/// Waits for `changed`, or `recheck` at most: a change notice lost (the store restarting)
+/// delays a follower by that much, never stalls it.
+pub(crate) async fn changed_or_after<R: crate::runtime::Runtime>(
+    runtime: &R,
+    changed: Changed,
+    recheck: Duration,
+) {
+    let timer = runtime.sleep(recheck);
+    futures_lite::future::or(changed, async move {
+        timer.await;
+    })
+    .await;
+}
+
 /// A log whose changes [`Store::changed`] waits for.
 ///
 /// # Example
