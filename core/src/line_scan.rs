@@ -368,9 +368,28 @@ mod avx2 {
                 ascii: (bits & before) | mask(high) == 0,
             }
         };
-        let mut pairs = bytes.chunks_exact(64);
         let mut base = 0;
-        for pair in &mut pairs {
+        // 128 bytes a step while they last: one test for four vectors, as `memchr2` does.
+        for quad in bytes.chunks_exact(128) {
+            let at = |i: usize| quad.get(i..).and_then(|rest| rest.first_chunk::<32>());
+            let (Some(a), Some(b), Some(c), Some(d)) = (at(0), at(32), at(64), at(96)) else {
+                break;
+            };
+            let (a, b, c, d) = (load(a), load(b), load(c), load(d));
+            let any = _mm256_or_si256(
+                _mm256_or_si256(ending(a), ending(b)),
+                _mm256_or_si256(ending(c), ending(d)),
+            );
+            if mask(any) != 0 {
+                break; // the 64-byte steps below find it
+            }
+            high = _mm256_or_si256(
+                high,
+                _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d)),
+            );
+            base += 128;
+        }
+        for pair in bytes.get(base..).unwrap_or_default().chunks_exact(64) {
             let (Some(low), Some(up)) = (pair.first_chunk::<32>(), pair.last_chunk::<32>()) else {
                 break;
             };
