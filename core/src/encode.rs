@@ -242,10 +242,12 @@ impl Encoder {
         out: &mut B,
     ) -> Result<usize, EncodeError> {
         // `event:` and `id:` were checked when the event was built; only the data is scanned,
-        // once, for its first line break.
+        // once, for its first line break: with the decoder's inline line scan, which costs
+        // less than a `memchr2` call on the short data of most events (long data goes on to
+        // the same vector scan of long lines).
         let data = event.data().as_bytes();
         let first_break = if with_data {
-            memchr::memchr2(b'\r', b'\n', data)
+            crate::line_scan::scan_line(data).at
         } else {
             None
         };

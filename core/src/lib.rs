@@ -108,7 +108,7 @@
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.
-//! - **Six `unsafe` blocks.** Three are `from_utf8_unchecked` in `text.rs`.
+//! - **Eight `unsafe` blocks.** Three are `from_utf8_unchecked` in `text.rs`.
 //!   [`Utf8Bytes::as_str`]: every constructor validates (or starts from a `str`, or from
 //!   bytes the line scan found all ASCII), so checking again on each access would only make
 //!   every `Event::data()` call O(n). The ASCII fast path of the check behind
@@ -117,7 +117,9 @@
 //!   need no second pass. The other three are in the SSE2 line scan (`line_scan.rs`):
 //!   calling two functions that need SSE2 where the crate is compiled for it (the scan, and
 //!   the masks of a tiny piece, which touch no memory), and an unaligned 16-byte load from a
-//!   `&[u8; 16]`. The soundness argument is at each block; debug builds, and so
+//!   `&[u8; 16]`. With `std`, two more in the AVX2 scan of long lines: calling it after
+//!   `is_x86_feature_detected!("avx2")` said the CPU has AVX2, and an unaligned 32-byte load
+//!   from a `&[u8; 32]`. The soundness argument is at each block; debug builds, and so
 //!   the fuzz targets, assert every "found ASCII" claim; the rest of the crate denies
 //!   `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which costs a re-validation
 //!   per access on a zero-copy type, or a second pass over every line).
@@ -143,6 +145,9 @@
 )]
 
 extern crate alloc;
+// Run-time CPU feature detection for the long-line scan (`line_scan::scan_long`).
+#[cfg(feature = "std")]
+extern crate std;
 
 pub mod chunk;
 pub mod client;

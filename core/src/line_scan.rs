@@ -24,16 +24,12 @@
 pub(crate) struct LineEnd {
     /// Index of the line's CR or LF in the scanned slice, if there is one.
     pub(crate) at: Option<usize>,
-    /// `true` only if every byte before `at` is below 0x80 (a line with no ending found
-    /// reports `false`).
+    /// `true` only if every byte before `at` is below 0x80, or every byte of the slice when
+    /// it holds no ending; `false` means one is not, or that it is not known.
     pub(crate) ascii: bool,
 }
 
 /// How many leading bytes are read here before the rest goes to `memchr2`.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "sse2")),
-    allow(dead_code)
-)]
 const SHORT: usize = 256;
 
 /// Finds the first CR or LF of `bytes`, and says whether the bytes before it are ASCII.
@@ -52,7 +48,7 @@ pub(crate) fn scan_line(bytes: &[u8]) -> LineEnd {
         },
         None => LineEnd {
             at: None,
-            ascii: false,
+            ascii: true,
         },
         Some(_) => scan_after_first(bytes),
     }
@@ -166,7 +162,7 @@ impl TailMasks {
         if endings == 0 {
             return LineEnd {
                 at: None,
-                ascii: false,
+                ascii: self.highs >> shift == 0,
             };
         }
         let at = endings.trailing_zeros();
@@ -253,8 +249,11 @@ fn scan_after_first(bytes: &[u8]) -> LineEnd {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 fn scan_bytewise(bytes: &[u8]) -> LineEnd {
     let at = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
-    let ascii = at.is_some_and(|at| bytes.get(..at).is_some_and(|line| line.is_ascii()));
-    LineEnd { at, ascii }
+    let line = bytes.get(..at.unwrap_or(bytes.len())).unwrap_or_default();
+    LineEnd {
+        at,
+        ascii: line.is_ascii(),
+    }
 }
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
@@ -263,6 +262,175 @@ fn scan_after_first(bytes: &[u8]) -> LineEnd {
     LineEnd {
         at: memchr::memchr2(b'\n', b'\r', bytes),
         ascii: false,
+    }
+}
+
+/// [`scan_line`] for the rest of a piece that continues a line begun in an earlier one: a
+/// long rest goes to [`scan_long`] from its first byte. Such a line is long already, so its
+/// ending is rarely near, and the SSE2 steps over the first [`SHORT`] bytes cost more than
+/// the call (on `big-data` in 1460-byte pieces they were a fifth of the instructions).
+#[inline(always)]
+pub(crate) fn scan_continued(bytes: &[u8]) -> LineEnd {
+    if bytes.len() > SHORT {
+        scan_long(bytes)
+    } else {
+        scan_line(bytes)
+    }
+}
+
+/// [`scan_line`] for the part of a long line past its first [`SHORT`] bytes, and for a
+/// piece that continues a line begun in an earlier one: where the first CR or LF is, and
+/// whether the bytes before it (all of them, when there is none) are ASCII, in one pass.
+///
+/// With `std` on x86-64 CPUs that have AVX2 (detected at run time, once) this reads 64 bytes
+/// per step, the line endings and the high bits together, so a long line is read once instead
+/// of twice (by `memchr2` for its end, then by an ASCII or UTF-8 check when it is handed out).
+/// Elsewhere it is `memchr2` alone, and `ascii` is `false` ("not known"), as before.
+///
+/// ```ignore
+/// assert_eq!(scan_long(b"abc\n"), LineEnd { at: Some(3), ascii: true }); // with AVX2
+/// ```
+#[inline(never)]
+pub(crate) fn scan_long(bytes: &[u8]) -> LineEnd {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if std::is_x86_feature_detected!("avx2") {
+        return avx2::scan(bytes);
+    }
+    LineEnd {
+        at: memchr::memchr2(b'\n', b'\r', bytes),
+        ascii: false,
+    }
+}
+
+/// Whether [`scan_long`] reports the ASCII-ness of what it reads on this CPU (for tests).
+#[cfg(test)]
+pub(crate) fn long_scan_knows_ascii() -> bool {
+    #[cfg(all(feature = "std", target_arch = "x86_64"))]
+    if std::is_x86_feature_detected!("avx2") {
+        return true;
+    }
+    false
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+mod avx2 {
+    use core::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
+        _mm256_set1_epi8, _mm256_setzero_si256,
+    };
+
+    use super::LineEnd;
+
+    /// [`super::scan_long`] on a CPU with AVX2.
+    #[inline(always)]
+    pub(super) fn scan(bytes: &[u8]) -> LineEnd {
+        // SAFETY: `scan_avx2` requires the `avx2` target feature, and its only caller,
+        // `scan_long`, calls this only after `is_x86_feature_detected!("avx2")` returned
+        // true, so the CPU running it has AVX2. The function reads memory only through
+        // `load`, from references to 32 initialized bytes.
+        #[allow(unsafe_code)]
+        unsafe {
+            scan_avx2(bytes)
+        }
+    }
+
+    /// The 32 bytes of `block` as a vector.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn load(block: &[u8; 32]) -> __m256i {
+        // SAFETY: the pointer comes from a reference to 32 initialized bytes, so it is valid
+        // for a 32-byte read, and `_mm256_loadu_si256` has no alignment requirement.
+        #[allow(unsafe_code)]
+        unsafe {
+            _mm256_loadu_si256(block.as_ptr().cast())
+        }
+    }
+
+    /// Reads 64 bytes per step (one test for both halves; the high bits are or-ed into a
+    /// vector and read once at the end), then the last 32 bytes, overlapping bytes already
+    /// read (which held no line ending, and whose high bits are already in), and a slice
+    /// shorter than 32 bytes a byte at a time.
+    #[target_feature(enable = "avx2")]
+    fn scan_avx2(bytes: &[u8]) -> LineEnd {
+        let lf = _mm256_set1_epi8(b'\n' as i8);
+        let cr = _mm256_set1_epi8(b'\r' as i8);
+        let ending =
+            |v: __m256i| _mm256_or_si256(_mm256_cmpeq_epi8(v, lf), _mm256_cmpeq_epi8(v, cr));
+        let mask = |v: __m256i| u64::from(_mm256_movemask_epi8(v) as u32);
+        let mut high = _mm256_setzero_si256();
+        // The line ends in the bytes at `base` whose endings and high bits are `endings` and
+        // `bits`: its ASCII-ness is the high bits before the ending there and all of `high`.
+        let found = |base: usize, endings: u64, bits: u64, high: __m256i| {
+            let at = endings.trailing_zeros();
+            let before = (1u64 << at) - 1;
+            LineEnd {
+                at: Some(base + at as usize),
+                ascii: (bits & before) | mask(high) == 0,
+            }
+        };
+        let mut base = 0;
+        // 128 bytes a step while they last: one test for four vectors, as `memchr2` does.
+        for quad in bytes.chunks_exact(128) {
+            let at = |i: usize| quad.get(i..).and_then(|rest| rest.first_chunk::<32>());
+            let (Some(a), Some(b), Some(c), Some(d)) = (at(0), at(32), at(64), at(96)) else {
+                break;
+            };
+            let (a, b, c, d) = (load(a), load(b), load(c), load(d));
+            let any = _mm256_or_si256(
+                _mm256_or_si256(ending(a), ending(b)),
+                _mm256_or_si256(ending(c), ending(d)),
+            );
+            if mask(any) != 0 {
+                break; // the 64-byte steps below find it
+            }
+            high = _mm256_or_si256(
+                high,
+                _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d)),
+            );
+            base += 128;
+        }
+        for pair in bytes.get(base..).unwrap_or_default().chunks_exact(64) {
+            let (Some(low), Some(up)) = (pair.first_chunk::<32>(), pair.last_chunk::<32>()) else {
+                break;
+            };
+            let (low, up) = (load(low), load(up));
+            let (low_end, up_end) = (ending(low), ending(up));
+            if mask(_mm256_or_si256(low_end, up_end)) != 0 {
+                let endings = mask(low_end) | mask(up_end) << 32;
+                let bits = mask(low) | mask(up) << 32;
+                return found(base, endings, bits, high);
+            }
+            high = _mm256_or_si256(high, _mm256_or_si256(low, up));
+            base += 64;
+        }
+        let len = bytes.len();
+        if len < 32 {
+            let at = bytes.iter().position(|&b| b == b'\n' || b == b'\r');
+            let line = bytes.get(..at.unwrap_or(len)).unwrap_or_default();
+            return LineEnd {
+                at,
+                ascii: line.is_ascii(),
+            };
+        }
+        // Fewer than 64 bytes left: one or two 32-byte blocks, the last ending at the end.
+        let mut start = base;
+        while start < len {
+            let from = start.min(len - 32);
+            let Some(block) = bytes.get(from..).and_then(|rest| rest.first_chunk::<32>()) else {
+                break;
+            };
+            let vector = load(block);
+            let endings = mask(ending(vector));
+            if endings != 0 {
+                return found(from, endings, mask(vector), high);
+            }
+            high = _mm256_or_si256(high, vector);
+            start = from + 32;
+        }
+        LineEnd {
+            at: None,
+            ascii: mask(high) == 0,
+        }
     }
 }
 
@@ -361,12 +529,10 @@ mod sse2 {
             read += 32;
         }
         if bytes.len() > SHORT && read == SHORT {
-            let at = bytes
-                .get(SHORT..)
-                .and_then(|tail| memchr::memchr2(b'\n', b'\r', tail));
+            let tail = super::scan_long(bytes.get(SHORT..).unwrap_or_default());
             return LineEnd {
-                at: at.map(|at| SHORT + at),
-                ascii: false,
+                at: tail.at.map(|at| SHORT + at),
+                ascii: tail.ascii && mask(high) == 0,
             };
         }
         // Fewer than 32 bytes left (at least 16 in all): one or two 16-byte blocks, the last
@@ -392,7 +558,7 @@ mod sse2 {
         }
         LineEnd {
             at: None,
-            ascii: false,
+            ascii: mask(high) == 0,
         }
     }
 }
@@ -400,7 +566,8 @@ mod sse2 {
 #[cfg(test)]
 mod tests {
     use super::{
-        scan_line, word_pair_masks, word_pair_masks_portable, LineEnd, TailMasks, WordPair,
+        long_scan_knows_ascii, scan_line, scan_long, word_pair_masks, word_pair_masks_portable,
+        LineEnd, TailMasks, WordPair,
     };
     use alloc::format;
     use alloc::vec;
@@ -415,7 +582,7 @@ mod tests {
         let got = scan_line(bytes);
         assert_eq!(got.at, naive(bytes), "{label}");
         if got.ascii {
-            let line = &bytes[..got.at.expect("ascii implies an ending")];
+            let line = &bytes[..got.at.unwrap_or(bytes.len())];
             assert!(line.is_ascii(), "{label}: {line:?} reported ASCII");
         }
         got
@@ -458,7 +625,8 @@ mod tests {
                 after[len] = b'\n';
                 after[len + 1 + high % 39] = 0xff;
                 let got = check(&after, &format!("line {len}, high byte after"));
-                assert_eq!(got.ascii, len < 256, "line {len}, high byte after");
+                let known = len < 256 || long_scan_knows_ascii();
+                assert_eq!(got.ascii, known, "line {len}, high byte after");
             }
         }
     }
@@ -484,6 +652,59 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// `scan_long` against a byte loop: the ending exactly, and ASCII-ness exactly where it
+    /// reports it (with AVX2), `false` elsewhere.
+    fn check_long(bytes: &[u8], label: &str) {
+        let got = scan_long(bytes);
+        let at = naive(bytes);
+        let line = &bytes[..at.unwrap_or(bytes.len())];
+        let expected = LineEnd {
+            at,
+            ascii: long_scan_knows_ascii() && line.is_ascii(),
+        };
+        assert_eq!(got, expected, "{label}");
+    }
+
+    #[test]
+    fn the_long_scan_finds_the_ending_and_every_high_byte_before_it() {
+        // Lengths around the 32- and 64-byte steps and their tails; an ending (or none) at
+        // every place, a high byte at every place before, at and after it.
+        let lengths = (0..72).chain([95, 96, 97, 127, 128, 129, 255, 256, 257, 320, 1000, 4096]);
+        for len in lengths {
+            // Every place in short slices; in longer ones about 40, and the last ones.
+            let step = (len / 40).max(1);
+            let places = move || (0..=len).filter(move |i| i % step == 0 || len - i < 3);
+            for at in places() {
+                for high in places() {
+                    let kinds = [(b'\n', 0x80), (b'\r', 0xff), (b'\n', 0xc3)];
+                    let (ending, byte) = kinds[(at + high) % 3];
+                    let mut bytes = vec![b'a'; len];
+                    if high < len {
+                        bytes[high] = byte;
+                    }
+                    if at < len {
+                        bytes[at] = ending;
+                    }
+                    // A later ending must not be the one found.
+                    if at + 1 < len {
+                        bytes[at + 1] = b'\n';
+                    }
+                    check_long(&bytes, &format!("len {len} at {at} high {high}"));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_long_scan_sees_no_ending_in_bytes_near_cr_and_lf() {
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
+        for cut in 0..bytes.len() {
+            check_long(&bytes[cut..], "no ending");
+            let ascii: Vec<u8> = bytes[cut..].iter().map(|b| b & 0x7f).collect();
+            check_long(&ascii, "no ending, ASCII");
         }
     }
 

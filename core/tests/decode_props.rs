@@ -301,3 +301,61 @@ proptest! {
         prop_assert_eq!(split, whole);
     }
 }
+
+/// Streams of long lines (past the line scan's first 256 bytes, where `scan_long` takes over,
+/// up to a few pieces of 1460 bytes), all ASCII or with one non-ASCII sequence (valid UTF-8
+/// or not) anywhere, separated by blank lines, each ending in LF, CRLF or CR.
+fn long_lines() -> impl Strategy<Value = Vec<u8>> {
+    let high = prop_oneof![
+        Just(&b"\xc3\xa9"[..]),
+        Just(&b"\xff"[..]),
+        Just("😀".as_bytes()),
+        Just(&b"\xe2\x82"[..]),
+    ];
+    let field = prop_oneof![Just("data: "), Just(": "), Just("event: "), Just("id: ")];
+    let ending = prop_oneof![Just("\n"), Just("\r\n"), Just("\r")];
+    let line = (
+        field,
+        200usize..4000,
+        prop::option::of((any::<prop::sample::Index>(), high)),
+        ending,
+    )
+        .prop_map(|(field, len, high, ending)| {
+            let mut body = vec![b'a'; len];
+            if let Some((at, bytes)) = high {
+                let at = at.index(len);
+                body.splice(at..at, bytes.iter().copied());
+            }
+            [field.as_bytes(), &body, ending.as_bytes()].concat()
+        });
+    let lines = prop_oneof![4 => line, 1 => Just(b"\n".to_vec())];
+    prop::collection::vec(lines, 1..6).prop_map(|lines| lines.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    /// Long lines are read in one pass that also says whether they are ASCII; a wrong "ASCII"
+    /// would hand out invalid UTF-8 as `str` (debug builds assert every such claim).
+    #[test]
+    fn long_lines_cut_anywhere_agree_with_the_reference_decoder(
+        stream in long_lines(),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+        piece in prop_oneof![Just(0usize), Just(1460), 1usize..600],
+        borrow in prop::collection::vec(any::<bool>(), 1..4),
+        mode in mode(),
+    ) {
+        let pieces = if piece == 0 {
+            split_at_cuts(&stream, &cuts)
+        } else {
+            stream.chunks(piece).collect()
+        };
+        let expected = reference::decode(&stream, mode);
+        let config = Config::default().mode(mode);
+        let got = decode_pieces(config, pieces.iter().copied()).unwrap();
+        prop_assert_eq!(reference::from_frames(&got.frames), expected.frames);
+        prop_assert_eq!(got.last_event_id, expected.last_event_id);
+        let whole = drive::run(config, &[&stream[..]]);
+        prop_assert_eq!(drive::run_mixed(config, &pieces, &borrow, &[]), whole);
+    }
+}

@@ -450,15 +450,16 @@ impl FieldState {
     }
 
     /// Interprets the line at `range` of `front`, of `held` or of a frozen joined line
-    /// (see [`LineIn`]). Values are ranges of `front` or `held`, or the frozen
-    /// line itself, trimmed (moved, not sliced: no reference count is touched).
+    /// (see [`LineIn`]); `line_ascii`: a scan saw every byte of the line below 0x80 (`false`:
+    /// not known). Values are ranges of `front` or `held`, or the frozen line itself,
+    /// trimmed (moved, not sliced: no reference count is touched).
     #[inline(never)]
     pub(super) fn line(
         &mut self,
         config: &Config,
         front: &Bytes,
         held: &[u8],
-        line_in: LineIn,
+        (line_in, line_ascii): (LineIn, bool),
         range: Range<usize>,
         line_offset: u64,
     ) -> Result<Option<Emit>, DecodeError> {
@@ -491,7 +492,7 @@ impl FieldState {
                 // A later data line is copied into the joining buffer. The line scan did not
                 // see it, so it is checked here, while it is short and at hand: the joined
                 // data then stays known ASCII and is not read again when it is handed out.
-                let ascii = crate::text::is_ascii(value);
+                let ascii = line_ascii || crate::text::is_ascii(value);
                 self.join_data(config, front, held, value, ascii, line_offset)?;
                 return Ok(None);
             }
@@ -510,7 +511,8 @@ impl FieldState {
             FieldName::Comment | FieldName::Data | FieldName::Event => {}
         }
         // A first data line is checked for the same reason, for the lines joined to it.
-        let data_ascii = name == FieldName::Data && crate::text::is_ascii(value);
+        // A value lies inside the line, so it is ASCII if the line is.
+        let ascii = line_ascii || name == FieldName::Data && crate::text::is_ascii(value);
         let mut value = match line_in {
             LineIn::Buffer { held: false } => Value::unscanned(Loc::Front(value_range)),
             LineIn::Buffer { held: true } => Value::in_held(value_range),
@@ -521,16 +523,18 @@ impl FieldState {
         };
         match name {
             FieldName::Comment => {
+                value.ascii = ascii;
                 self.comment = Some(value);
                 self.lent = Lent::Comment;
                 Ok(Some(Emit::Comment))
             }
             FieldName::Data => {
-                value.ascii = data_ascii;
+                value.ascii = ascii;
                 self.set_first_data(config, value, line_offset)
                     .map(|()| None)
             }
             FieldName::Event => {
+                value.ascii = ascii;
                 self.event_type = Some(value);
                 Ok(None)
             }
@@ -606,7 +610,7 @@ impl FieldState {
             _ => {}
         }
         let line_in = LineIn::Buffer { held: in_held };
-        self.line(config, front, held, line_in, range, offset)
+        self.line(config, front, held, (line_in, ascii), range, offset)
     }
 
     /// Appends the value of a `data:` line, within `max_event`. Only the first data line of

@@ -17,9 +17,12 @@
 //! position and counters in locals and reads the lines nearly every event is made of (blank
 //! lines, comments, `data:`, `event:`) itself; other fields go to the general field parser,
 //! and a line cut by a piece boundary to the line buffer. That loop finds line endings with
-//! an SSE2 scan of the line's first 256 bytes (`line_scan`, `memchr2` beyond) that also
-//! notes whether the line is ASCII: values of such lines are handed out as `str` without a
-//! second pass to check their UTF-8.
+//! an SSE2 scan of the line's first 256 bytes (`line_scan`) that also notes whether the line
+//! is ASCII: values of such lines are handed out as `str` without a second pass to check
+//! their UTF-8. Past 256 bytes, and for each piece of a line cut by piece boundaries, the
+//! scan goes on with `line_scan::scan_long`: with `std` on a CPU with AVX2 it also notes the
+//! ASCII-ness, 64 bytes a step, so a long line is read once, not again by a check when it
+//! is complete (elsewhere `memchr2`, and the check as before).
 //!
 //! One step of the decoder (`next_step`) is the one out-of-line call per frame, and returns
 //! a single byte; the frame itself is built in the caller's `next_frame`/`next_frame_ref`.
@@ -91,7 +94,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
-use crate::line_scan::{scan_line, LineEnd, TailMasks, WordPair};
+use crate::line_scan::{scan_continued, scan_line, LineEnd, TailMasks, WordPair};
 
 use crate::text::Utf8Bytes;
 pub use config::{Config, Limits, Mode, OnLimit};
@@ -173,6 +176,9 @@ pub struct Decoder {
     staging: BytesMut,
     /// A line that began in an earlier piece of input and has no line ending yet.
     line: BytesMut,
+    /// A byte of `line` may be 0x80 or above (`false`: the scans that read its bytes saw all
+    /// of them below). Meaningless while `line` is empty: see [`Self::line_ascii_with`].
+    line_high: bool,
     /// Lines read in place outside `front`, whose values are ranges of it ([`Value::held`]),
     /// so reading them touches no reference count. It is filled two ways:
     /// - tiny pieces are appended to it as they are fed ([`append_tiny`](Self::append_tiny)):
@@ -284,20 +290,6 @@ fn grow(buf: &mut BytesMut, additional: usize) -> u64 {
         0
     } else {
         buf.len() as u64
-    }
-}
-
-/// The index of the first CR or LF.
-#[inline(always)]
-fn find_line_ending(bytes: &[u8]) -> Option<usize> {
-    match bytes.first()? {
-        // A blank line (every event ends with one) needs no SIMD call: its first byte is
-        // already the line ending.
-        b'\n' | b'\r' => Some(0),
-        // Tiny pieces (a socket read of a few bytes) cost more to dispatch to SIMD than to
-        // look at.
-        _ if bytes.len() <= TINY_PIECE => bytes.iter().position(|&b| b == b'\n' || b == b'\r'),
-        _ => memchr::memchr2(b'\n', b'\r', bytes),
     }
 }
 
@@ -880,13 +872,19 @@ impl Decoder {
                 }
             }
             let found = if self.line.is_empty() && !self.discarding_line {
-                let mut found = None;
+                let mut found = LineEnd {
+                    at: None,
+                    ascii: false,
+                };
                 if let Some(step) = self.scan_whole_lines(&mut found) {
                     return step;
                 }
                 found
             } else {
-                find_line_ending(self.front.get(self.pos..).unwrap_or_default())
+                // A line continued from an earlier piece: its ending and the ASCII-ness of
+                // what comes before it, in one pass, so the line is not read again when it
+                // is complete.
+                scan_continued(self.front.get(self.pos..).unwrap_or_default())
             };
             match self.read_line(found) {
                 Ok(None) => {}
@@ -912,11 +910,11 @@ impl Decoder {
     /// The hot loop of [`scan`](Self::scan), for when no line is pending from an earlier
     /// piece: reads the lines that lie whole in `front`, with its position and counters in
     /// locals. Stops at the first frame or error, or returns `None` to hand the general path
-    /// ([`read_line`](Self::read_line)) the line it does not read, with where its ending was
-    /// found (`found`): a line with no ending in this piece, one whose CR is the piece's last
+    /// ([`read_line`](Self::read_line)) the line it does not read, with what its scan found
+    /// (`found`): a line with no ending in this piece, one whose CR is the piece's last
     /// byte (an LF may follow in the next piece), one over `max_line`.
     #[inline(always)]
-    fn scan_whole_lines(&mut self, found: &mut Option<usize>) -> Option<Step> {
+    fn scan_whole_lines(&mut self, found: &mut LineEnd) -> Option<Step> {
         let bytes: &[u8] = &self.front;
         let max_line = self.config.limits.max_line;
         let begin = self.pos;
@@ -927,18 +925,19 @@ impl Decoder {
             let rest = bytes.get(pos..).unwrap_or_default();
             let LineEnd { at, ascii } = scan_line(rest);
             let Some(end) = at else {
+                *found = LineEnd { at, ascii };
                 break None;
             };
             let terminator = match rest.get(end..end + 2) {
                 Some(b"\r\n") => 2,
                 None if rest.get(end) == Some(&b'\r') => {
-                    *found = Some(end);
+                    *found = LineEnd { at, ascii };
                     break None;
                 }
                 _ => 1,
             };
             if end > max_line {
-                *found = Some(end);
+                *found = LineEnd { at, ascii };
                 break None;
             }
             scanned += end + 1;
@@ -1113,6 +1112,7 @@ impl Decoder {
             self.held.advance(self.held_pos);
         }
         core::mem::swap(&mut self.line, &mut self.held);
+        self.line_high = true; // not known: its bytes were not all looked at for it
         self.held.clear();
         self.held_pos = 0;
         self.held_scan_from = 0;
@@ -1128,13 +1128,23 @@ impl Decoder {
         self.held_high = high;
     }
 
-    /// Reads the line at `front[pos..]` in the general case, given where its ending was found
-    /// (`None`: not in this piece): a line that continues one from an earlier piece, that
-    /// goes on in the next one, that is being discarded or is over `max_line`.
-    fn read_line(&mut self, found: Option<usize>) -> Result<Option<Emit>, DecodeError> {
+    /// Whether every byte of `line` with `ascii` bytes appended (whether those are all
+    /// ASCII) is known to be below 0x80. An empty `line` has no bytes: what `line_high` says
+    /// of the line before it was let go does not count.
+    #[inline(always)]
+    fn line_ascii_with(&self, ascii: bool) -> bool {
+        ascii && (self.line.is_empty() || !self.line_high)
+    }
+
+    /// Reads the line at `front[pos..]` in the general case, given what the scan of
+    /// `front[pos..]` found (`found.at`, where the ending is, `None`: not in this piece, and
+    /// `found.ascii`, whether the bytes before it are known ASCII): a line that continues one
+    /// from an earlier piece, that goes on in the next one, that is being discarded or is over
+    /// `max_line`.
+    fn read_line(&mut self, found: LineEnd) -> Result<Option<Emit>, DecodeError> {
         let start = self.pos;
         let chunk = self.front.get(start..).unwrap_or_default();
-        let Some(end) = found else {
+        let Some(end) = found.at else {
             // No line ending in this piece: the line continues in the next one.
             let len = chunk.len();
             self.scanned += len as u64;
@@ -1150,6 +1160,7 @@ impl Decoder {
                         limit: self.config.limits.max_line,
                     });
                 }
+                self.line_high = !self.line_ascii_with(found.ascii);
                 self.copied += append(&mut self.line, chunk);
             }
             self.drop_front(len);
@@ -1184,11 +1195,12 @@ impl Decoder {
                 &self.config,
                 &self.front,
                 &self.held,
-                IN_FRONT,
+                (IN_FRONT, found.ascii),
                 line,
                 line_offset,
             )
         } else {
+            let ascii = self.line_ascii_with(found.ascii);
             self.copied += append(&mut self.line, chunk.get(..end).unwrap_or_default());
             let range = 0..self.line.len();
             let line_in = if self.lend_held {
@@ -1203,7 +1215,7 @@ impl Decoder {
                 &self.config,
                 &self.front,
                 &self.held,
-                line_in,
+                (line_in, ascii),
                 range,
                 line_offset,
             )
@@ -1235,6 +1247,7 @@ impl Decoder {
                 // Not a BOM: the bytes matched so far are the start of the first line.
                 let matched = BOM.get(..usize::from(self.bom_matched)).unwrap_or_default();
                 self.copied += append(&mut self.line, matched);
+                self.line_high = true;
                 self.bom_done = true;
                 return true;
             }
