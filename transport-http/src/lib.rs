@@ -61,6 +61,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod auth;
 mod builder;
 pub mod client;
 pub mod entropy;
