@@ -169,7 +169,7 @@ pub const TOOL_PANICKED: &str = "internal error: the tool panicked";
 pub const BUSY: &str = "server busy: too many running tool calls";
 
 /// The `error` message of a call refused because the server is shutting down
-/// ([`Calls::drain`](super::Calls::drain)), where no HTTP status can say so.
+/// (`Calls::drain`, feature `ors-server`), where no HTTP status can say so.
 ///
 /// # Example
 /// ```
