@@ -898,8 +898,8 @@ impl<R: Runtime> Server<R> {
         };
         if let Some(session) = removed {
             self.teardown(&session.task, session.env);
-        } else if let Some(index) = stored.as_ref().and_then(|r| self.env_index(&r.env)) {
-            if let Some(record) = stored {
+        } else if let Some(record) = stored {
+            if let Some(index) = self.env_index(&record.env) {
                 self.teardown(&record.task, index);
             }
         }
