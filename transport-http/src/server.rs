@@ -15,6 +15,14 @@ use crate::keep_alive::{Clock, Pinger};
 
 mod message;
 pub use message::{encode_messages, Message};
+#[cfg(feature = "hyper")]
+mod any_body;
+#[cfg(feature = "hyper")]
+pub use any_body::AnyBody;
+#[cfg(feature = "hyper-server")]
+mod serve_options;
+#[cfg(feature = "hyper-server")]
+pub use serve_options::{ServeOptions, TLS_HANDSHAKE_TIMEOUT};
 
 /// Wraps a body in a `200` response with the headers that keep every hop from buffering:
 /// `Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`

@@ -34,7 +34,9 @@ use ssekit::server::KeepAlive;
 use ssekit::{Encoder, Event};
 use tokio::sync::mpsc;
 
-pub use ssekit_http::server::{last_event_id, response, Message, TrySendError};
+pub use ssekit_http::server::{
+    last_event_id, response, AnyBody, Message, ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
+};
 
 use ssekit_http::keep_alive::Pinger;
 use ssekit_http::server::Frames;
@@ -488,127 +490,6 @@ where
     serve_with(listener, service, stop, ServeOptions::default()).await
 }
 
-/// How [`serve_with`] serves: HTTP/1.1 and HTTP/2 on every connection (h2c by prior
-/// knowledge in clear text; over TLS, as ALPN agreed: browsers open at most six HTTP/1.1
-/// connections per origin, and each `EventSource` holds one, whereas HTTP/2 carries a
-/// hundred streams on one), the write buffer per connection (or per HTTP/2 stream), header
-/// limits and the time a client has to send its request head.
-///
-/// # Example
-/// ```
-/// use std::time::Duration;
-/// let options = ssekit_hyper::server::ServeOptions::default()
-///     .write_buffer(16 << 10)
-///     .max_headers(64)
-///     .header_read_timeout(Duration::from_secs(10))
-///     .max_concurrent_streams(256);
-/// # let _ = options;
-/// ```
-#[derive(Clone, Debug)]
-#[must_use]
-pub struct ServeOptions {
-    write_buffer: usize,
-    max_headers: Option<usize>,
-    header_read_timeout: Option<Duration>,
-    max_concurrent_streams: Option<u32>,
-    #[cfg(feature = "rustls")]
-    tls: Option<Arc<rustls::ServerConfig>>,
-}
-
-impl Default for ServeOptions {
-    fn default() -> Self {
-        ServeOptions {
-            write_buffer: ssekit_http::server::WRITE_BUFFER,
-            max_headers: None,
-            header_read_timeout: Some(Duration::from_secs(30)),
-            max_concurrent_streams: Some(200),
-            #[cfg(feature = "rustls")]
-            tls: None,
-        }
-    }
-}
-
-impl ServeOptions {
-    /// The most bytes hyper holds for a slow reader (default
-    /// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER), 8 KiB; hyper's own is 400 KiB).
-    ///
-    /// # Example
-    /// See [`ServeOptions`].
-    pub fn write_buffer(mut self, bytes: usize) -> Self {
-        self.write_buffer = bytes.max(8 << 10);
-        self
-    }
-
-    /// The most request headers of an HTTP/1.1 request (hyper's default, 100, otherwise).
-    ///
-    /// # Example
-    /// See [`ServeOptions`].
-    pub fn max_headers(mut self, headers: usize) -> Self {
-        self.max_headers = Some(headers);
-        self
-    }
-
-    /// How long a client has to send its HTTP/1.1 request head (default 30 s; `None`: no
-    /// limit).
-    ///
-    /// # Example
-    /// See [`ServeOptions`].
-    pub fn header_read_timeout(mut self, timeout: impl Into<Option<Duration>>) -> Self {
-        self.header_read_timeout = timeout.into();
-        self
-    }
-
-    /// The most concurrent HTTP/2 streams per connection (default 200).
-    ///
-    /// # Example
-    /// See [`ServeOptions`].
-    pub fn max_concurrent_streams(mut self, streams: u32) -> Self {
-        self.max_concurrent_streams = Some(streams);
-        self
-    }
-
-    /// Serves HTTPS with this rustls configuration (feature `rustls`); its ALPN list is set
-    /// to `h2`, `http/1.1` when empty. A TLS handshake that takes over 10 s is dropped.
-    ///
-    /// # Example
-    /// ```
-    /// # fn doc(tls: std::sync::Arc<rustls::ServerConfig>) {
-    /// let options = ssekit_hyper::server::ServeOptions::default().tls(tls);
-    /// # let _ = options; }
-    /// ```
-    #[cfg(feature = "rustls")]
-    pub fn tls(mut self, config: Arc<rustls::ServerConfig>) -> Self {
-        let config = if config.alpn_protocols.is_empty() {
-            let mut with_alpn = (*config).clone();
-            with_alpn.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-            Arc::new(with_alpn)
-        } else {
-            config
-        };
-        self.tls = Some(config);
-        self
-    }
-
-    fn builder(&self) -> hyper_util::server::conn::auto::Builder<hyper_util::rt::TokioExecutor> {
-        let mut builder =
-            hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new());
-        let mut http1 = builder.http1();
-        http1
-            .timer(hyper_util::rt::TokioTimer::new())
-            .max_buf_size(self.write_buffer)
-            .header_read_timeout(self.header_read_timeout);
-        if let Some(max) = self.max_headers {
-            http1.max_headers(max);
-        }
-        builder
-            .http2()
-            .timer(hyper_util::rt::TokioTimer::new())
-            .max_send_buf_size(self.write_buffer)
-            .max_concurrent_streams(self.max_concurrent_streams);
-        builder
-    }
-}
-
 /// As [`serve_until`], with `options`: TLS (ALPN `h2` and `http/1.1`), limits, timeouts.
 ///
 /// # Example
@@ -642,9 +523,15 @@ where
     // Every connection holds a receiver: `send(true)` asks them to close, and the sender's
     // `closed()` completes when the last one has.
     let (closing, closing_rx) = tokio::sync::watch::channel(false);
-    let builder = options.builder();
+    let builder = options.connection_builder(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioTimer::new(),
+    );
     #[cfg(feature = "rustls")]
-    let tls = options.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let tls = options
+        .tls_config()
+        .cloned()
+        .map(tokio_rustls::TlsAcceptor::from);
     let mut stop = std::pin::pin!(stop);
     loop {
         let accepted = tokio::select! {
@@ -664,7 +551,7 @@ where
         #[cfg(feature = "rustls")]
         if let Some(tls) = tls.clone() {
             tokio::spawn(async move {
-                let handshake = tokio::time::timeout(Duration::from_secs(10), tls.accept(stream));
+                let handshake = tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, tls.accept(stream));
                 if let Ok(Ok(stream)) = handshake.await {
                     serve_connection(&builder, stream, service, closing).await;
                 }
@@ -707,84 +594,15 @@ async fn serve_connection<IO, S, B>(
     let _ = conn.await;
 }
 
-/// The body of any route of a server that mixes event streams and ordinary answers: an
-/// [`SseBody`], or a complete body (`String`, `&'static str`, `Vec<u8>`, `Bytes`, JSON
-/// text), each `.into()` this one type, so a handler returns `Response<AnyBody>` without
-/// boxing body types by hand.
-///
-/// # Example
-/// ```
-/// use ssekit_hyper::server::{response, AnyBody, SseBody};
-/// fn route(path: &str) -> http::Response<AnyBody> {
-///     match path {
-///         "/events" => response(SseBody::new(futures_util::stream::empty()).into()),
-///         "/health" => http::Response::new(r#"{"status":"ok"}"#.into()),
-///         _ => http::Response::builder().status(404).body(AnyBody::from("not found")).unwrap(),
-///     }
-/// }
-/// assert_eq!(route("/events").headers()["content-type"], "text/event-stream");
-/// ```
-pub struct AnyBody(http_body_util::combinators::UnsyncBoxBody<Bytes, Error>);
-
-impl std::fmt::Debug for AnyBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("AnyBody").finish()
-    }
-}
-
 impl From<SseBody> for AnyBody {
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::server::{response, AnyBody, SseBody};
+    /// let resp: http::Response<AnyBody> = response(SseBody::new(futures_util::stream::empty()).into());
+    /// assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    /// ```
     fn from(body: SseBody) -> Self {
-        use http_body_util::BodyExt;
-        AnyBody(body.boxed_unsync())
-    }
-}
-
-impl From<Bytes> for AnyBody {
-    fn from(bytes: Bytes) -> Self {
-        use http_body_util::BodyExt;
-        AnyBody(
-            http_body_util::Full::new(bytes)
-                .map_err(|never| match never {})
-                .boxed_unsync(),
-        )
-    }
-}
-
-impl From<String> for AnyBody {
-    fn from(text: String) -> Self {
-        AnyBody::from(Bytes::from(text))
-    }
-}
-
-impl From<&'static str> for AnyBody {
-    fn from(text: &'static str) -> Self {
-        AnyBody::from(Bytes::from_static(text.as_bytes()))
-    }
-}
-
-impl From<Vec<u8>> for AnyBody {
-    fn from(bytes: Vec<u8>) -> Self {
-        AnyBody::from(Bytes::from(bytes))
-    }
-}
-
-impl Body for AnyBody {
-    type Data = Bytes;
-    type Error = Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        Pin::new(&mut self.0).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.0.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.0.size_hint()
+        AnyBody::new(body)
     }
 }
 
