@@ -1,9 +1,11 @@
 //! The client side on smol: [`EventSource`], a reconnecting SSE client for any request
 //! (GET, or POST with a body sent again on every reconnect), as a `Stream` of [`Item`]s.
-//! `http://`, and with the `rustls` feature `https://` (futures-rustls around the socket).
+//! `http://`, and with the `rustls` feature `https://` (futures-rustls around the socket,
+//! HTTP/2 when the server's ALPN agrees). An [`HttpClient`] (proxies, TLS configuration,
+//! connection pool) can be shared by many streams: over HTTP/2 they share one connection.
 //!
 //! ```text
-//!  Session::poll ─▶ Connect{request} ─▶ TCP + hyper http1 on smol ─▶ Session::handle_head(status, headers)
+//!  Session::poll ─▶ Connect{request} ─▶ HttpClient (pool, hyper on smol) ─▶ Session::handle_head(status, headers)
 //!       ▲                                                        │ accepted
 //!       └── handle_timeout ◀── async_io::Timer(deadline) ◀── Wait ──▶ body frame ─▶ Session::handle_data / handle_end
 //! ```
@@ -24,22 +26,25 @@ use async_io::Timer;
 use bytes::Bytes;
 use futures_lite::{Stream, StreamExt};
 use http::Request;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use smol_hyper::rt::FuturesIo;
 /// The reconnect policy and the decoder's configuration, as the builder's
 /// [`reconnect`](EventSource::reconnect) and [`decoder`](EventSource::decoder) take them (the
 /// core's types, named here so that the builder's signatures link to them).
 pub use ssekit::client::{GiveUpReason, ReconnectConfig};
 pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
 use ssekit::Event;
-use ssekit_http::client::{only_events, origin_form, Drive, Io, RequestSpec, Session, Target};
+use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
 pub use ssekit_http::client::{Ended, Item};
 use ssekit_http::io::HttpIo;
 pub use ssekit_http::proxy::Proxy;
 
 use crate::time::Clock;
 use crate::Error;
+
+mod pool;
+pub use pool::{ClientOptions, HttpClient};
+use pool::{Exchange, Held};
 
 /// A reconnecting SSE client on smol (`http://`; `https://` with the `rustls` feature). Build it, then take
 /// [`stream`](Self::stream) (everything) or [`events`](Self::events) (events only). The
@@ -58,24 +63,7 @@ use crate::Error;
 #[derive(Debug)]
 pub struct EventSource {
     spec: RequestSpec,
-    dial: Dial,
-}
-
-/// How the smol client reaches a server: the TLS configuration of `https://`, and the
-/// proxies (the environment's unless set).
-#[derive(Clone, Debug)]
-pub(crate) struct Dial {
-    tls: TlsConfig,
-    proxy: std::sync::Arc<Proxy>,
-}
-
-impl Default for Dial {
-    fn default() -> Self {
-        Dial {
-            tls: TlsConfig::default(),
-            proxy: std::sync::Arc::new(Proxy::from_env()),
-        }
-    }
+    client: HttpClient,
 }
 
 /// The URL schemes the client connects to.
@@ -88,7 +76,7 @@ impl EventSource {
     pub(crate) fn from_spec(spec: RequestSpec) -> Self {
         EventSource {
             spec,
-            dial: Dial::default(),
+            client: HttpClient::new(),
         }
     }
 
@@ -109,7 +97,7 @@ impl EventSource {
     /// ```
     #[cfg(feature = "rustls")]
     pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
-        self.dial.tls = Some(std::sync::Arc::new(config));
+        self.client = self.client.options().tls(config).client();
         self
     }
 
@@ -125,7 +113,17 @@ impl EventSource {
     /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
     /// ```
     pub fn proxy(mut self, proxy: Proxy) -> Self {
-        self.dial.proxy = std::sync::Arc::new(proxy);
+        self.client = self.client.options().proxy(proxy).client();
+        self
+    }
+
+    /// Uses this client (its proxies, TLS configuration and connection pool, shared with
+    /// every stream and request given a clone of it) in place of one of its own.
+    ///
+    /// # Example
+    /// See [`HttpClient`].
+    pub fn client(mut self, client: HttpClient) -> Self {
+        self.client = client;
         self
     }
 
@@ -150,7 +148,7 @@ impl EventSource {
         let io = SmolIo {
             clock: Clock::new(),
             response: None,
-            dial: self.dial,
+            client: self.client,
         };
         let driver = Drive::new(self.spec.into_session(Target::Origin), io);
         Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
@@ -177,8 +175,9 @@ impl EventSource {
 }
 
 /// What the protocol clients written once over [`HttpIo`] (the ORS client, the UTCP
-/// provider) do their IO with on smol: one connection per request or stream, `async_io`
-/// timers.
+/// provider) do their IO with on smol: an [`HttpClient`] for their requests and streams
+/// (an idle HTTP/1.1 connection carries the next request; HTTP/2 carries them all),
+/// `async_io` timers.
 ///
 /// # Example
 /// ```
@@ -189,10 +188,28 @@ impl EventSource {
 #[derive(Clone, Debug)]
 pub struct SmolHttp {
     clock: Clock,
-    dial: Dial,
+    client: HttpClient,
 }
 
 impl SmolHttp {
+    /// Uses this client (its proxies, TLS configuration and connection pool), shared with
+    /// whatever else holds a clone of it.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_smol::client::{ClientOptions, SmolHttp};
+    /// let client = ClientOptions::default().build()?;
+    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?
+    ///     .io(SmolHttp::with_client(client.clone()));
+    /// # let _ = ors; Ok::<(), ssekit_smol::Error>(())
+    /// ```
+    pub fn with_client(client: HttpClient) -> Self {
+        SmolHttp {
+            clock: Clock::new(),
+            client,
+        }
+    }
+
     /// Uses this rustls configuration for `https://` (a private root, a client
     /// certificate), in its streams and requests alike, as [`EventSource::tls`] does for one
     /// stream.
@@ -210,13 +227,7 @@ impl SmolHttp {
     /// ```
     #[cfg(feature = "rustls")]
     pub fn with_tls(config: rustls::ClientConfig) -> Self {
-        SmolHttp {
-            clock: Clock::new(),
-            dial: Dial {
-                tls: Some(std::sync::Arc::new(config)),
-                ..Dial::default()
-            },
-        }
+        SmolHttp::with_client(ClientOptions::default().tls(config).client())
     }
 
     /// Connects through `proxy` instead of the environment's, in its streams and requests
@@ -231,7 +242,7 @@ impl SmolHttp {
     /// ```
     #[must_use]
     pub fn with_proxy(mut self, proxy: Proxy) -> Self {
-        self.dial.proxy = std::sync::Arc::new(proxy);
+        self.client = self.client.options().proxy(proxy).client();
         self
     }
 }
@@ -241,16 +252,13 @@ impl HttpIo for SmolHttp {
     type Events = Items;
 
     fn new() -> Result<Self, Error> {
-        Ok(SmolHttp {
-            clock: Clock::new(),
-            dial: Dial::default(),
-        })
+        Ok(SmolHttp::with_client(HttpClient::new()))
     }
 
     fn events(&self, spec: RequestSpec) -> Items {
         let source = EventSource {
             spec,
-            dial: self.dial.clone(),
+            client: self.client.clone(),
         };
         source.stream()
     }
@@ -266,13 +274,15 @@ impl HttpIo for SmolHttp {
 
     async fn request_limited(
         &self,
-        mut req: Request<Bytes>,
+        req: Request<Bytes>,
         limit: usize,
     ) -> Result<http::Response<Bytes>, Error> {
         let uri = req.uri().clone();
-        origin_form(&mut req)?;
-        let (resp, _connection) = send(uri, req, &self.dial).await?;
-        ssekit_http::io::collect(resp, limit).await
+        let Exchange { response, held } = self.client.send(&uri, req).await?;
+        let collected = ssekit_http::io::collect(response, limit).await?;
+        // Read to its end: the connection can carry the next request.
+        self.client.release(held);
+        Ok(collected)
     }
 
     fn now(&self) -> ssekit::Instant {
@@ -287,128 +297,21 @@ impl HttpIo for SmolHttp {
 /// What [`EventSource::stream`] returns.
 pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
-/// A response body and the task driving its connection (dropping it closes the socket).
-type Open = (Incoming, smol::Task<()>);
+/// A response body and the connection it holds (dropping it closes the connection, or
+/// resets the HTTP/2 stream).
+type Open = (Incoming, Held);
 
 /// The IO of one stream on smol: the shared [`Session`] decides, [`Drive`] loops, this
 /// connects, reads and waits.
 struct SmolIo {
     clock: Clock,
     response: Option<Open>,
-    dial: Dial,
+    client: HttpClient,
 }
-
-/// The TLS configuration of `https://` connections (`None`: the Mozilla roots).
-#[cfg(feature = "rustls")]
-pub(crate) type TlsConfig = Option<std::sync::Arc<rustls::ClientConfig>>;
-/// No TLS without the `rustls` feature.
-#[cfg(not(feature = "rustls"))]
-pub(crate) type TlsConfig = ();
 
 enum Woke {
     Frame(Option<Result<http_body::Frame<Bytes>, hyper::Error>>),
     Timer,
-}
-
-/// One HTTP/1.1 exchange on `io` (an event stream holds its connection for its whole
-/// life, so there is no pool to share); the task drives the connection.
-async fn exchange<S>(io: S, req: Request<Bytes>) -> Result<Answer, Error>
-where
-    S: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin + Send + 'static,
-{
-    let (mut sender, conn) = hyper::client::conn::http1::handshake(FuturesIo::new(io)).await?;
-    let task = smol::spawn(async move {
-        let _ = conn.await;
-    });
-    let resp = sender.send_request(req.map(Full::new)).await?;
-    Ok((resp, task))
-}
-
-/// Asks the proxy on `tcp` for a tunnel to `host:port` and reads its answer: `Ok` when the
-/// tunnel is open, the proxy's refusal (status, headers, body start) otherwise.
-async fn tunnel(
-    tcp: &mut smol::net::TcpStream,
-    proxy: &ssekit_http::proxy::ProxyServer,
-    host: &str,
-    port: u16,
-) -> Result<(), Error> {
-    use futures_lite::{AsyncReadExt, AsyncWriteExt};
-    let request = ssekit_http::proxy::connect_request(proxy, host, port);
-    tcp.write_all(&request).await?;
-    let mut answer = ssekit_http::proxy::ConnectAnswer::default();
-    let mut buf = [0u8; 1024];
-    loop {
-        let n = tcp.read(&mut buf).await?;
-        if n == 0 {
-            return Err(answer.closed(proxy));
-        }
-        if answer.read(buf.get(..n).unwrap_or_default())? {
-            return Ok(());
-        }
-    }
-}
-
-/// A response head and the task driving its connection.
-pub(crate) type Answer = (http::Response<Incoming>, smol::Task<()>);
-
-/// The Mozilla roots, for `https://` without [`EventSource::tls`].
-#[cfg(feature = "rustls")]
-fn default_tls() -> Result<std::sync::Arc<rustls::ClientConfig>, Error> {
-    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    let roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
-    };
-    let config = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(Error::http)?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(std::sync::Arc::new(config))
-}
-
-/// TCP to the URL's host, or to its proxy and through a `CONNECT` tunnel, TLS for
-/// `https://`, then one exchange of `req` (in origin form).
-pub(crate) async fn send(
-    uri: http::Uri,
-    req: Request<Bytes>,
-    dial: &Dial,
-) -> Result<Answer, Error> {
-    let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
-    let https = uri.scheme_str() == Some("https");
-    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
-    let tcp = match dial.proxy.for_uri(&uri) {
-        None => smol::net::TcpStream::connect((host, port)).await?,
-        Some(proxy) => {
-            let mut tcp = smol::net::TcpStream::connect((proxy.host(), proxy.port())).await?;
-            tunnel(&mut tcp, proxy, host, port).await?;
-            tcp
-        }
-    };
-    let _ = tcp.set_nodelay(true);
-    let tls = &dial.tls;
-    if !https {
-        return exchange(tcp, req).await;
-    }
-    #[cfg(feature = "rustls")]
-    {
-        let config = match tls {
-            Some(config) => std::sync::Arc::clone(config),
-            None => default_tls()?,
-        };
-        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
-            .map_err(|e| Error::Request(format!("bad TLS server name {host:?}: {e}")))?;
-        let tls = futures_rustls::TlsConnector::from(config)
-            .connect(name, tcp)
-            .await?;
-        exchange(tls, req).await
-    }
-    #[cfg(not(feature = "rustls"))]
-    {
-        let () = tls;
-        Err(Error::Request(
-            "https:// needs the rustls feature".to_owned(),
-        ))
-    }
 }
 
 impl Io for SmolIo {
@@ -419,7 +322,7 @@ impl Io for SmolIo {
     async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
         let uri = session.uri().clone();
         let limit = session.response_timeout();
-        let answer = futures_lite::future::or(send(uri, req, &self.dial), async {
+        let answer = futures_lite::future::or(self.client.send(&uri, req), async {
             Timer::after(limit).await;
             Err(Error::no_response(limit))
         })
@@ -427,9 +330,9 @@ impl Io for SmolIo {
         let now = self.clock.now();
         match answer {
             Err(err) => session.handle_connect_error(now, err),
-            Ok((resp, task)) => {
-                if session.handle_head(now, resp.status().as_u16(), resp.headers()) {
-                    self.response = Some((resp.into_body(), task));
+            Ok(Exchange { response, held }) => {
+                if session.handle_head(now, response.status().as_u16(), response.headers()) {
+                    self.response = Some((response.into_body(), held));
                 }
             }
         }

@@ -13,16 +13,17 @@
 //! | module | what |
 //! |---|---|
 //! | [`io`] | [`EventStream`](io::EventStream) over any `AsyncRead`, [`EventSink`](io::EventSink) over any `AsyncWrite`: for custom runtimes and non-HTTP pipes |
-//! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `serve` on smol |
-//! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` |
+//! | `server` (feature `http`) | `SseBody` with keep-alive, `response` headers, bounded `channel`, `Broadcast` with `Last-Event-ID` replay, `AnyBody`, `serve`/`serve_with` on smol (HTTP/1.1 and HTTP/2: h2c, TLS with ALPN) |
+//! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` (HTTP/2 by ALPN); `HttpClient`, one pool shared by many streams |
 //! | `utcp` (feature `utcp`) | UTCP's SSE provider, the same as `ssekit-hyper`'s (`ssekit-utcp` over `client::SmolHttp`): provider objects with auth and OAuth2 refresh, checked tool calls, `/utcp` discovery |
 //! | `ors` (feature `http`) | `Server`: the ORS HTTP API over `Environment`s (the same server as `ssekit-hyper`'s, written once in `ssekit-http`), `Calls` its `/call` half alone; `Client`: sessions and tool calls resumed by task id |
 //! | `runtime` (feature `http`) | `Smol`: `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on smol |
 //!
 //! ## Crate features
-//! - `http` (default): the HTTP server and client, on hyper 1 driven by smol's executor and
-//!   `async-io` through `smol-hyper`. hyper 1 always depends on tokio's `sync` module (its
-//!   channels; no tokio runtime, reactor or timer is used). Without this feature the crate's
+//! - `http` (default): the HTTP server and client, HTTP/1.1 and HTTP/2, on hyper 1 driven by
+//!   smol's executor and `async-io` through `smol-hyper`. hyper 1 always depends on tokio's
+//!   `sync` module (its channels), and HTTP/2 (the `h2` crate) on its `io-util` traits; no
+//!   tokio runtime, reactor, timer or socket is used. Without this feature the crate's
 //!   dependency tree has no tokio at all.
 //! - `rustls` (default, implies `http`): `https://` for the client through `futures-rustls`
 //!   (ring, Mozilla roots from `webpki-roots`, or your own `rustls::ClientConfig` with

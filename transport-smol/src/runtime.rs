@@ -40,6 +40,25 @@ impl std::fmt::Debug for Smol {
     }
 }
 
+/// hyper's executor hook: the HTTP/2 connections of [`serve_with`](crate::server::serve_with)
+/// and of the client spawn their streams as tasks on smol's global executor.
+///
+/// # Example
+/// ```
+/// use hyper::rt::Executor;
+/// let (tx, rx) = async_channel::bounded(1);
+/// ssekit_smol::runtime::Smol::default().execute(async move { let _ = tx.send(7).await; });
+/// assert_eq!(smol::block_on(rx.recv()), Ok(7));
+/// ```
+impl<F> hyper::rt::Executor<F> for Smol
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    fn execute(&self, future: F) {
+        smol::spawn(future).detach();
+    }
+}
+
 impl Runtime for Smol {
     type Body = SseBody;
     type Sleep = Timer;

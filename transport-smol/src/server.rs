@@ -1,7 +1,8 @@
 //! The server side on smol: [`SseBody`], a streaming response body with keep-alive
 //! comments on an [`async_io::Timer`]; [`response`] for the headers; a bounded [`channel`];
-//! [`Broadcast`] with `Last-Event-ID` replay from the core [`ReplayBuffer`]; and [`serve`],
-//! hyper's HTTP/1.1 server on smol's executor.
+//! [`Broadcast`] with `Last-Event-ID` replay from the core [`ReplayBuffer`]; [`AnyBody`]
+//! for routes beside the event streams; and [`serve`] / [`serve_with`], hyper's HTTP/1.1
+//! and HTTP/2 server on smol's executor (h2c, or TLS with ALPN through futures-rustls).
 //!
 //! ```text
 //!  app ──Sender / Broadcast──▶ bounded queue ──▶ SseBody::poll_frame ──▶ hyper (smol) ──▶ socket
@@ -29,9 +30,12 @@ use smol_hyper::rt::{FuturesIo, SmolTimer};
 use ssekit::server::{Gap, KeepAlive, ReplayBuffer};
 use ssekit::{EncodeError, Encoder, Event};
 
-pub use ssekit_http::server::{last_event_id, response, Message, TrySendError};
+pub use ssekit_http::server::{
+    last_event_id, response, AnyBody, Message, ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
+};
 use ssekit_http::server::{Frames, Hub};
 
+use crate::runtime::Smol;
 use crate::time::{Clock, Pinger};
 use crate::{BoxError, Error};
 
@@ -428,11 +432,26 @@ impl Broadcast {
     }
 }
 
-/// Accepts HTTP/1.1 connections on `listener` forever, serving each with `service` on a
-/// task of smol's global executor (hyper with smol's timer, via `smol-hyper`), with a write
-/// buffer of [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection and
-/// vectored writes (`smol-hyper`'s adapter does not tell hyper that the socket has them, and
-/// without them hyper copies every frame into one buffer that grows to its cap).
+impl From<SseBody> for AnyBody {
+    /// # Example
+    /// ```
+    /// use ssekit_smol::server::{response, AnyBody, SseBody};
+    /// let resp: http::Response<AnyBody> = response(SseBody::new(futures_lite::stream::empty()).into());
+    /// assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    /// ```
+    fn from(body: SseBody) -> Self {
+        AnyBody::new(body)
+    }
+}
+
+/// Accepts connections on `listener` forever, serving each with `service` on a task of
+/// smol's global executor (hyper with smol's timer, via `smol-hyper`) with the default
+/// [`ServeOptions`]: HTTP/1.1 and HTTP/2 (h2c: prior knowledge, as
+/// `curl --http2-prior-knowledge` sends it), a write buffer of
+/// [`WRITE_BUFFER`](ssekit_http::server::WRITE_BUFFER) per connection and vectored writes
+/// (`smol-hyper`'s adapter does not tell hyper that the socket has them, and without them
+/// hyper copies every frame into one buffer that grows to its cap). [`serve_until`] stops
+/// gracefully; [`serve_with`] takes options (TLS with ALPN, limits, timeouts).
 ///
 /// # Example
 /// ```no_run
@@ -491,10 +510,53 @@ where
     B::Error: Into<BoxError>,
     F: std::future::Future<Output = ()>,
 {
+    serve_with(listener, service, stop, ServeOptions::default()).await
+}
+
+/// As [`serve_until`], with `options`: TLS (feature `rustls`; ALPN `h2` and `http/1.1`),
+/// limits, timeouts.
+///
+/// # Example
+/// ```no_run
+/// # smol::block_on(async {
+/// use hyper::service::service_fn;
+/// use ssekit_smol::server::{serve_with, ServeOptions};
+/// let listener = smol::net::TcpListener::bind("127.0.0.1:0").await?;
+/// let options = ServeOptions::default().max_concurrent_streams(1000);
+/// let service = service_fn(|_req| async {
+///     Ok::<_, std::convert::Infallible>(http::Response::new(http_body_util::Full::new(bytes::Bytes::from("ok"))))
+/// });
+/// serve_with(listener, service, std::future::pending(), options).await
+/// # }).unwrap();
+/// ```
+pub async fn serve_with<S, B, F>(
+    listener: TcpListener,
+    service: S,
+    stop: F,
+    options: ServeOptions,
+) -> std::io::Result<()>
+where
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+    F: std::future::Future<Output = ()>,
+{
     // Closing `closing` asks every connection to close; `open` ends (all its senders, one
     // per connection, dropped) when the last one has.
     let (closing, closing_rx) = async_channel::bounded::<()>(1);
     let (open, all_closed) = async_channel::bounded::<()>(1);
+    let builder =
+        std::sync::Arc::new(options.connection_builder(Smol::default(), SmolTimer::new()));
+    #[cfg(feature = "rustls")]
+    let tls = options
+        .tls_config()
+        .cloned()
+        .map(futures_rustls::TlsAcceptor::from);
     let mut stop = std::pin::pin!(stop);
     loop {
         let accepted = futures_lite::future::or(async { Some(listener.accept().await) }, async {
@@ -513,24 +575,26 @@ where
         };
         let _ = stream.set_nodelay(true);
         let service = service.clone();
-        let (closing, open) = (closing_rx.clone(), open.clone());
+        let (builder, closing, open) = (builder.clone(), closing_rx.clone(), open.clone());
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = tls.clone() {
+            smol::spawn(async move {
+                let _open = open;
+                let handshake =
+                    futures_lite::future::or(async { tls.accept(stream).await.ok() }, async {
+                        async_io::Timer::after(ssekit_http::server::TLS_HANDSHAKE_TIMEOUT).await;
+                        None
+                    });
+                if let Some(stream) = handshake.await {
+                    serve_connection(&builder, stream, service, closing).await;
+                }
+            })
+            .detach();
+            continue;
+        }
         smol::spawn(async move {
             let _open = open;
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(SmolTimer::new())
-                .max_buf_size(ssekit_http::server::WRITE_BUFFER)
-                .writev(true)
-                .serve_connection(FuturesIo::new(stream), service);
-            let mut conn = std::pin::pin!(conn);
-            let served = futures_lite::future::or(async { Some(conn.as_mut().await) }, async {
-                let _ = closing.recv().await;
-                None
-            })
-            .await;
-            if served.is_none() {
-                conn.as_mut().graceful_shutdown();
-                let _ = conn.await;
-            }
+            serve_connection(&builder, stream, service, closing).await;
         })
         .detach();
     }
@@ -539,4 +603,34 @@ where
     drop(open);
     let _ = all_closed.recv().await;
     Ok(())
+}
+
+/// Serves one connection until it ends, or, once `closing` is closed, until the response
+/// it is sending is done.
+async fn serve_connection<IO, S, B>(
+    builder: &hyper_util::server::conn::auto::Builder<Smol>,
+    io: IO,
+    service: S,
+    closing: async_channel::Receiver<()>,
+) where
+    IO: futures_io::AsyncRead + futures_io::AsyncWrite + Unpin + Send + 'static,
+    S: hyper::service::Service<http::Request<hyper::body::Incoming>, Response = http::Response<B>>
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
+    let conn = builder.serve_connection(FuturesIo::new(io), service);
+    let mut conn = std::pin::pin!(conn);
+    let served = futures_lite::future::or(async { Some(conn.as_mut().await) }, async {
+        let _ = closing.recv().await;
+        None
+    })
+    .await;
+    if served.is_none() {
+        conn.as_mut().graceful_shutdown();
+        let _ = conn.await;
+    }
 }
