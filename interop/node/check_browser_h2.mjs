@@ -1,5 +1,6 @@
 // A real browser over HTTP/2: Debian's Chromium, headless, opens a page served over TLS by
-// ssekit's h2_server example, which opens ten EventSources to its own origin and holds them.
+// ssekit's h2_server example (on smol or on hyper), which opens ten EventSources to its own
+// origin and holds them.
 // Over HTTP/1.1 Chromium opens at most six connections per origin, so streams 7-10 would
 // never start; over HTTP/2 (ALPN) all ten share one connection.
 // usage: node check_browser_h2.mjs HTTPS_URL
