@@ -357,3 +357,36 @@ fn a_pooled_connection_the_server_closed_is_replaced() {
     });
     assert_eq!(connections.load(Ordering::SeqCst), 3);
 }
+
+#[test]
+fn requests_and_streams_share_the_http2_connection() {
+    let (server, versions) = smol_server(ServeOptions::default().tls(Certs::loopback().server()));
+    let (through, connections) = counting_forwarder(server);
+    let client = tls_client();
+    let io = SmolHttp::with_client(client.clone());
+    within(async {
+        let url = format!("https://127.0.0.1:{}", through.port());
+        let stream = EventSource::get(&format!("{url}/live"))
+            .unwrap()
+            .client(client)
+            .reconnect(once())
+            .events()
+            .collect::<Vec<_>>();
+        for _ in 0..3 {
+            let req = http::Request::post(format!("{url}/json"))
+                .header("content-type", "application/json")
+                .body(Bytes::from_static(b"{\"a\":1}"))
+                .unwrap();
+            let resp = io.request(req).await.unwrap();
+            assert_eq!(resp.body().as_ref(), b"{\"ok\":true}");
+        }
+        assert_eq!(stream.await.len(), 3);
+    });
+    assert_eq!(connections.load(Ordering::SeqCst), 1, "one TCP connection");
+    let versions = versions.lock().unwrap();
+    assert_eq!(versions.len(), 4);
+    assert!(
+        versions.iter().all(|v| *v == http::Version::HTTP_2),
+        "{versions:?}"
+    );
+}

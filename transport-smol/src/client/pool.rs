@@ -298,11 +298,11 @@ impl HttpClient {
             };
             let turn = lock.lock_arc().await;
             if let Some(pooled) = self.checkout_h2(&origin) {
-                return match self.send_on(pooled, uri, req, &origin).await {
-                    Ok(exchange) => Ok(exchange),
-                    Err(Unsent::Back(_)) => Err(Error::Request("connection closed".to_owned())),
-                    Err(Unsent::Failed(err)) => Err(err),
-                };
+                match self.send_on(pooled, uri, req, &origin).await {
+                    Ok(exchange) => return Ok(exchange),
+                    Err(Unsent::Back(again)) => req = again,
+                    Err(Unsent::Failed(err)) => return Err(err),
+                }
             }
             Some(turn)
         } else {
@@ -363,11 +363,26 @@ impl HttpClient {
         found
     }
 
+    /// Drops the pool's HTTP/2 connection to `origin` if it is the one `task` drives.
+    fn evict_h2(&self, origin: &Origin, task: &Arc<smol::Task<()>>) {
+        let mut pool = self.lock_pool();
+        if let Some(idle) = pool.get_mut(origin) {
+            if idle
+                .h2
+                .as_ref()
+                .is_some_and(|h2| Arc::ptr_eq(&h2.task, task))
+            {
+                idle.h2 = None;
+            }
+        }
+    }
+
     fn checkout_h2(&self, origin: &Origin) -> Option<Dialed> {
         let mut pool = self.lock_pool();
         let idle = pool.get_mut(origin)?;
         let h2 = idle.h2.as_mut()?;
-        if h2.sender.is_closed() || h2.last_used.elapsed() >= IDLE_TIMEOUT {
+        if h2.sender.is_closed() || !h2.sender.is_ready() || h2.last_used.elapsed() >= IDLE_TIMEOUT
+        {
             idle.h2 = None;
             return None;
         }
@@ -406,14 +421,22 @@ impl HttpClient {
             Dialed::H2(mut sender, task) => {
                 *req.uri_mut() = uri.clone();
                 req.headers_mut().remove(http::header::HOST);
-                let response = sender
-                    .send_request(req.map(Full::new))
-                    .await
-                    .map_err(|e| Unsent::Failed(e.into()))?;
-                Ok(Exchange {
-                    response,
-                    held: Held::H2 { _connection: task },
-                })
+                let body = req.body().clone();
+                match sender.try_send_request(req.map(Full::new)).await {
+                    Ok(response) => Ok(Exchange {
+                        response,
+                        held: Held::H2 { _connection: task },
+                    }),
+                    // A connection that failed (a GOAWAY, a reset) takes no more streams:
+                    // out of the pool, so that the next try dials a new one.
+                    Err(mut failed) => {
+                        self.evict_h2(origin, &task);
+                        match failed.take_message() {
+                            Some(req) => Err(Unsent::Back(req.map(|_| body))),
+                            None => Err(Unsent::Failed(failed.into_error().into())),
+                        }
+                    }
+                }
             }
         }
     }
