@@ -820,7 +820,9 @@ impl Session {
     }
 
     /// The connection attempt failed before a response (refused, reset, TLS, no response
-    /// within the timeout).
+    /// within the timeout): a retry, as the policy says, except for a refused TLS
+    /// certificate ([`Error::is_certificate_rejected`]), which ends the stream with that
+    /// error at once.
     ///
     /// # Example
     /// ```
@@ -835,6 +837,12 @@ impl Session {
     pub fn handle_connect_error(&mut self, now: Instant, error: Error) {
         self.out
             .push_back(Item::Disconnected(Ended::Failed(error.to_string())));
+        if error.is_certificate_rejected() {
+            // The same certificate would be refused again: no retry.
+            self.rc.stop();
+            self.failed = Some(error);
+            return;
+        }
         self.last_error = Some(error);
         self.rc.handle_closed(now, Disconnect::Error);
         self.schedule(now);

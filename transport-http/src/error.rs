@@ -98,6 +98,35 @@ impl Error {
         Error::Http(e.into())
     }
 
+    /// Whether the server's TLS certificate was refused (an unknown issuer, expired, not
+    /// valid for the name, ...; feature `rustls`): the same certificate would be refused
+    /// again, so an `EventSource` gives up at once instead of reconnecting.
+    ///
+    /// # Example
+    /// ```
+    /// let refused = std::io::Error::new(
+    ///     std::io::ErrorKind::InvalidData,
+    ///     rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
+    /// );
+    /// assert!(ssekit_http::Error::Io(refused).is_certificate_rejected());
+    /// assert!(!ssekit_http::Error::http(std::io::Error::other("reset")).is_certificate_rejected());
+    /// ```
+    pub fn is_certificate_rejected(&self) -> bool {
+        #[cfg(feature = "rustls")]
+        {
+            let root: &(dyn std::error::Error + 'static) = match self {
+                Error::Io(e) => e,
+                Error::Http(e) => &**e,
+                _ => return false,
+            };
+            rejects_certificate(Some(root))
+        }
+        #[cfg(not(feature = "rustls"))]
+        {
+            false
+        }
+    }
+
     /// The failure of a connection attempt whose response head did not come within `limit`.
     ///
     /// # Example
@@ -443,4 +472,25 @@ pub fn redacted_url(url: &str) -> String {
         shown.push_str("?<redacted>");
     }
     shown
+}
+
+/// Whether `error` or one of its sources (looking inside `io::Error`s too, whose `source`
+/// skips the error they wrap) is rustls refusing a certificate.
+#[cfg(feature = "rustls")]
+fn rejects_certificate(mut error: Option<&(dyn std::error::Error + 'static)>) -> bool {
+    while let Some(e) = error {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return matches!(tls, rustls::Error::InvalidCertificate(_));
+        }
+        let wrapped = e
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::get_ref);
+        if let Some(inner) = wrapped {
+            if rejects_certificate(Some(inner)) {
+                return true;
+            }
+        }
+        error = e.source();
+    }
+    false
 }

@@ -84,6 +84,27 @@ async fn events_over_https_with_a_private_root_and_refused_without_it() {
     .await;
 }
 
+/// A refused certificate would be refused again: with the default policy (which retries
+/// network errors) the stream still ends after one attempt, with that error.
+#[tokio::test]
+async fn a_refused_certificate_ends_the_stream_without_a_retry() {
+    within(async {
+        let (port, _) = https_server(private_root::route).await;
+        let source = source_for!(EventSource, &private_root::ASK, port);
+        let items: Vec<_> = source.stream().collect().await;
+        let attempts = items
+            .iter()
+            .filter(|i| matches!(i, Ok(Item::Disconnected(_))))
+            .count();
+        assert_eq!(attempts, 1, "{items:?}");
+        let Some(Err(e)) = items.last() else {
+            panic!("{items:?}")
+        };
+        assert!(e.is_certificate_rejected(), "{e}");
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn an_https_redirect_within_the_origin_is_followed_with_its_credentials() {
     within(async {

@@ -81,6 +81,26 @@ fn events_over_https_with_a_private_root_and_refused_without_it() {
     });
 }
 
+/// A refused certificate would be refused again: with the default policy (which retries
+/// network errors) the stream still ends after one attempt, with that error.
+#[test]
+fn a_refused_certificate_ends_the_stream_without_a_retry() {
+    run(async {
+        let (port, _) = https_server(private_root::route).await;
+        let source = source_for!(EventSource, &private_root::ASK, port);
+        let items: Vec<_> = source.stream().collect().await;
+        let attempts = items
+            .iter()
+            .filter(|i| matches!(i, Ok(Item::Disconnected(_))))
+            .count();
+        assert_eq!(attempts, 1, "{items:?}");
+        let Some(Err(e)) = items.last() else {
+            panic!("{items:?}")
+        };
+        assert!(e.is_certificate_rejected(), "{e}");
+    });
+}
+
 /// The protocol clients' IO (`SmolHttp`, under the ORS client and the UTCP provider) takes
 /// a private root too, for its streams and its one-shot requests alike.
 #[test]
