@@ -248,6 +248,28 @@ impl EventSource {
         self
     }
 
+    /// Uses this rustls configuration for `https://` (a private root, a client
+    /// certificate), through the environment's proxies: a client of its own, as
+    /// [`https_client`] makes (it replaces one set with [`client`](Self::client); to share
+    /// it, build one with [`ClientOptions::tls`] and pass it to each stream instead).
+    ///
+    /// # Example
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
+    /// let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    /// let tls = rustls::ClientConfig::builder_with_provider(provider)
+    ///     .with_safe_default_protocol_versions().unwrap()
+    ///     .with_root_certificates(rustls::RootCertStore::empty())
+    ///     .with_no_client_auth();
+    /// let source = ssekit_hyper::client::EventSource::get("https://127.0.0.1:1/")?.tls(tls);
+    /// # let _ = source; Ok(()) }
+    /// ```
+    #[cfg(feature = "rustls")]
+    pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
+        self.client = Some(https_client(config));
+        self
+    }
+
     /// Everything that happens, as a stream: connections, events, comments, `retry:`,
     /// disconnects and waits. It ends after a 204, or a clean end without reconnecting
     /// (without an error), or with the error that made the policy give up: without
