@@ -21,15 +21,50 @@ use crate::profiles::{validator, ProfileName};
 use crate::runtime::{event_source, RuntimeName};
 use crate::{CliError, CLOSED_STDOUT};
 
+/// How `ssekit serve` serves, beside the app's settings.
+pub struct Serving {
+    /// The shared store's URL (`--store`).
+    pub store: Option<String>,
+    /// How long running tool calls get to finish on SIGTERM (`--drain-timeout`).
+    pub drain: Duration,
+    /// The certificate chain and key files of HTTPS (`--tls-cert`, `--tls-key`).
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+/// The connection options of `serving`: HTTPS (ALPN `h2`, `http/1.1`) when it has a
+/// certificate, else HTTP/1.1 and h2c.
+fn serve_options(serving: &Serving) -> Result<ssekit_http::server::ServeOptions, CliError> {
+    let options = ssekit_http::server::ServeOptions::default();
+    let Some((cert, key)) = &serving.tls else {
+        return Ok(options);
+    };
+    #[cfg(feature = "rustls")]
+    {
+        Ok(options.tls(crate::tls::server_config(cert, key)?))
+    }
+    #[cfg(not(feature = "rustls"))]
+    {
+        let _ = (cert, key);
+        Err(CliError::Usage(
+            "--tls-cert needs ssekit built with its rustls feature".to_owned(),
+        ))
+    }
+}
+
 /// `ssekit serve`: the demo app on `addr`, served by `runtime`'s transport. Run it under
 /// that runtime's [`block_on`](RuntimeName::block_on).
 pub async fn serve(
     addr: &str,
     runtime: RuntimeName,
     settings: Settings,
-    store: Option<&str>,
-    drain: std::time::Duration,
+    serving: Serving,
 ) -> Result<ExitCode, CliError> {
+    let options = serve_options(&serving)?;
+    let scheme = if serving.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let listener = std::net::TcpListener::bind(addr)
         .map_err(|e| CliError::Io(format!("cannot listen on {addr}"), e))?;
     let local = listener
@@ -40,19 +75,20 @@ pub async fn serve(
     // reads stdout any more.
     let announce = move || {
         let mut out = std::io::stdout();
-        let _ = writeln!(out, "listening on http://{local}");
+        let _ = writeln!(out, "listening on {scheme}://{local}");
         let _ = writeln!(
             out,
-            "  ORS:       curl -N -X POST http://{local}/create_session"
+            "  ORS:       curl -N -X POST {scheme}://{local}/create_session"
         );
         let _ = writeln!(
             out,
-            "  Responses: curl -N -X POST http://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
+            "  Responses: curl -N -X POST {scheme}://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
         );
         let _ = out.flush();
     };
+    let store = serving.store.as_deref();
     runtime
-        .serve(listener, settings, store, drain, announce)
+        .serve(listener, settings, store, serving.drain, options, announce)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;
     Ok(ExitCode::SUCCESS)
@@ -105,6 +141,10 @@ pub struct TailArgs {
     /// The transport that carries the stream: hyper on tokio, or hyper on smol.
     #[arg(long, value_enum, default_value_t)]
     runtime: RuntimeName,
+    /// Trust the certificates of this PEM file for https:// (a private or self-signed
+    /// root), beside the Mozilla roots.
+    #[arg(long, value_name = "PEM")]
+    cacert: Option<std::path::PathBuf>,
 }
 
 /// A duration on the command line: a number, fractions allowed, of `ms`, `s` (the unit of a
@@ -240,6 +280,18 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     // task id into the (JSON) body, and the validator starts over with the replayed stream.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
+    #[cfg(feature = "rustls")]
+    let tls = args
+        .cacert
+        .as_deref()
+        .map(crate::tls::client_config)
+        .transpose()?;
+    #[cfg(not(feature = "rustls"))]
+    if args.cacert.is_some() {
+        return Err(CliError::Usage(
+            "--cacert needs ssekit built with its rustls feature".to_owned(),
+        ));
+    }
     let mut items = event_source!(args.runtime, method, &args.url, body, |source| {
         let mut source = source
             .reconnect(
@@ -251,6 +303,10 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                     .reconnect(!args.once),
             )
             .max_redirects(args.max_redirects);
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = &tls {
+            source = source.tls(tls.clone());
+        }
         for h in &args.headers {
             let Some((name, value)) = h.split_once(':') else {
                 return Err(CliError::Usage(format!(

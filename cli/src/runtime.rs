@@ -50,6 +50,7 @@ impl RuntimeName {
         mut settings: crate::app::Settings,
         store: Option<&str>,
         drain: Duration,
+        options: ssekit_http::server::ServeOptions,
         announce: impl FnOnce(),
     ) -> std::io::Result<()> {
         listener.set_nonblocking(true)?;
@@ -63,7 +64,8 @@ impl RuntimeName {
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let app = crate::app::App::<ssekit_hyper::runtime::Tokio>::new(settings);
                 announce();
-                let serving = |stop| ssekit_hyper::server::serve_until(listener, app.clone(), stop);
+                let serving =
+                    |stop| ssekit_hyper::server::serve_with(listener, app.clone(), stop, options);
                 graceful(&app, runtime, stop, drain, serving).await
             }
             RuntimeName::Smol => {
@@ -74,7 +76,8 @@ impl RuntimeName {
                 let listener = smol::net::TcpListener::try_from(listener)?;
                 let app = crate::app::App::<ssekit_smol::runtime::Smol>::new(settings);
                 announce();
-                let serving = |stop| ssekit_smol::server::serve_until(listener, app.clone(), stop);
+                let serving =
+                    |stop| ssekit_smol::server::serve_with(listener, app.clone(), stop, options);
                 graceful(&app, runtime, stop, drain, serving).await
             }
         }
@@ -107,7 +110,7 @@ fn stop_signal() -> std::io::Result<Pin<Box<dyn Future<Output = ()> + Send>>> {
     }))
 }
 
-/// Runs `serving` (a `serve_until` given the stop future) until `stop`; then the listener
+/// Runs `serving` (a `serve_with` given the stop future) until `stop`; then the listener
 /// closes (no new connections: the balancer sends them to other instances), new ORS calls
 /// get 503, running ones get `drain` to finish (their results go to the store), every open
 /// stream ends after `retry: 250`, and this returns once the connections have closed, or a
