@@ -207,6 +207,26 @@ pub fn origin_form<B>(req: &mut Request<B>) -> Result<(), Error> {
     Ok(())
 }
 
+/// How often a client pings an HTTP/2 connection while it carries streams (the transports'
+/// `ClientOptions::http2_keep_alive` default). Streams to one origin share a connection, so
+/// a connection that died without a word (a balancer or NAT dropped it) must be found, or
+/// every reconnect would open its stream on the dead connection again.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::client::HTTP2_KEEP_ALIVE_INTERVAL.as_secs(), 30);
+/// ```
+pub const HTTP2_KEEP_ALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// How long a client waits for the answer to its HTTP/2 ping before it closes the
+/// connection, failing its streams, which then reconnect on a new one.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::client::HTTP2_KEEP_ALIVE_TIMEOUT.as_secs(), 10);
+/// ```
+pub const HTTP2_KEEP_ALIVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Everything an `EventSource` sends, without any IO: method, URL, body (sent again,
 /// unchanged, on every reconnect), headers, reconnect policy, decoder limits, response
 /// timeout and a per-request hook. Each transport's `EventSource` builder fills one in.

@@ -19,6 +19,7 @@
 //! 200, 204 and the retried ones does.
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -27,7 +28,10 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioExecutor;
 use ssekit::Event;
-use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
+use ssekit_http::client::{
+    only_events, Drive, Io, RequestSpec, Session, Target, HTTP2_KEEP_ALIVE_INTERVAL,
+    HTTP2_KEEP_ALIVE_TIMEOUT,
+};
 pub use ssekit_http::client::{Ended, Item};
 use ssekit_http::io::HttpIo;
 
@@ -101,7 +105,11 @@ pub fn http_client() -> Result<HttpClient, Error> {
 /// ```
 #[cfg(feature = "rustls")]
 pub fn https_client(tls: rustls::ClientConfig) -> HttpClient {
-    build_client(with_tls(tls, ProxyConnector::new(Proxy::from_env())))
+    let keep_alive = (Some(HTTP2_KEEP_ALIVE_INTERVAL), HTTP2_KEEP_ALIVE_TIMEOUT);
+    build_client(
+        with_tls(tls, ProxyConnector::new(Proxy::from_env())),
+        keep_alive,
+    )
 }
 
 #[cfg(feature = "rustls")]
@@ -134,15 +142,18 @@ pub struct ClientOptions {
     proxy: Proxy,
     #[cfg(feature = "rustls")]
     tls: Option<rustls::ClientConfig>,
+    keep_alive: (Option<Duration>, Duration),
 }
 
 impl Default for ClientOptions {
-    /// The environment's proxies ([`Proxy::from_env`]), the Mozilla roots.
+    /// The environment's proxies ([`Proxy::from_env`]), the Mozilla roots, HTTP/2 pings
+    /// every [`HTTP2_KEEP_ALIVE_INTERVAL`] while streams are open.
     fn default() -> Self {
         ClientOptions {
             proxy: Proxy::from_env(),
             #[cfg(feature = "rustls")]
             tls: None,
+            keep_alive: (Some(HTTP2_KEEP_ALIVE_INTERVAL), HTTP2_KEEP_ALIVE_TIMEOUT),
         }
     }
 }
@@ -171,16 +182,38 @@ impl ClientOptions {
         self
     }
 
+    /// Pings an HTTP/2 connection every `interval` while it carries streams (`None`: never)
+    /// and closes it when a ping is not answered within `timeout`: its streams fail and
+    /// reconnect on a new connection instead of waiting on a dead one (default
+    /// [`HTTP2_KEEP_ALIVE_INTERVAL`], [`HTTP2_KEEP_ALIVE_TIMEOUT`]).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let options = ssekit_hyper::client::ClientOptions::default()
+    ///     .http2_keep_alive(Duration::from_secs(15), Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    pub fn http2_keep_alive(
+        mut self,
+        interval: impl Into<Option<Duration>>,
+        timeout: Duration,
+    ) -> Self {
+        self.keep_alive = (interval.into(), timeout);
+        self
+    }
+
     /// The client.
     ///
     /// # Example
     /// See [`ClientOptions`].
     pub fn build(self) -> Result<HttpClient, Error> {
         let connector = ProxyConnector::new(self.proxy);
+        let keep_alive = self.keep_alive;
         #[cfg(feature = "rustls")]
         {
             if let Some(tls) = self.tls {
-                return Ok(build_client(with_tls(tls, connector)));
+                return Ok(build_client(with_tls(tls, connector), keep_alive));
             }
             let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
             let connector = hyper_rustls::HttpsConnectorBuilder::new()
@@ -189,18 +222,24 @@ impl ClientOptions {
                 .https_or_http()
                 .enable_all_versions()
                 .wrap_connector(connector);
-            Ok(build_client(connector))
+            Ok(build_client(connector, keep_alive))
         }
         #[cfg(not(feature = "rustls"))]
         {
-            Ok(build_client(connector))
+            Ok(build_client(connector, keep_alive))
         }
     }
 }
 
-fn build_client(connector: Connector) -> HttpClient {
+fn build_client(
+    connector: Connector,
+    (interval, timeout): (Option<Duration>, Duration),
+) -> HttpClient {
     hyper_util::client::legacy::Client::builder(TokioExecutor::new())
         .pool_timer(hyper_util::rt::TokioTimer::new())
+        .timer(hyper_util::rt::TokioTimer::new())
+        .http2_keep_alive_interval(interval)
+        .http2_keep_alive_timeout(timeout)
         .build(connector)
 }
 

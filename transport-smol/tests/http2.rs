@@ -48,6 +48,14 @@ fn service(
             if path == "/json" {
                 return Ok::<_, Infallible>(http::Response::new("{\"ok\":true}".into()));
             }
+            if path == "/tick" {
+                // An event every 50 ms, for ever.
+                let ticks = futures_lite::stream::unfold(0u64, |n| async move {
+                    async_io::Timer::after(Duration::from_millis(50)).await;
+                    Some((Event::message(n.to_string()), n + 1))
+                });
+                return Ok(response(SseBody::new(ticks).into()));
+            }
             let events = (1..=3).map(move |n| Event::message(format!("{path} {n}")));
             Ok(response(
                 SseBody::new(futures_lite::stream::iter(events)).into(),
@@ -389,4 +397,128 @@ fn requests_and_streams_share_the_http2_connection() {
         versions.iter().all(|v| *v == http::Version::HTTP_2),
         "{versions:?}"
     );
+}
+
+/// A TCP forwarder to `to` whose connections can be frozen: from [`Freezer::freeze`] on,
+/// the connections made so far swallow what they read in both directions and stay open, as
+/// a balancer or NAT that dropped them without a word; later ones forward.
+struct Freezer {
+    addr: SocketAddr,
+    accepted: Arc<AtomicUsize>,
+    frozen_up_to: Arc<AtomicUsize>,
+}
+
+impl Freezer {
+    fn new(to: SocketAddr) -> Freezer {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let frozen_up_to = Arc::new(AtomicUsize::new(0));
+        let (count, frozen) = (accepted.clone(), frozen_up_to.clone());
+        std::thread::spawn(move || {
+            for inbound in listener.incoming() {
+                let Ok(inbound) = inbound else { break };
+                let number = count.fetch_add(1, Ordering::SeqCst) + 1;
+                let Ok(outbound) = TcpStream::connect(to) else {
+                    continue;
+                };
+                let pipe = |mut from: TcpStream, mut to: TcpStream| {
+                    let frozen = frozen.clone();
+                    std::thread::spawn(move || {
+                        let mut buf = [0u8; 16 << 10];
+                        while let Ok(n @ 1..) = from.read(&mut buf) {
+                            if number > frozen.load(Ordering::SeqCst)
+                                && to.write_all(&buf[..n]).is_err()
+                            {
+                                break;
+                            }
+                        }
+                        let _ = to.shutdown(std::net::Shutdown::Write);
+                    })
+                };
+                pipe(inbound.try_clone().unwrap(), outbound.try_clone().unwrap());
+                pipe(outbound, inbound);
+            }
+        });
+        Freezer {
+            addr,
+            accepted,
+            frozen_up_to,
+        }
+    }
+
+    fn freeze(&self) {
+        self.frozen_up_to
+            .store(self.accepted.load(Ordering::SeqCst), Ordering::SeqCst);
+    }
+}
+
+/// Reads `items` until `want` more events came after a reconnect.
+async fn events_after_a_reconnect<E: std::fmt::Debug>(
+    mut items: impl futures_lite::Stream<Item = Result<ssekit_http::client::Item, E>> + Unpin,
+    freezer: &Freezer,
+) {
+    use ssekit_http::client::Item;
+    let (mut before, mut reconnected, mut after) = (0, false, 0);
+    while let Some(item) = items.next().await {
+        match item.unwrap() {
+            Item::Event(_) if reconnected => after += 1,
+            Item::Event(_) => {
+                before += 1;
+                if before == 2 {
+                    freezer.freeze();
+                }
+            }
+            Item::Connected { attempt } if attempt > 0 => reconnected = true,
+            _ => {}
+        }
+        if after == 2 {
+            return;
+        }
+    }
+    panic!("the stream ended");
+}
+
+#[test]
+fn an_http2_connection_that_went_silent_is_found_by_pings_and_replaced() {
+    let (server, _) = smol_server(ServeOptions::default().tls(Certs::loopback().server()));
+    let freezer = Freezer::new(server);
+    let url = format!("https://127.0.0.1:{}/tick", freezer.addr.port());
+    let reconnect =
+        ssekit::client::ReconnectConfig::default().retry_timeout(Duration::from_millis(50));
+    // smol: the ping goes unanswered, the connection is closed, the stream reconnects on a
+    // new one and goes on after its last event.
+    let client = ClientOptions::default()
+        .tls(Certs::loopback().client())
+        .http2_keep_alive(Duration::from_millis(200), Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let source = EventSource::get(&url)
+        .unwrap()
+        .client(client)
+        .reconnect(reconnect.clone());
+    within(events_after_a_reconnect(source.stream(), &freezer));
+    assert_eq!(freezer.accepted.load(Ordering::SeqCst), 2);
+    // hyper (tokio), the same.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = ssekit_hyper::client::ClientOptions::default()
+            .tls(Certs::loopback().client())
+            .http2_keep_alive(Duration::from_millis(200), Duration::from_millis(300))
+            .build()
+            .unwrap();
+        let source = ssekit_hyper::client::EventSource::get(&url)
+            .unwrap()
+            .client(client)
+            .reconnect(reconnect);
+        let read = events_after_a_reconnect(source.stream(), &freezer);
+        tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .expect("test timed out");
+    });
+    // (hyper-util's pool may dial twice while it drops the dead connection.)
+    assert!(freezer.accepted.load(Ordering::SeqCst) >= 3);
 }

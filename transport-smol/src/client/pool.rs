@@ -21,7 +21,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2};
 use smol_hyper::rt::FuturesIo;
-use ssekit_http::client::origin_form;
+use ssekit_http::client::{origin_form, HTTP2_KEEP_ALIVE_INTERVAL, HTTP2_KEEP_ALIVE_TIMEOUT};
 use ssekit_http::proxy::{Proxy, ProxyServer};
 
 use crate::Error;
@@ -107,15 +107,18 @@ pub struct ClientOptions {
     proxy: Proxy,
     #[cfg(feature = "rustls")]
     tls: Option<rustls::ClientConfig>,
+    keep_alive: (Option<Duration>, Duration),
 }
 
 impl Default for ClientOptions {
-    /// The environment's proxies ([`Proxy::from_env`]), the Mozilla roots.
+    /// The environment's proxies ([`Proxy::from_env`]), the Mozilla roots, HTTP/2 pings
+    /// every [`HTTP2_KEEP_ALIVE_INTERVAL`] while streams are open.
     fn default() -> Self {
         ClientOptions {
             proxy: Proxy::from_env(),
             #[cfg(feature = "rustls")]
             tls: None,
+            keep_alive: (Some(HTTP2_KEEP_ALIVE_INTERVAL), HTTP2_KEEP_ALIVE_TIMEOUT),
         }
     }
 }
@@ -142,6 +145,27 @@ impl ClientOptions {
     #[cfg(feature = "rustls")]
     pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
         self.tls = Some(config);
+        self
+    }
+
+    /// Pings an HTTP/2 connection every `interval` while it carries streams (`None`: never)
+    /// and closes it when a ping is not answered within `timeout`: its streams fail and
+    /// reconnect on a new connection instead of waiting on a dead one (default
+    /// [`HTTP2_KEEP_ALIVE_INTERVAL`], [`HTTP2_KEEP_ALIVE_TIMEOUT`]).
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// let options = ssekit_smol::client::ClientOptions::default()
+    ///     .http2_keep_alive(Duration::from_secs(15), Duration::from_secs(5));
+    /// # let _ = options;
+    /// ```
+    pub fn http2_keep_alive(
+        mut self,
+        interval: impl Into<Option<Duration>>,
+        timeout: Duration,
+    ) -> Self {
+        self.keep_alive = (interval.into(), timeout);
         self
     }
 
@@ -485,8 +509,11 @@ impl HttpClient {
             .connect(name, tcp)
             .await?;
         if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+            let (interval, timeout) = self.shared.options.keep_alive;
             let (sender, conn) = http2::Builder::new(crate::runtime::Smol::default())
                 .timer(smol_hyper::rt::SmolTimer::new())
+                .keep_alive_interval(interval)
+                .keep_alive_timeout(timeout)
                 .handshake(FuturesIo::new(tls))
                 .await?;
             let task = smol::spawn(async move {
