@@ -264,11 +264,16 @@ fn build_client(
 pub struct EventSource {
     spec: RequestSpec,
     client: Option<HttpClient>,
+    options: ClientOptions,
 }
 
 impl EventSource {
     pub(crate) fn from_spec(spec: RequestSpec) -> Self {
-        EventSource { spec, client: None }
+        EventSource {
+            spec,
+            client: None,
+            options: ClientOptions::default(),
+        }
     }
 
     ssekit_http::event_source_builder!(ssekit_hyper, SCHEMES);
@@ -288,9 +293,9 @@ impl EventSource {
     }
 
     /// Uses this rustls configuration for `https://` (a private root, a client
-    /// certificate), through the environment's proxies: a client of its own, as
-    /// [`https_client`] makes (it replaces one set with [`client`](Self::client); to share
-    /// it, build one with [`ClientOptions::tls`] and pass it to each stream instead).
+    /// certificate): the stream gets a client of its own (replacing one set with
+    /// [`client`](Self::client); to share one, build it with [`ClientOptions::tls`] and pass
+    /// it to each stream instead).
     ///
     /// # Example
     /// ```
@@ -305,7 +310,26 @@ impl EventSource {
     /// ```
     #[cfg(feature = "rustls")]
     pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
-        self.client = Some(https_client(config));
+        self.options = self.options.tls(config);
+        self.client = None;
+        self
+    }
+
+    /// Connects through `proxy` (a `CONNECT` tunnel, for `https://` and `http://` alike)
+    /// instead of the environment's proxies ([`Proxy::from_env`], the default);
+    /// [`Proxy::none`] goes direct. As [`tls`](Self::tls), the stream gets a client of its
+    /// own.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_hyper::client::{EventSource, Proxy};
+    /// let source = EventSource::get("https://api.example.com/events")?
+    ///     .proxy(Proxy::all("http://proxy.internal:3128")?);
+    /// # let _ = source; Ok::<(), ssekit_hyper::Error>(())
+    /// ```
+    pub fn proxy(mut self, proxy: Proxy) -> Self {
+        self.options = self.options.proxy(proxy);
+        self.client = None;
         self
     }
 
@@ -343,6 +367,7 @@ impl EventSource {
         let io = HyperIo {
             clock: Clock::tokio(),
             client: self.client,
+            options: self.options,
             response: None,
         };
         Drive::new(self.spec.into_session(Target::Absolute), io)
@@ -458,7 +483,9 @@ pub(crate) type Driver = Drive<HyperIo>;
 /// loops, this connects, reads and waits.
 pub(crate) struct HyperIo {
     clock: Clock,
+    /// The client, built from `options` on the first connection unless one was given.
     client: Option<HttpClient>,
+    options: ClientOptions,
     response: Option<Incoming>,
 }
 
@@ -471,7 +498,7 @@ impl Io for HyperIo {
         let client = match &self.client {
             Some(c) => c.clone(),
             None => {
-                let c = http_client()?;
+                let c = self.options.clone().build()?;
                 self.client = Some(c.clone());
                 c
             }
