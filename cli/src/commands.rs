@@ -145,6 +145,11 @@ pub struct TailArgs {
     /// root), beside the Mozilla roots.
     #[arg(long, value_name = "PEM")]
     cacert: Option<std::path::PathBuf>,
+    /// Connect through this HTTP proxy (`http://[USER:PASSWORD@]HOST:PORT`, a CONNECT
+    /// tunnel), loopback included, instead of the environment's (HTTPS_PROXY, HTTP_PROXY,
+    /// ALL_PROXY and NO_PROXY, which never apply to loopback); `none` goes direct.
+    #[arg(short = 'x', long, value_name = "URL")]
+    proxy: Option<String>,
 }
 
 /// A duration on the command line: a number, fractions allowed, of `ms`, `s` (the unit of a
@@ -292,6 +297,14 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             "--cacert needs ssekit built with its rustls feature".to_owned(),
         ));
     }
+    let proxy = match args.proxy.as_deref() {
+        None => None,
+        Some("none") => Some(ssekit_http::proxy::Proxy::none()),
+        Some(url) => Some(
+            ssekit_http::proxy::Proxy::all(url)
+                .map_err(|e| CliError::Usage(format!("bad --proxy: {e}")))?,
+        ),
+    };
     let mut items = event_source!(args.runtime, method, &args.url, body, |source| {
         let mut source = source
             .reconnect(
@@ -306,6 +319,9 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         #[cfg(feature = "rustls")]
         if let Some(tls) = &tls {
             source = source.tls(tls.clone());
+        }
+        if let Some(proxy) = &proxy {
+            source = source.proxy(proxy.clone());
         }
         for h in &args.headers {
             let Some((name, value)) = h.split_once(':') else {
