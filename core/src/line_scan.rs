@@ -313,7 +313,7 @@ pub(crate) fn long_scan_knows_ascii() -> bool {
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod avx2 {
+pub(crate) mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
         _mm256_set1_epi8, _mm256_setzero_si256,
@@ -334,10 +334,10 @@ mod avx2 {
         }
     }
 
-    /// The 32 bytes of `block` as a vector.
+    /// The 32 bytes of `block` as a vector (also the loads of `line_copy`).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn load(block: &[u8; 32]) -> __m256i {
+    pub(crate) fn load(block: &[u8; 32]) -> __m256i {
         // SAFETY: the pointer comes from a reference to 32 initialized bytes, so it is valid
         // for a 32-byte read, and `_mm256_loadu_si256` has no alignment requirement.
         #[allow(unsafe_code)]
