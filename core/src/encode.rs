@@ -12,7 +12,7 @@ use bytes::BufMut;
 
 use crate::decode::Frame;
 use crate::event::{check_single_line, Event};
-use crate::line_copy::put_line;
+use crate::line_copy::put_line_after;
 
 /// Which field an [`EncodeError`] is about.
 ///
@@ -326,7 +326,7 @@ fn put_header<B: BufMut + ?Sized>(event: &Event, out: &mut B) {
 }
 
 /// Writes `data` as `data:` lines (split at CR, LF and CRLF, as [`DataLines`] does) and the
-/// blank line, finding each line break as the line is copied ([`put_line`]: with AVX2 one
+/// blank line, finding each line break as the line is copied ([`put_line_after`]: with AVX2 one
 /// pass over the data, where a scan and then a copy made two). Returns the bytes written.
 /// The caller has made sure `out` has room for them.
 #[inline]
@@ -334,8 +334,7 @@ fn put_data_lines<B: BufMut + ?Sized>(data: &[u8], out: &mut B) -> usize {
     let mut rest = data;
     let mut written = 0;
     loop {
-        out.put_slice(b"data: ");
-        let Some(end) = put_line(out, rest).at else {
+        let Some(end) = put_line_after(out, b"data: ", rest).at else {
             out.put_slice(b"\n\n");
             return written + rest.len() + DATA_LINE_OVERHEAD + 1;
         };
@@ -561,6 +560,44 @@ mod tests {
             .unwrap();
         assert_eq!(out, b"event: x\n\n");
         assert_eq!(n, out.len());
+    }
+
+    #[test]
+    fn every_buffer_gets_the_same_bytes_and_nothing_past_them() {
+        // Data lines are copied into the room a buffer offers while they are scanned (with
+        // AVX2): lengths around its 32- and 128-byte steps, breaks of every kind anywhere.
+        let mut datas: Vec<alloc::string::String> = Vec::new();
+        for len in [0, 1, 31, 32, 33, 127, 128, 129, 200, 300] {
+            let line: alloc::string::String =
+                (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            datas.push(line.clone());
+            for (at, brk) in [(0, "\n"), (len / 2, "\r\n"), (len, "\r"), (len / 3, "\n\n")] {
+                let mut data = line.clone();
+                data.insert_str(at, brk);
+                data.push_str("é");
+                datas.push(data);
+            }
+        }
+        for data in datas {
+            let ev = Event::builder()
+                .event("t")
+                .unwrap()
+                .data(data.clone())
+                .build();
+            let wire = encoded(&ev);
+            assert_eq!(Encoder::new().encoded_len(&ev), wire.len(), "{data:?}");
+            let mut bytes = bytes::BytesMut::new();
+            assert_eq!(Encoder::new().encode(&ev, &mut bytes), Ok(wire.len()));
+            assert_eq!(&bytes[..], &wire[..], "{data:?}");
+            // A slice with room for exactly the bytes, and one with room for the worst case.
+            for extra in [0, 8 * data.len() + 16] {
+                let mut backing = alloc::vec![0xffu8; wire.len() + extra];
+                let mut slice = &mut backing[..];
+                assert_eq!(Encoder::new().encode(&ev, &mut slice), Ok(wire.len()));
+                assert_eq!(&backing[..wire.len()], &wire[..], "{data:?}");
+                assert!(backing[wire.len()..].iter().all(|&b| b == 0xff), "{data:?}");
+            }
+        }
     }
 
     #[test]

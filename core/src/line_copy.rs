@@ -36,36 +36,63 @@ use crate::line_scan::{scan_continued, LineEnd};
 /// ```
 #[inline]
 pub(crate) fn put_line<B: BufMut + ?Sized>(out: &mut B, src: &[u8]) -> LineEnd {
+    put_line_after(out, b"", src)
+}
+
+/// [`put_line`] with `prefix` put first: the encoder's `data: `, written into the same room
+/// as the line when the copy is fused, so the buffer's length moves once for both.
+///
+/// ```ignore
+/// let mut out = Vec::with_capacity(16);
+/// assert_eq!(put_line_after(&mut out, b"data: ", b"abc\ndef").at, Some(3));
+/// assert_eq!(out, b"data: abc");
+/// ```
+#[inline]
+pub(crate) fn put_line_after<B: BufMut + ?Sized>(
+    out: &mut B,
+    prefix: &[u8],
+    src: &[u8],
+) -> LineEnd {
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     if !src.is_empty() && std::is_x86_feature_detected!("avx2") {
         let spare = out.chunk_mut();
-        if spare.len() >= src.len() {
+        if spare.len() >= prefix.len().saturating_add(src.len()) {
             // SAFETY: `as_uninit_slice_mut` is unsafe only because the slice may be backed by
             // initialized memory (a `&mut [u8]` buffer), into which no uninitialized byte may
-            // be written. `avx2::copy_line` writes only copies of bytes of `src`, which are
-            // initialized, and never reads the slice.
+            // be written. Only copies of bytes of `prefix` and `src` are written into it (here
+            // and by `avx2::copy_line`), which are initialized, and it is never read.
             #[allow(unsafe_code)]
             let dst = unsafe { spare.as_uninit_slice_mut() };
-            let found = avx2::copy_line(src, dst);
-            let claimed = found.at.unwrap_or(src.len());
+            let (head, rest) = dst.split_at_mut(prefix.len().min(dst.len()));
+            for (to, &byte) in head.iter_mut().zip(prefix) {
+                to.write(byte);
+            }
+            let found = avx2::copy_line(src, rest);
+            // Never fewer than `src.len()` (checked above): what the copy covered.
+            let copied = src.len().min(rest.len());
+            let claimed = found.at.unwrap_or(copied);
+            let put = head.len() + claimed;
             debug_assert_eq!(found.at, memchr::memchr2(b'\n', b'\r', src), "{src:?}");
             debug_assert!(
                 !found.ascii || src.get(..claimed).is_some_and(<[u8]>::is_ascii),
                 "{src:?} reported ASCII"
             );
             // SAFETY: `advance_mut(n)` requires the first `n` bytes of the last `chunk_mut`
-            // to be initialized, and `n` to be at most `remaining_mut`. `copy_line` has
-            // written `src[..claimed]` into `dst[..claimed]`, the start of that chunk (it
-            // copies every byte before the ending it reports, or all of `src` when it reports
-            // none), and `claimed <= src.len() <= spare.len() <= remaining_mut`. Nothing
-            // touched `out` between `chunk_mut` and here.
+            // to be initialized, and `n` to be at most `remaining_mut`. That chunk starts
+            // with `head`, all of `prefix` written above (`head.len() == prefix.len()`, as the
+            // chunk has room for more), then `rest`, into whose first `claimed` bytes
+            // `copy_line` has copied `src[..claimed]`: it copies every byte before the ending
+            // it reports, or, when it reports none, all `copied` bytes it was given room for.
+            // So `put = head.len() + claimed` bytes are initialized, at most
+            // `spare.len() <= remaining_mut`. Nothing touched `out` since `chunk_mut`.
             #[allow(unsafe_code)]
             unsafe {
-                out.advance_mut(claimed)
+                out.advance_mut(put)
             };
             return found;
         }
     }
+    out.put_slice(prefix);
     let found = scan_continued(src);
     out.put_slice(src.get(..found.at.unwrap_or(src.len())).unwrap_or_default());
     found
@@ -240,7 +267,7 @@ mod avx2 {
 
 #[cfg(test)]
 mod tests {
-    use super::{copy_knows_ascii, put_line};
+    use super::{copy_knows_ascii, put_line, put_line_after};
     use crate::line_scan::LineEnd;
     use alloc::format;
     use alloc::vec;
@@ -271,6 +298,15 @@ mod tests {
         assert!(!got.ascii || line.is_ascii(), "{label}: ASCII claimed");
         assert_eq!(&vec[..3], b"ab:", "{label}");
         assert_eq!(&vec[3..], line, "{label}: Vec with room");
+        // With a prefix, into the same room, and without room for the prefix too.
+        for room in [src.len() + 6, src.len() + 5] {
+            let mut vec = Vec::with_capacity(room);
+            let got = put_line_after(&mut vec, b"data: ", src);
+            assert_eq!(got.at, at, "{label}: prefix, room {room}");
+            assert!(!got.ascii || line.is_ascii(), "{label}: ASCII claimed");
+            assert_eq!(&vec[..6], b"data: ", "{label}: prefix, room {room}");
+            assert_eq!(&vec[6..], line, "{label}: prefix, room {room}");
+        }
         // No room: the scan, then `put_slice`.
         let mut tight: Vec<u8> = Vec::new();
         let got = put_line(&mut tight, src);
