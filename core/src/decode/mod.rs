@@ -22,7 +22,9 @@
 //! their UTF-8. Past 256 bytes, and for each piece of a line cut by piece boundaries, the
 //! scan goes on with `line_scan::scan_long`: with `std` on a CPU with AVX2 it also notes the
 //! ASCII-ness, 64 bytes a step, so a long line is read once, not again by a check when it
-//! is complete (elsewhere `memchr2`, and the check as before).
+//! is complete (elsewhere `memchr2`, and the check as before). A piece that continues a line
+//! is, moreover, copied into the line buffer as it is scanned (`line_copy`): with AVX2 one
+//! pass over it where the scan and the copy were two.
 //!
 //! One step of the decoder (`next_step`) is the one out-of-line call per frame, and returns
 //! a single byte; the frame itself is built in the caller's `next_frame`/`next_frame_ref`.
