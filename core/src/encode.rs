@@ -574,7 +574,7 @@ mod tests {
             for (at, brk) in [(0, "\n"), (len / 2, "\r\n"), (len, "\r"), (len / 3, "\n\n")] {
                 let mut data = line.clone();
                 data.insert_str(at, brk);
-                data.push_str("é");
+                data.push('é');
                 datas.push(data);
             }
         }

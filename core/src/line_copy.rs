@@ -36,11 +36,13 @@ use crate::line_scan::{scan_continued, LineEnd};
 /// ```
 #[inline]
 pub(crate) fn put_line<B: BufMut + ?Sized>(out: &mut B, src: &[u8]) -> LineEnd {
-    put_line_after(out, b"", src)
+    put::<true, B>(out, b"", src)
 }
 
 /// [`put_line`] with `prefix` put first: the encoder's `data: `, written into the same room
-/// as the line when the copy is fused, so the buffer's length moves once for both.
+/// as the line when the copy is fused, so the buffer's length moves once for both. The
+/// encoder needs no ASCII-ness, and the fused copy does not look for it here (`ascii` is
+/// `false`; without AVX2 it is what the scan found).
 ///
 /// ```ignore
 /// let mut out = Vec::with_capacity(16);
@@ -53,6 +55,12 @@ pub(crate) fn put_line_after<B: BufMut + ?Sized>(
     prefix: &[u8],
     src: &[u8],
 ) -> LineEnd {
+    put::<false, B>(out, prefix, src)
+}
+
+/// [`put_line_after`], and with `ASCII` the bytes' ASCII-ness looked for as they are copied.
+#[inline(always)]
+fn put<const ASCII: bool, B: BufMut + ?Sized>(out: &mut B, prefix: &[u8], src: &[u8]) -> LineEnd {
     #[cfg(all(feature = "std", target_arch = "x86_64"))]
     if !src.is_empty() && std::is_x86_feature_detected!("avx2") {
         let spare = out.chunk_mut();
@@ -67,7 +75,7 @@ pub(crate) fn put_line_after<B: BufMut + ?Sized>(
             for (to, &byte) in head.iter_mut().zip(prefix) {
                 to.write(byte);
             }
-            let found = avx2::copy_line(src, rest);
+            let found = avx2::copy_line::<ASCII>(src, rest);
             // Never fewer than `src.len()` (checked above): what the copy covered.
             let copied = src.len().min(rest.len());
             let claimed = found.at.unwrap_or(copied);
@@ -121,7 +129,7 @@ mod avx2 {
     /// first CR or LF, and returns where that is and whether the bytes before it are ASCII.
     /// Every byte before the ending is copied; bytes after it may be.
     #[inline(always)]
-    pub(super) fn copy_line(src: &[u8], dst: &mut [MaybeUninit<u8>]) -> LineEnd {
+    pub(super) fn copy_line<const ASCII: bool>(src: &[u8], dst: &mut [MaybeUninit<u8>]) -> LineEnd {
         // SAFETY: `copy_line_avx2` requires the `avx2` target feature, and its only caller,
         // `put_line`, calls this only after `is_x86_feature_detected!("avx2")` returned true,
         // so the CPU running it has AVX2. It reads memory only through `load`, from
@@ -129,7 +137,7 @@ mod avx2 {
         // references to 32 bytes of `dst`.
         #[allow(unsafe_code)]
         unsafe {
-            copy_line_avx2(src, dst)
+            copy_line_avx2::<ASCII>(src, dst)
         }
     }
 
@@ -152,7 +160,7 @@ mod avx2 {
     /// copied a byte at a time. (Ending with an overlapping 128-byte step instead cost the
     /// encoder of `tokens` 10% more instructions and was slower.)
     #[target_feature(enable = "avx2")]
-    fn copy_line_avx2(src: &[u8], dst: &mut [MaybeUninit<u8>]) -> LineEnd {
+    fn copy_line_avx2<const ASCII: bool>(src: &[u8], dst: &mut [MaybeUninit<u8>]) -> LineEnd {
         let len = src.len().min(dst.len());
         debug_assert_eq!(len, src.len(), "room for all of `src`");
         let (src, dst) = (
@@ -172,12 +180,12 @@ mod avx2 {
             let before = (1u64 << at) - 1;
             LineEnd {
                 at: Some(base + at as usize),
-                ascii: (bits & before) | mask(high) == 0,
+                ascii: ASCII && (bits & before) | mask(high) == 0,
             }
         };
         let mut high = _mm256_setzero_si256();
         if len < 32 {
-            return bytewise(src, dst, 0, high);
+            return bytewise::<ASCII>(src, dst, 0, high);
         }
         let mut base = 0;
         for (from, to) in src.chunks_exact(128).zip(dst.chunks_exact_mut(128)) {
@@ -210,14 +218,18 @@ mod avx2 {
                 if endings != 0 {
                     return found(base, endings, mask(a) | mask(b) << 32, high);
                 }
-                high = _mm256_or_si256(high, _mm256_or_si256(a, b));
+                if ASCII {
+                    high = _mm256_or_si256(high, _mm256_or_si256(a, b));
+                }
                 let endings = mask(end_c) | mask(end_d) << 32;
                 return found(base + 64, endings, mask(c) | mask(d) << 32, high);
             }
-            high = _mm256_or_si256(
-                high,
-                _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d)),
-            );
+            if ASCII {
+                high = _mm256_or_si256(
+                    high,
+                    _mm256_or_si256(_mm256_or_si256(a, b), _mm256_or_si256(c, d)),
+                );
+            }
             base += 128;
         }
         // Fewer than 128 bytes left: 32 at a time, the last block ending at the end.
@@ -230,7 +242,7 @@ mod avx2 {
             ) else {
                 // Never (`from + 32 <= len`, the length of both); if it were, the rest is
                 // copied here, so every byte claimed is still written.
-                return bytewise(src, dst, base, high);
+                return bytewise::<ASCII>(src, dst, base, high);
             };
             let vector = load(block);
             store(to, vector);
@@ -238,12 +250,14 @@ mod avx2 {
             if endings != 0 {
                 return found(from, endings, mask(vector), high);
             }
-            high = _mm256_or_si256(high, vector);
+            if ASCII {
+                high = _mm256_or_si256(high, vector);
+            }
             base = from + 32;
         }
         LineEnd {
             at: None,
-            ascii: mask(high) == 0,
+            ascii: ASCII && mask(high) == 0,
         }
     }
 
@@ -251,7 +265,12 @@ mod avx2 {
     /// slices shorter than a vector; `high` holds the high bits of the bytes before `base`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn bytewise(src: &[u8], dst: &mut [MaybeUninit<u8>], base: usize, high: __m256i) -> LineEnd {
+    fn bytewise<const ASCII: bool>(
+        src: &[u8],
+        dst: &mut [MaybeUninit<u8>],
+        base: usize,
+        high: __m256i,
+    ) -> LineEnd {
         let rest = src.get(base..).unwrap_or_default();
         let at = rest.iter().position(|&b| b == b'\n' || b == b'\r');
         let line = rest.get(..at.unwrap_or(rest.len())).unwrap_or_default();
@@ -260,7 +279,7 @@ mod avx2 {
         }
         LineEnd {
             at: at.map(|at| base + at),
-            ascii: line.is_ascii() && _mm256_movemask_epi8(high) == 0,
+            ascii: ASCII && line.is_ascii() && _mm256_movemask_epi8(high) == 0,
         }
     }
 }
