@@ -261,22 +261,23 @@ impl Encoder {
                 return Ok(header + put_data_lines(data, out));
             }
         }
-        self.write_block_exact(event, with_data, out)
+        self.write_block_exact(event, with_data, header, out)
     }
 
     /// [`write_block`](Self::write_block) into a buffer with less room than the worst case
     /// (or a data-less block): the exact length first, so that nothing is written when it
     /// does not fit. The data is scanned for its first line break with the decoder's inline
     /// line scan (long data goes on to the vector scan of long lines).
+    /// `header`: the length of the `event:` and `id:` lines.
     #[inline(never)]
     fn write_block_exact<B: BufMut + ?Sized>(
         &self,
         event: &Event,
         with_data: bool,
+        header: usize,
         out: &mut B,
     ) -> Result<usize, EncodeError> {
         let data = event.data().as_bytes();
-        let header = header_len(event);
         let first_break = if with_data {
             crate::line_scan::scan_line(data).at
         } else {

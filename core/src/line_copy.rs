@@ -287,8 +287,8 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::{copy_knows_ascii, put_line, put_line_after};
+    use crate::line_scan::tests::each_line_case;
     use crate::line_scan::LineEnd;
-    use alloc::format;
     use alloc::vec;
     use alloc::vec::Vec;
     use bytes::{BufMut, BytesMut};
@@ -353,50 +353,14 @@ mod tests {
     #[test]
     fn put_line_copies_the_line_and_finds_its_ending_and_every_high_byte_before_it() {
         // Lengths around the 32-byte blocks and the 128-byte steps; an ending (or none) at
-        // every place, a high byte at every place before, at and after it.
+        // every place, a high byte at every place before, at and after it; in longer slices
+        // about 50 places, and up to 520 bytes every place around each 32-byte boundary.
         let lengths = (0..72)
             .chain([
                 95, 96, 97, 127, 128, 129, 159, 160, 161, 191, 192, 193, 255, 256, 257,
             ])
             .chain([300, 383, 384, 385, 511, 512, 513, 1000, 4096]);
-        for len in lengths {
-            // Every place in short slices; in longer ones about 50 and the last ones, and up
-            // to 520 bytes every place around each 32-byte boundary.
-            let step = (len / 50).max(1);
-            let places = move || {
-                (0..=len).filter(move |i| {
-                    i % step == 0 || len - i < 3 || (len <= 520 && (i + 1) % 32 < 3)
-                })
-            };
-            for at in places() {
-                for high in places() {
-                    let kinds = [(b'\n', 0x80), (b'\r', 0xff), (b'\n', 0xc3)];
-                    let (ending, byte) = kinds[(at + high) % 3];
-                    let mut bytes = vec![b'a'; len];
-                    if high < len {
-                        bytes[high] = byte;
-                    }
-                    if at < len {
-                        bytes[at] = ending;
-                    }
-                    // A later ending must not be the one found.
-                    if at + 1 < len {
-                        bytes[at + 1] = b'\n';
-                    }
-                    check(&bytes, &format!("len {len} at {at} high {high}"));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn put_line_sees_no_ending_in_bytes_near_cr_and_lf() {
-        let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
-        for cut in 0..bytes.len() {
-            check(&bytes[cut..], "no ending");
-            let ascii: Vec<u8> = bytes[cut..].iter().map(|b| b & 0x7f).collect();
-            check(&ascii, "no ending, ASCII");
-        }
+        each_line_case(lengths, 50, 520, check);
     }
 
     #[test]
