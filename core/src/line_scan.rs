@@ -313,7 +313,7 @@ pub(crate) fn long_scan_knows_ascii() -> bool {
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
-mod avx2 {
+pub(crate) mod avx2 {
     use core::arch::x86_64::{
         __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_or_si256,
         _mm256_set1_epi8, _mm256_setzero_si256,
@@ -334,10 +334,10 @@ mod avx2 {
         }
     }
 
-    /// The 32 bytes of `block` as a vector.
+    /// The 32 bytes of `block` as a vector (also the loads of `line_copy`).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn load(block: &[u8; 32]) -> __m256i {
+    pub(crate) fn load(block: &[u8; 32]) -> __m256i {
         // SAFETY: the pointer comes from a reference to 32 initialized bytes, so it is valid
         // for a 32-byte read, and `_mm256_loadu_si256` has no alignment requirement.
         #[allow(unsafe_code)]
@@ -564,7 +564,7 @@ mod sse2 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{
         long_scan_knows_ascii, scan_line, scan_long, word_pair_masks, word_pair_masks_portable,
         LineEnd, TailMasks, WordPair,
@@ -668,15 +668,24 @@ mod tests {
         assert_eq!(got, expected, "{label}");
     }
 
-    #[test]
-    fn the_long_scan_finds_the_ending_and_every_high_byte_before_it() {
-        // Lengths around the 32- and 64-byte steps and their tails; an ending (or none) at
-        // every place, a high byte at every place before, at and after it.
-        let lengths = (0..72).chain([95, 96, 97, 127, 128, 129, 255, 256, 257, 320, 1000, 4096]);
+    /// Calls `check` on slices of each length with a CR or LF (or none) at `at` and a high
+    /// byte (0x80, 0xff or 0xc3) at `high`, every pair of places in short slices and about
+    /// `per_line` in longer ones (the last ones always, and up to `dense_until` bytes every
+    /// place around each 32-byte boundary), a second ending right after the first; then on
+    /// every suffix of the bytes other than CR and LF, and of those made ASCII.
+    pub(crate) fn each_line_case(
+        lengths: impl Iterator<Item = usize>,
+        per_line: usize,
+        dense_until: usize,
+        mut check: impl FnMut(&[u8], &str),
+    ) {
         for len in lengths {
-            // Every place in short slices; in longer ones about 40, and the last ones.
-            let step = (len / 40).max(1);
-            let places = move || (0..=len).filter(move |i| i % step == 0 || len - i < 3);
+            let step = (len / per_line).max(1);
+            let places = move || {
+                (0..=len).filter(move |i| {
+                    i % step == 0 || len - i < 3 || (len <= dense_until && (i + 1) % 32 < 3)
+                })
+            };
             for at in places() {
                 for high in places() {
                     let kinds = [(b'\n', 0x80), (b'\r', 0xff), (b'\n', 0xc3)];
@@ -692,20 +701,24 @@ mod tests {
                     if at + 1 < len {
                         bytes[at + 1] = b'\n';
                     }
-                    check_long(&bytes, &format!("len {len} at {at} high {high}"));
+                    check(&bytes, &format!("len {len} at {at} high {high}"));
                 }
             }
+        }
+        let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
+        for cut in 0..bytes.len() {
+            check(&bytes[cut..], "no ending");
+            let ascii: Vec<u8> = bytes[cut..].iter().map(|b| b & 0x7f).collect();
+            check(&ascii, "no ending, ASCII");
         }
     }
 
     #[test]
-    fn the_long_scan_sees_no_ending_in_bytes_near_cr_and_lf() {
-        let bytes: Vec<u8> = (0..=255u8).filter(|b| *b != b'\n' && *b != b'\r').collect();
-        for cut in 0..bytes.len() {
-            check_long(&bytes[cut..], "no ending");
-            let ascii: Vec<u8> = bytes[cut..].iter().map(|b| b & 0x7f).collect();
-            check_long(&ascii, "no ending, ASCII");
-        }
+    fn the_long_scan_finds_the_ending_and_every_high_byte_before_it() {
+        // Lengths around the 32- and 64-byte steps and their tails; an ending (or none) at
+        // every place, a high byte at every place before, at and after it.
+        let lengths = (0..72).chain([95, 96, 97, 127, 128, 129, 255, 256, 257, 320, 1000, 4096]);
+        each_line_case(lengths, 40, 0, check_long);
     }
 
     #[test]
