@@ -3,39 +3,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Stdio};
 use std::sync::{Arc, Mutex};
 
-use common::{output_within, ssekit, text};
-
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve() -> Server {
-    let mut child = ssekit()
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    Server(child, url)
-}
+use common::{output_within, serve_on_a_free_port, text};
 
 /// A CONNECT proxy on a thread of its own; the `CONNECT` targets it was asked for.
 fn connect_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
@@ -81,7 +53,7 @@ fn connect_proxy() -> (String, Arc<Mutex<Vec<String>>>) {
 
 #[test]
 fn tail_goes_through_the_proxy_it_is_given_on_each_runtime() {
-    let server = serve();
+    let server = serve_on_a_free_port::<&str>(&[]);
     let authority = server.1.strip_prefix("http://").unwrap().to_owned();
     for runtime in ["hyper", "smol"] {
         let (proxy, asked) = connect_proxy();

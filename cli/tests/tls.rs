@@ -4,20 +4,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 
-use common::{output_within, ssekit, text};
-
-struct Server(Child, String);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{output_within, serve_on_a_free_port, text, Served};
 
 /// A certificate for 127.0.0.1 and its key, as PEM files in a directory of their own.
 fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
@@ -29,27 +18,21 @@ fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
     (cert, key)
 }
 
-fn serve_tls(runtime: &str, cert: &Path, key: &Path) -> Server {
-    let mut child = ssekit()
-        .args(["serve", "--addr", "127.0.0.1:0", "--runtime", runtime])
-        .arg("--tls-cert")
-        .arg(cert)
-        .arg("--tls-key")
-        .arg(key)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut first = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut first)
-        .unwrap();
-    let url = first
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
-    Server(child, url)
+fn serve_tls(runtime: &str, cert: &Path, key: &Path) -> Served {
+    let args = [
+        std::ffi::OsStr::new("--runtime"),
+        runtime.as_ref(),
+        "--tls-cert".as_ref(),
+    ];
+    let server = serve_on_a_free_port(
+        &[
+            &args[..],
+            &[cert.as_os_str(), "--tls-key".as_ref(), key.as_os_str()],
+        ]
+        .concat(),
+    );
+    assert!(server.1.starts_with("https://127.0.0.1:"), "{}", server.1);
+    server
 }
 
 /// The protocol the server picks by ALPN when a client offers `h2` and `http/1.1`.

@@ -121,3 +121,34 @@ pub fn output_within(secs: u64, args: &[&str]) -> Output {
     }
     child.wait_with_output().unwrap()
 }
+
+/// A running `ssekit serve`, killed when dropped, and the URL it printed first.
+pub struct Served(pub Child, pub String);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `ssekit serve --addr 127.0.0.1:0 ARGS`, once it printed the URL it listens on.
+pub fn serve_on_a_free_port<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Served {
+    use std::io::BufRead;
+    let mut child = ssekit()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    let url = first
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap()
+        .to_owned();
+    Served(child, url)
+}
