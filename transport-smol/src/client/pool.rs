@@ -19,7 +19,7 @@ use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::client::conn::{http1, http2};
+use hyper::client::conn::{http1, http2, TrySendError};
 use smol_hyper::rt::FuturesIo;
 use ssekit_http::client::{origin_form, HTTP2_KEEP_ALIVE_INTERVAL, HTTP2_KEEP_ALIVE_TIMEOUT};
 use ssekit_http::proxy::{Proxy, ProxyServer};
@@ -332,7 +332,7 @@ impl HttpClient {
         } else {
             None
         };
-        let dialed = self.dial(&origin).await?;
+        let dialed = self.dial(uri, &origin).await?;
         if let Dialed::H2(sender, task) = &dialed {
             self.lock_pool().entry(origin.clone()).or_default().h2 = Some(H2Conn {
                 sender: sender.clone(),
@@ -436,10 +436,7 @@ impl HttpClient {
                         response,
                         held: Held::H1(conn, origin.clone()),
                     }),
-                    Err(mut failed) => match failed.take_message() {
-                        Some(req) => Err(Unsent::Back(req.map(|_| body))),
-                        None => Err(Unsent::Failed(failed.into_error().into())),
-                    },
+                    Err(failed) => Err(Unsent::of(failed, body)),
                 }
             }
             Dialed::H2(mut sender, task) => {
@@ -453,30 +450,19 @@ impl HttpClient {
                     }),
                     // A connection that failed (a GOAWAY, a reset) takes no more streams:
                     // out of the pool, so that the next try dials a new one.
-                    Err(mut failed) => {
+                    Err(failed) => {
                         self.evict_h2(origin, &task);
-                        match failed.take_message() {
-                            Some(req) => Err(Unsent::Back(req.map(|_| body))),
-                            None => Err(Unsent::Failed(failed.into_error().into())),
-                        }
+                        Err(Unsent::of(failed, body))
                     }
                 }
             }
         }
     }
 
-    /// TCP to the origin, or to its proxy and through a `CONNECT` tunnel; TLS for
+    /// TCP to the origin of `uri`, or to its proxy and through a `CONNECT` tunnel; TLS for
     /// `https://`, then HTTP/2 or HTTP/1.1 as ALPN agreed.
-    async fn dial(&self, origin: &Origin) -> Result<Dialed, Error> {
-        let uri: http::Uri = format!(
-            "{}://{}:{}/",
-            if origin.https { "https" } else { "http" },
-            bracketed(&origin.host),
-            origin.port
-        )
-        .parse()
-        .map_err(|e| Error::Request(format!("bad host {:?}: {e}", origin.host)))?;
-        let tcp = match self.shared.options.proxy.for_uri(&uri) {
+    async fn dial(&self, uri: &http::Uri, origin: &Origin) -> Result<Dialed, Error> {
+        let tcp = match self.shared.options.proxy.for_uri(uri) {
             None => smol::net::TcpStream::connect((origin.host.as_str(), origin.port)).await?,
             Some(proxy) => {
                 let mut tcp = smol::net::TcpStream::connect((proxy.host(), proxy.port())).await?;
@@ -540,12 +526,14 @@ enum Unsent {
     Failed(Error),
 }
 
-/// An IPv6 host in brackets, as a URI writes it.
-fn bracketed(host: &str) -> std::borrow::Cow<'_, str> {
-    if host.contains(':') {
-        format!("[{host}]").into()
-    } else {
-        host.into()
+impl Unsent {
+    /// What hyper's `try_send_request` gave back: the request, its `body` put back, when
+    /// it was not sent; the error otherwise.
+    fn of(mut failed: TrySendError<Request<Full<Bytes>>>, body: Bytes) -> Unsent {
+        match failed.take_message() {
+            Some(req) => Unsent::Back(req.map(|_| body)),
+            None => Unsent::Failed(failed.into_error().into()),
+        }
     }
 }
 
