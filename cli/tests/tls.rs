@@ -19,18 +19,15 @@ fn certificate(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn serve_tls(runtime: &str, cert: &Path, key: &Path) -> Served {
-    let args = [
-        std::ffi::OsStr::new("--runtime"),
+    let args: [&std::ffi::OsStr; 6] = [
+        "--runtime".as_ref(),
         runtime.as_ref(),
         "--tls-cert".as_ref(),
+        cert.as_os_str(),
+        "--tls-key".as_ref(),
+        key.as_os_str(),
     ];
-    let server = serve_on_a_free_port(
-        &[
-            &args[..],
-            &[cert.as_os_str(), "--tls-key".as_ref(), key.as_os_str()],
-        ]
-        .concat(),
-    );
+    let server = serve_on_a_free_port(&args);
     assert!(server.1.starts_with("https://127.0.0.1:"), "{}", server.1);
     server
 }
