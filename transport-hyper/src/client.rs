@@ -105,10 +105,11 @@ pub fn http_client() -> Result<HttpClient, Error> {
 /// ```
 #[cfg(feature = "rustls")]
 pub fn https_client(tls: rustls::ClientConfig) -> HttpClient {
-    let keep_alive = (Some(HTTP2_KEEP_ALIVE_INTERVAL), HTTP2_KEEP_ALIVE_TIMEOUT);
+    // The defaults (proxies, keep-alive) of `ClientOptions`, with this TLS configuration.
+    let options = ClientOptions::default();
     build_client(
-        with_tls(tls, ProxyConnector::new(Proxy::from_env())),
-        keep_alive,
+        with_tls(tls, ProxyConnector::new(options.proxy)),
+        options.keep_alive,
     )
 }
 
