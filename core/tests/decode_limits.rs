@@ -5,7 +5,7 @@ mod support;
 
 use bytes::Bytes;
 use ssekit::decode::{Mode, OnLimit};
-use ssekit::{Config, DecodeError, Decoder, Frame, Limits, StreamEnd};
+use ssekit::{Config, DecodeError, Decoder, Frame, FrameRef, Limits, StreamEnd};
 use support::data;
 
 fn config(limits: Limits) -> Config {
@@ -428,6 +428,42 @@ fn every_feed_pattern_copies_a_bounded_multiple_of_the_input() {
         }
     }
     println!("most copied per input byte: {worst:.2}");
+}
+
+#[test]
+fn a_long_line_in_network_sized_reads_is_copied_about_once() {
+    // Reads that only continue a line are copied onto it as `feed` or `feed_slice` takes
+    // them: `feed_slice` does not stage them first, so the line's bytes are copied once (and
+    // the buffer's growth moves them at most once more in all), as with `feed`.
+    let line = format!("data: {}\n\n", "x".repeat(64 << 10));
+    let stream = line.repeat(4).into_bytes();
+    for slice in [false, true] {
+        for size in [17, 1460, 4096] {
+            let mut dec = Decoder::new();
+            let mut events = 0;
+            for piece in stream.chunks(size) {
+                if slice {
+                    dec.feed_slice(piece).unwrap();
+                } else {
+                    dec.feed(Bytes::copy_from_slice(piece)).unwrap();
+                }
+                while let Some(frame) = dec.next_frame_ref().unwrap() {
+                    if let FrameRef::Event(ev) = frame {
+                        assert_eq!(ev.data().len(), 64 << 10);
+                        events += 1;
+                    }
+                }
+            }
+            assert_eq!((events, dec.finish()), (4, StreamEnd::Clean));
+            let n = stream.len() as u64;
+            let copied = dec.bytes_copied();
+            assert!(
+                copied <= n + n / 4,
+                "pieces of {size}, slice {slice}: copied {copied} of {n} bytes"
+            );
+            assert!(dec.bytes_scanned() <= n + 64, "scanned {}", dec.bytes_scanned());
+        }
+    }
 }
 
 #[test]

@@ -331,6 +331,37 @@ fn held_any_high(rest: &[u8], masks: TailMasks) -> bool {
     high
 }
 
+/// Copies `piece`, which continues the line in `line`, onto it up to the line's ending,
+/// finding that ending and whether the bytes before it are ASCII as it copies
+/// ([`put_line`]: with AVX2 one pass over the piece, where a scan and then a copy made two).
+/// Returns what it found and the bytes copied or moved; `None`, with nothing copied, when
+/// the piece could take the line over `max_line` (the caller decides on a scan), or when
+/// the line is shorter than the piece and has no room for it behind it.
+///
+/// The copy needs room for the whole piece, where the line may end early in it. The buffer
+/// is grown for that only when the line is at least as long as the piece (a long line,
+/// which will need the room anyway); a short line with too little room behind it takes the
+/// scan and then the copy of just its bytes. Growing the buffer for a short line's end cost
+/// `tokens` in 16 KiB pieces 1.6% more instructions, in reallocations as the decoder
+/// started (callgrind).
+#[inline(always)]
+fn copy_onto_line(line: &mut BytesMut, piece: &[u8], max_line: usize) -> Option<(LineEnd, u64)> {
+    let (len, room) = (line.len(), line.capacity() - line.len());
+    if len.saturating_add(piece.len()) > max_line || (room < piece.len() && len < piece.len()) {
+        return None;
+    }
+    debug_assert!(len > 0, "only a started line is continued");
+    let moved = make_room(line, piece.len());
+    let before = line.len();
+    let found = put_line(line, piece);
+    debug_assert_eq!(
+        line.get(before..),
+        piece.get(..found.at.unwrap_or(piece.len())),
+        "the line's bytes in this piece, and no others, are copied"
+    );
+    Some((found, moved + (line.len() - before) as u64))
+}
+
 impl Decoder {
     /// A decoder with the default [`Config`]: browser dispatch, fail-stop, 16 MiB limits.
     ///
@@ -392,9 +423,17 @@ impl Decoder {
         if self.adopt_line_for_tiny(&chunk) && self.append_tiny(&chunk) {
             return Ok(());
         }
-        self.check_room(chunk.len())?;
+        let taken = self.continue_line(&chunk).unwrap_or(0);
+        if taken == chunk.len() {
+            return Ok(());
+        }
+        // Nothing waits when `continue_line` took bytes, so the rest is never refused then.
+        self.check_room(chunk.len() - taken)?;
         self.flush_staging();
         self.push_piece(chunk);
+        // The bytes taken are read (and counted in `offset`): the piece starts after them.
+        self.pos += taken;
+        self.queued -= taken;
         self.refresh_tiny_ready();
         Ok(())
     }
@@ -438,6 +477,10 @@ impl Decoder {
         if self.adopt_line_for_tiny(chunk) && self.append_tiny(chunk) {
             return Ok(());
         }
+        let taken = self.continue_line(chunk).unwrap_or(0);
+        let Some(chunk) = chunk.get(taken..).filter(|rest| !rest.is_empty()) else {
+            return Ok(());
+        };
         self.check_room(chunk.len())?;
         self.copied += append(&mut self.staging, chunk);
         self.refresh_tiny_ready();
@@ -552,6 +595,35 @@ impl Decoder {
         self.swap_line_into_held(false);
         self.refresh_tiny_ready();
         self.tiny_ready
+    }
+
+    /// A piece fed behind a line that larger pieces left in `line`, with nothing else
+    /// waiting: its bytes up to the line's ending are copied onto the line as they are
+    /// scanned ([`copy_onto_line`]), here, so a piece that only continues a long line is
+    /// neither queued nor stepped over, and one fed by `feed_slice` is copied once, not
+    /// staged first. Returns how many bytes of the piece it took: all of them when the line
+    /// goes on past the piece, otherwise those before its ending, which the rest of the
+    /// piece, queued, then starts with. `None`, with nothing changed, when the piece takes
+    /// the general path: input or a CR waiting, a line being discarded, a piece that could
+    /// take the line over `max_line`, or a short line with no room behind it.
+    ///
+    /// A 4 KiB ORS `chunk` line spans three 1460-byte reads and a `big-data` line 45: all
+    /// but the first read of each only continue it. Taking them in `next_step`, the general
+    /// path queued each piece (letting the last one go, moving the piece in), and took a
+    /// step to copy it and another to find the queue empty.
+    #[inline(never)]
+    fn continue_line(&mut self, piece: &[u8]) -> Option<usize> {
+        if self.line.is_empty() || !self.ready_but_for_line() {
+            return None;
+        }
+        let (found, copied) =
+            copy_onto_line(&mut self.line, piece, self.config.limits.max_line)?;
+        let taken = found.at.unwrap_or(piece.len());
+        self.line_high = !self.line_ascii_with(found.ascii);
+        self.copied += copied;
+        self.scanned += taken as u64;
+        self.offset += taken as u64;
+        Some(taken)
     }
 
     /// Makes room in `held` for `additional` more bytes. The lines read that no value points
@@ -1150,41 +1222,19 @@ impl Decoder {
     }
 
     /// The piece `front[pos..]` continues the line in `line`: copies it onto the line up to
-    /// the line's ending, finding that ending and whether the bytes before it are ASCII as it
-    /// copies ([`put_line`]: with AVX2 one pass over the piece, where a scan and then a copy
-    /// made two). `None`, and nothing copied, when the line is being discarded or the piece
-    /// could take it over `max_line`: [`read_line`](Self::read_line) then decides on a scan.
+    /// the line's ending ([`copy_onto_line`]). `None`, and nothing copied, when the line is
+    /// being discarded or the piece could take it over `max_line`:
+    /// [`read_line`](Self::read_line) then decides on a scan.
     ///
-    /// The copy needs room for the whole piece, where the line may end early in it. The
-    /// buffer is grown for that only when the line is at least as long as the piece (a long
-    /// line, which will need the room anyway); a short line with too little room behind it
-    /// takes the scan and then the copy of just its bytes, as before. Growing the buffer for
-    /// a short line's end cost `tokens` in 16 KiB pieces 1.6% more instructions, in
-    /// reallocations as the decoder started (callgrind).
-    ///
-    /// On `big-data` and `ors-chunks` in 1460-byte pieces a line is 45 or 3 such pieces.
-    /// Out of line: it runs once per piece, and inlined it made `next_step` slower for
-    /// short lines.
+    /// Out of line: inlined it made `next_step` slower for short lines.
     #[inline(never)]
     fn copy_continued_line(&mut self) -> Option<LineEnd> {
-        let piece = self.front.get(self.pos..).unwrap_or_default();
-        let (line, room) = (self.line.len(), self.line.capacity() - self.line.len());
-        if self.discarding_line
-            || line.saturating_add(piece.len()) > self.config.limits.max_line
-            || (room < piece.len() && line < piece.len())
-        {
+        if self.discarding_line {
             return None;
         }
-        debug_assert!(!self.line.is_empty(), "only a started line is continued");
-        let moved = make_room(&mut self.line, piece.len());
-        let before = self.line.len();
-        let found = put_line(&mut self.line, piece);
-        debug_assert_eq!(
-            self.line.get(before..),
-            piece.get(..found.at.unwrap_or(piece.len())),
-            "the line's bytes in this piece, and no others, are copied"
-        );
-        self.copied += moved + (self.line.len() - before) as u64;
+        let piece = self.front.get(self.pos..).unwrap_or_default();
+        let (found, copied) = copy_onto_line(&mut self.line, piece, self.config.limits.max_line)?;
+        self.copied += copied;
         Some(found)
     }
 
