@@ -32,6 +32,39 @@ pub(crate) struct LineEnd {
 /// How many leading bytes are read here before the rest goes to `memchr2`.
 const SHORT: usize = 256;
 
+/// [`scan_line_head`]'s answer for a line that its first [`SHORT`] bytes do not end, in a
+/// slice longer than that: whether those bytes are ASCII. The rest of the slice is read
+/// with [`scan_long`], or with a copy that scans as it goes, and the two answers joined
+/// ([`join`](Self::join)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LongLine {
+    head_ascii: bool,
+}
+
+impl LongLine {
+    /// The bytes read so far and the rest of `bytes`, the slice it was found in.
+    ///
+    /// ```ignore
+    /// let (head, tail) = long.split(bytes);
+    /// assert_eq!(head.len(), 256);
+    /// ```
+    pub(crate) fn split(self, bytes: &[u8]) -> (&[u8], &[u8]) {
+        bytes.split_at(SHORT.min(bytes.len()))
+    }
+
+    /// The line's end and ASCII-ness in the whole slice, from those in the rest of it.
+    ///
+    /// ```ignore
+    /// let found = long.join(scan_long(long.split(bytes).1));
+    /// ```
+    pub(crate) fn join(self, tail: LineEnd) -> LineEnd {
+        LineEnd {
+            at: tail.at.map(|at| SHORT + at),
+            ascii: tail.ascii && self.head_ascii,
+        }
+    }
+}
+
 /// Finds the first CR or LF of `bytes`, and says whether the bytes before it are ASCII.
 ///
 /// ```ignore
@@ -39,17 +72,31 @@ const SHORT: usize = 256;
 /// ```
 #[inline(always)]
 pub(crate) fn scan_line(bytes: &[u8]) -> LineEnd {
+    match scan_line_head(bytes) {
+        Ok(found) => found,
+        Err(long) => long.join(scan_long(long.split(bytes).1)),
+    }
+}
+
+/// [`scan_line`] up to its first [`SHORT`] bytes: `Err` when none of them ends the line
+/// and the slice goes on past them, for the caller to read the rest.
+///
+/// ```ignore
+/// assert_eq!(scan_line_head(b"data: x\r\n"), Ok(scan_line(b"data: x\r\n")));
+/// ```
+#[inline(always)]
+pub(crate) fn scan_line_head(bytes: &[u8]) -> Result<LineEnd, LongLine> {
     match bytes.first() {
         // A blank line (every event ends with one) needs no vector: its first byte is
         // already the line ending.
-        Some(b'\n' | b'\r') => LineEnd {
+        Some(b'\n' | b'\r') => Ok(LineEnd {
             at: Some(0),
             ascii: true,
-        },
-        None => LineEnd {
+        }),
+        None => Ok(LineEnd {
             at: None,
             ascii: true,
-        },
+        }),
         Some(_) => scan_after_first(bytes),
     }
 }
@@ -238,9 +285,9 @@ fn gather_high_bits(flags: u64) -> u32 {
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn scan_after_first(bytes: &[u8]) -> LineEnd {
+fn scan_after_first(bytes: &[u8]) -> Result<LineEnd, LongLine> {
     if bytes.len() < 16 {
-        return scan_bytewise(bytes);
+        return Ok(scan_bytewise(bytes));
     }
     sse2::scan(bytes)
 }
@@ -258,11 +305,11 @@ fn scan_bytewise(bytes: &[u8]) -> LineEnd {
 
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
-fn scan_after_first(bytes: &[u8]) -> LineEnd {
-    LineEnd {
+fn scan_after_first(bytes: &[u8]) -> Result<LineEnd, LongLine> {
+    Ok(LineEnd {
         at: memchr::memchr2(b'\n', b'\r', bytes),
         ascii: false,
-    }
+    })
 }
 
 /// [`scan_line`] for the rest of a piece that continues a line begun in an earlier one: a
@@ -441,11 +488,11 @@ mod sse2 {
         _mm_set_epi64x, _mm_setzero_si128,
     };
 
-    use super::{LineEnd, SHORT};
+    use super::{LineEnd, LongLine, SHORT};
 
-    /// [`super::scan_line`] past the first byte, for a slice of at least 16 bytes.
+    /// [`super::scan_line_head`] past the first byte, for a slice of at least 16 bytes.
     #[inline(always)]
-    pub(super) fn scan(bytes: &[u8]) -> LineEnd {
+    pub(super) fn scan(bytes: &[u8]) -> Result<LineEnd, LongLine> {
         // SAFETY: `scan_sse2` only requires the `sse2` target feature, and this module is
         // compiled only where `target_feature = "sse2"` is enabled for the whole crate (it is
         // part of the x86-64 baseline), so every CPU this code runs on has it.
@@ -493,9 +540,9 @@ mod sse2 {
 
     /// Reads 32 bytes per step (one test for both halves), then a last 16-byte block, up to
     /// [`SHORT`] bytes; the high bits are or-ed into a vector and read once at the end.
-    #[inline]
+    #[inline(never)]
     #[target_feature(enable = "sse2")]
-    fn scan_sse2(bytes: &[u8]) -> LineEnd {
+    fn scan_sse2(bytes: &[u8]) -> Result<LineEnd, LongLine> {
         let lf = _mm_set1_epi8(b'\n' as i8);
         let cr = _mm_set1_epi8(b'\r' as i8);
         let ending = |v: __m128i| _mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr));
@@ -523,17 +570,15 @@ mod sse2 {
             if mask(_mm_or_si128(low_end, up_end)) != 0 {
                 let endings = mask(low_end) | mask(up_end) << 16;
                 let bits = mask(low) | mask(up) << 16;
-                return found(read, endings, bits, high);
+                return Ok(found(read, endings, bits, high));
             }
             high = _mm_or_si128(high, _mm_or_si128(low, up));
             read += 32;
         }
         if bytes.len() > SHORT && read == SHORT {
-            let tail = super::scan_long(bytes.get(SHORT..).unwrap_or_default());
-            return LineEnd {
-                at: tail.at.map(|at| SHORT + at),
-                ascii: tail.ascii && mask(high) == 0,
-            };
+            return Err(LongLine {
+                head_ascii: mask(high) == 0,
+            });
         }
         // Fewer than 32 bytes left (at least 16 in all): one or two 16-byte blocks, the last
         // one ending at the slice's end. A block may overlap bytes already read, which held
@@ -551,15 +596,15 @@ mod sse2 {
             let vector = load(block);
             let endings = mask(ending(vector));
             if endings != 0 {
-                return found(from, endings, mask(vector), high);
+                return Ok(found(from, endings, mask(vector), high));
             }
             high = _mm_or_si128(high, vector);
             start = from + 16;
         }
-        LineEnd {
+        Ok(LineEnd {
             at: None,
             ascii: mask(high) == 0,
-        }
+        })
     }
 }
 

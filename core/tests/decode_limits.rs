@@ -461,7 +461,11 @@ fn a_long_line_in_network_sized_reads_is_copied_about_once() {
                 copied <= n + n / 4,
                 "pieces of {size}, slice {slice}: copied {copied} of {n} bytes"
             );
-            assert!(dec.bytes_scanned() <= n + 64, "scanned {}", dec.bytes_scanned());
+            assert!(
+                dec.bytes_scanned() <= n + 64,
+                "scanned {}",
+                dec.bytes_scanned()
+            );
         }
     }
 }

@@ -96,8 +96,10 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::event::Event;
 use crate::frame_ref::{EventRef, FrameRef};
-use crate::line_copy::put_line;
-use crate::line_scan::{scan_continued, scan_line, LineEnd, TailMasks, WordPair};
+use crate::line_copy::{copy_is_fused, put_line};
+use crate::line_scan::{
+    scan_continued, scan_line, scan_line_head, scan_long, LineEnd, LongLine, TailMasks, WordPair,
+};
 
 use crate::text::Utf8Bytes;
 pub use config::{Config, Limits, Mode, OnLimit};
@@ -346,6 +348,16 @@ fn held_any_high(rest: &[u8], masks: TailMasks) -> bool {
 /// started (callgrind).
 #[inline(always)]
 fn copy_onto_line(line: &mut BytesMut, piece: &[u8], max_line: usize) -> Option<(LineEnd, u64)> {
+    if let Some(b'\n' | b'\r') = piece.first() {
+        // The line ends where the piece starts (`continue_line` took the bytes before).
+        return Some((
+            LineEnd {
+                at: Some(0),
+                ascii: true,
+            },
+            0,
+        ));
+    }
     let (len, room) = (line.len(), line.capacity() - line.len());
     if len.saturating_add(piece.len()) > max_line || (room < piece.len() && len < piece.len()) {
         return None;
@@ -360,6 +372,53 @@ fn copy_onto_line(line: &mut BytesMut, piece: &[u8], max_line: usize) -> Option<
         "the line's bytes in this piece, and no others, are copied"
     );
     Some((found, moved + (line.len() - before) as u64))
+}
+
+/// At most this much of a piece is copied at the start of a line in case the line goes on
+/// past the piece ([`start_long_line`]): a network read (1460 bytes is one TCP segment),
+/// and what the line buffer holds when it grows the least.
+const START_COPIED_UP_TO: usize = MIN_CAPACITY;
+
+/// Reads a long line, one whose first 256 bytes in the piece ([`scan_line_head`]) hold no
+/// ending, given the piece from the line's start (`rest`): where it ends and whether the
+/// bytes before are ASCII, as [`scan_line`]. When `rest` is short (at most
+/// [`START_COPIED_UP_TO`] and `max_line`) and the copy is fused with the scan
+/// ([`copy_is_fused`]), the line is also copied into the empty line buffer as it is read, if
+/// the buffer has room without growing: such a line likely goes on past the piece, and the
+/// general path would then copy what the scan has just read (a 4 KiB ORS `chunk` line begins
+/// in one 1460-byte read and ends two later). If the line ends in the piece after all, the
+/// copy is dropped (it stopped at the ending: a line is never copied past it) and the line
+/// is read in place as before. Returns what it found and the bytes it copied.
+///
+/// Out of line: taken only by lines longer than 256 bytes.
+#[inline(never)]
+fn start_long_line(
+    line: &mut BytesMut,
+    rest: &[u8],
+    long: LongLine,
+    max_line: usize,
+) -> (LineEnd, u64) {
+    debug_assert!(
+        line.is_empty(),
+        "whole lines are read with the line buffer empty"
+    );
+    let (head, tail) = long.split(rest);
+    if rest.len() > START_COPIED_UP_TO.min(max_line) || !copy_is_fused() {
+        return (long.join(scan_long(tail)), 0);
+    }
+    // As `make_room` does before a long append: the whole buffer when nothing shares it
+    // any more, so the line starts at its front and has room to grow in place.
+    let _reclaimed = line.try_reclaim(line.capacity() + 1);
+    if line.capacity() < rest.len() {
+        return (long.join(scan_long(tail)), 0);
+    }
+    line.extend_from_slice(head);
+    let found = long.join(put_line(line, tail));
+    let put = line.len() as u64;
+    if found.at.is_some() {
+        line.clear();
+    }
+    (found, put)
 }
 
 impl Decoder {
@@ -616,8 +675,7 @@ impl Decoder {
         if self.line.is_empty() || !self.ready_but_for_line() {
             return None;
         }
-        let (found, copied) =
-            copy_onto_line(&mut self.line, piece, self.config.limits.max_line)?;
+        let (found, copied) = copy_onto_line(&mut self.line, piece, self.config.limits.max_line)?;
         let taken = found.at.unwrap_or(piece.len());
         self.line_high = !self.line_ascii_with(found.ascii);
         self.copied += copied;
@@ -962,7 +1020,9 @@ impl Decoder {
                 if let Some(step) = self.scan_whole_lines(&mut found) {
                     return step;
                 }
-                (found, false)
+                // A long line that goes on past the piece may have been copied as it was
+                // scanned (`start_long_line`).
+                (found, !self.line.is_empty())
             } else if let Some(found) = self.copy_continued_line() {
                 (found, true)
             } else {
@@ -997,7 +1057,8 @@ impl Decoder {
     /// locals. Stops at the first frame or error, or returns `None` to hand the general path
     /// ([`read_line`](Self::read_line)) the line it does not read, with what its scan found
     /// (`found`): a line with no ending in this piece, one whose CR is the piece's last
-    /// byte (an LF may follow in the next piece), one over `max_line`.
+    /// byte (an LF may follow in the next piece), one over `max_line`. The first of these
+    /// is then on the line buffer when [`start_long_line`] copied it as it scanned it.
     #[inline(always)]
     fn scan_whole_lines(&mut self, found: &mut LineEnd) -> Option<Step> {
         let bytes: &[u8] = &self.front;
@@ -1008,7 +1069,14 @@ impl Decoder {
         let mut error = None;
         let stop = loop {
             let rest = bytes.get(pos..).unwrap_or_default();
-            let LineEnd { at, ascii } = scan_line(rest);
+            let LineEnd { at, ascii } = match scan_line_head(rest) {
+                Ok(found) => found,
+                Err(long) => {
+                    let (found, put) = start_long_line(&mut self.line, rest, long, max_line);
+                    self.copied += put;
+                    found
+                }
+            };
             let Some(end) = at else {
                 *found = LineEnd { at, ascii };
                 break None;
