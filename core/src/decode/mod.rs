@@ -24,7 +24,11 @@
 //! ASCII-ness, 64 bytes a step, so a long line is read once, not again by a check when it
 //! is complete (elsewhere `memchr2`, and the check as before). A piece that continues a line
 //! is, moreover, copied into the line buffer as it is scanned (`line_copy`): with AVX2 one
-//! pass over it where the scan and the copy were two.
+//! pass over it where the scan and the copy were two. `feed` and `feed_slice` do that
+//! themselves when nothing else waits, so a read that only continues a long line is neither
+//! queued nor stepped over (and `feed_slice` copies it once, not into its staging buffer
+//! first); and a long line that starts in a short read is copied as its tail is scanned,
+//! since it likely goes on past the read (the copy is dropped if it does not).
 //!
 //! One step of the decoder (`next_step`) is the one out-of-line call per frame, and returns
 //! a single byte; the frame itself is built in the caller's `next_frame`/`next_frame_ref`.
