@@ -1570,7 +1570,8 @@ impl Decoder {
     }
 
     /// Bytes the decoder has copied so far: input into its line, held and staging buffers
-    /// (a line that straddles pieces, tiny pieces, `feed_slice`), data lines joined, joined
+    /// (a line that straddles pieces, or the start of a long one copied in case it does,
+    /// tiny pieces, `feed_slice`), data lines joined, joined
     /// data copied out into an owned frame, and buffer contents moved when a buffer grows or
     /// is compacted. With [`bytes_scanned`](Self::bytes_scanned), the work per input byte:
     /// a bounded multiple of the input whatever the sizes of the pieces, where a decoder that
