@@ -115,11 +115,8 @@ fn put<const ASCII: bool, B: BufMut + ?Sized>(out: &mut B, prefix: &[u8], src: &
 /// ```
 #[inline]
 pub(crate) fn copy_is_fused() -> bool {
-    #[cfg(all(feature = "std", target_arch = "x86_64"))]
-    if std::is_x86_feature_detected!("avx2") {
-        return true;
-    }
-    false
+    // Both kernels are AVX2, chosen on the same run-time detection.
+    crate::line_scan::long_scan_knows_ascii()
 }
 
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
