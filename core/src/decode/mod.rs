@@ -288,13 +288,22 @@ fn append(buf: &mut BytesMut, bytes: &[u8]) -> u64 {
 fn make_room(buf: &mut BytesMut, additional: usize) -> u64 {
     if buf.is_empty() && additional > SHORT_APPEND {
         // Still shared: the growth below allocates, as it would have.
-        let _reclaimed = buf.try_reclaim(buf.capacity() + 1);
+        reclaim_whole(buf);
     }
     if buf.capacity() - buf.len() < additional {
         grow(buf, additional.max(MIN_CAPACITY.saturating_sub(buf.len())))
     } else {
         0
     }
+}
+
+/// Gives the empty `buf` its whole allocation back when nothing shares it any more (no
+/// copy, one atomic load), so a long line put into it starts at its front and has room to
+/// grow in place; a buffer still shared is left as it is.
+#[inline]
+fn reclaim_whole(buf: &mut BytesMut) {
+    debug_assert!(buf.is_empty(), "only an empty buffer is taken back");
+    let _reclaimed = buf.try_reclaim(buf.capacity() + 1);
 }
 
 /// Makes room for `additional` more bytes in `buf`; returns the bytes moved (all of them
@@ -410,9 +419,8 @@ fn start_long_line(
     if rest.len() > START_COPIED_UP_TO.min(max_line) || !copy_is_fused() {
         return (long.join(scan_long(tail)), 0);
     }
-    // As `make_room` does before a long append: the whole buffer when nothing shares it
-    // any more, so the line starts at its front and has room to grow in place.
-    let _reclaimed = line.try_reclaim(line.capacity() + 1);
+    // As `make_room` does before a long append.
+    reclaim_whole(line);
     if line.capacity() < rest.len() {
         return (long.join(scan_long(tail)), 0);
     }
