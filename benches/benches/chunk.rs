@@ -58,10 +58,10 @@ fn through_the_wire(payload: &Utf8Bytes) -> Utf8Bytes {
     decoder.feed(Bytes::from(wire)).expect("feed");
     let mut joined = Reassembler::new();
     while let Some(frame) = decoder.next_frame().expect("frame") {
-        if let Frame::Event(ev) = frame {
-            if let Some(done) = joined.push(&ev).expect("push") {
-                return done;
-            }
+        if let Frame::Event(ev) = frame
+            && let Some(done) = joined.push(&ev).expect("push")
+        {
+            return done;
         }
     }
     unreachable!("the last event is an end")

@@ -211,12 +211,12 @@ impl<R: Runtime> App<R> {
         if let Some(n) = stop {
             frames.truncate(n);
         }
-        if let Some(n) = cut {
-            if let Some(next) = frames.get(n) {
-                let half = next.slice(..next.len() / 2);
-                frames.truncate(n);
-                frames.push(half);
-            }
+        if let Some(n) = cut
+            && let Some(next) = frames.get(n)
+        {
+            let half = next.slice(..next.len() / 2);
+            frames.truncate(n);
+            frames.push(half);
         }
         let (pause, runtime) = (self.delta_pause, self.runtime.clone());
         let stream = futures_util::stream::unfold(frames.into_iter(), move |mut it| {

@@ -605,10 +605,11 @@ impl Checker {
         // not blank dispatches no event, so the event number stays.
         self.decode(piece, sink);
         let s = &mut self.state;
-        if ended && s.stopped.is_none() {
-            if let Some((id, text)) = s.line.warning() {
-                sink(Finding::warning(s.line_at, s.events + 1, id, text));
-            }
+        if ended
+            && s.stopped.is_none()
+            && let Some((id, text)) = s.line.warning()
+        {
+            sink(Finding::warning(s.line_at, s.events + 1, id, text));
         }
         s.offset += piece.len() as u64;
         if ended {
@@ -697,19 +698,18 @@ impl Checker {
             StreamEnd::Failed(e) => s.limit(e, sink),
             _ => {}
         }
-        if let Some(v) = s.validator.as_mut() {
-            if v.error().is_none() {
-                if let Err(e) = v.finish() {
-                    let text = match &e {
-                        SequenceError::Unterminated { events, .. } => format!(
-                            "the stream ends after {} without its terminal event",
-                            plural(*events, "event")
-                        ),
-                        other => other.to_string(),
-                    };
-                    sink(Finding::error(s.offset, event, e.rule().id(), text));
-                }
-            }
+        if let Some(v) = s.validator.as_mut()
+            && v.error().is_none()
+            && let Err(e) = v.finish()
+        {
+            let text = match &e {
+                SequenceError::Unterminated { events, .. } => format!(
+                    "the stream ends after {} without its terminal event",
+                    plural(*events, "event")
+                ),
+                other => other.to_string(),
+            };
+            sink(Finding::error(s.offset, event, e.rule().id(), text));
         }
     }
 }

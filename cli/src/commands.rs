@@ -407,13 +407,12 @@ fn resume_with(task_id: &Mutex<Option<String>>, req: &mut http::Request<Bytes>) 
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone();
-    if let Some(id) = id {
-        if let Ok(serde_json::Value::Object(mut body)) =
+    if let Some(id) = id
+        && let Ok(serde_json::Value::Object(mut body)) =
             serde_json::from_slice::<serde_json::Value>(req.body())
-        {
-            body.insert("task_id".into(), serde_json::Value::String(id));
-            *req.body_mut() = Bytes::from(serde_json::Value::Object(body).to_string());
-        }
+    {
+        body.insert("task_id".into(), serde_json::Value::String(id));
+        *req.body_mut() = Bytes::from(serde_json::Value::Object(body).to_string());
     }
 }
 
@@ -455,10 +454,10 @@ pub async fn decode() -> Result<ExitCode, CliError> {
             .next_frame()
             .map_err(|e| CliError::Invalid(e.to_string()))?
         {
-            if let Some(line) = json_lines::frame(&frame) {
-                if let Err(e) = writeln!(out, "{line}") {
-                    return stdout_failed(e);
-                }
+            if let Some(line) = json_lines::frame(&frame)
+                && let Err(e) = writeln!(out, "{line}")
+            {
+                return stdout_failed(e);
             }
         }
         if let Err(e) = out.flush() {

@@ -126,13 +126,12 @@ fn has_placeholder(code: &str) -> bool {
             // `<URL>`, `<file>`: a name in angle brackets (`< file` is a redirect).
             b'<' if next.is_ascii_alphabetic() => {
                 let rest = &code[i + 1..];
-                if let Some(end) = rest.find('>') {
-                    if rest[..end]
+                if let Some(end) = rest.find('>')
+                    && rest[..end]
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-                    {
-                        return true;
-                    }
+                {
+                    return true;
                 }
             }
             _ => {}
@@ -154,17 +153,17 @@ fn plan(text: &str) -> Plan {
     }
     if first == "cargo" {
         let rest: Vec<&str> = words.collect();
-        if rest.first() == Some(&"run") {
-            if let Some(sep) = rest.iter().position(|w| *w == "--") {
-                let options: Vec<&str> = rest[1..sep]
-                    .iter()
-                    .copied()
-                    .filter(|w| *w != "--release")
-                    .collect();
-                if options == ["-p", "ssekit-cli"] {
-                    let args = rest[sep + 1..].join(" ");
-                    return Plan::Run(format!("ssekit {args}").trim_end().to_owned());
-                }
+        if rest.first() == Some(&"run")
+            && let Some(sep) = rest.iter().position(|w| *w == "--")
+        {
+            let options: Vec<&str> = rest[1..sep]
+                .iter()
+                .copied()
+                .filter(|w| *w != "--release")
+                .collect();
+            if options == ["-p", "ssekit-cli"] {
+                let args = rest[sep + 1..].join(" ");
+                return Plan::Run(format!("ssekit {args}").trim_end().to_owned());
             }
         }
         return Plan::Skip("builds, tests or benchmarks the workspace");

@@ -1099,13 +1099,12 @@ impl Reconnect {
                     .config
                     .idle_timeout
                     .and_then(|i| last_rx.checked_add(i))
+                    && now >= deadline
                 {
-                    if now >= deadline {
-                        self.pending_close = Some(CloseReason::IdleTimeout);
-                        // The stream was last alive when its last bytes came, not now.
-                        self.stream_ended(last_rx, since);
-                        self.fail(now, Failure::IdleTimeout);
-                    }
+                    self.pending_close = Some(CloseReason::IdleTimeout);
+                    // The stream was last alive when its last bytes came, not now.
+                    self.stream_ended(last_rx, since);
+                    self.fail(now, Failure::IdleTimeout);
                 }
             }
             _ => {}

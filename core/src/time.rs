@@ -147,7 +147,7 @@ impl Instant {
     /// ```
     pub fn checked_add(self, duration: Duration) -> Option<Instant> {
         let millis = u64::try_from(duration.as_millis()).ok()?;
-        let extra = u64::from(duration.subsec_nanos() % 1_000_000 != 0);
+        let extra = u64::from(!duration.subsec_nanos().is_multiple_of(1_000_000));
         self.millis
             .checked_add(millis)?
             .checked_add(extra)
@@ -158,7 +158,7 @@ impl Instant {
 /// Whole milliseconds in `duration`, rounding a sub-millisecond remainder up, saturating.
 pub(crate) fn millis_ceil(duration: Duration) -> u64 {
     let whole = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-    if duration.subsec_nanos() % 1_000_000 != 0 {
+    if !duration.subsec_nanos().is_multiple_of(1_000_000) {
         whole.saturating_add(1)
     } else {
         whole

@@ -342,10 +342,10 @@ fn dedupe_across_reconnects_delivers_replayed_events_once() {
     let feed = |rc: &mut Reconnect, dec: &mut Decoder, wire: &[u8], out: &mut Vec<String>| {
         dec.feed_slice(wire).unwrap();
         while let Some(frame) = dec.next_frame().unwrap() {
-            if let Frame::Event(e) = frame {
-                if rc.handle_event(&e).is_delivered() {
-                    out.push(e.id().unwrap().to_owned());
-                }
+            if let Frame::Event(e) = frame
+                && rc.handle_event(&e).is_delivered()
+            {
+                out.push(e.id().unwrap().to_owned());
             }
         }
     };

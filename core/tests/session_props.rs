@@ -129,10 +129,10 @@ impl World {
         self.rc.handle_bytes(self.now);
         self.dec.feed_slice(&piece).unwrap();
         while let Some(frame) = self.dec.next_frame().unwrap() {
-            if self.rc.handle_frame(&frame) == Some(Delivery::Deliver) {
-                if let Frame::Event(e) = &frame {
-                    self.delivered.push(e.data().parse().unwrap());
-                }
+            if self.rc.handle_frame(&frame) == Some(Delivery::Deliver)
+                && let Frame::Event(e) = &frame
+            {
+                self.delivered.push(e.data().parse().unwrap());
             }
         }
     }
@@ -242,12 +242,11 @@ fn check_fired(
     now: Instant,
     after: Option<Instant>,
 ) -> Result<(), String> {
-    if before.is_some_and(|b| now >= b) {
-        if let Some(a) = after {
-            if a <= now {
-                return Err(format!("deadline {before:?} fired at {now:?}, next {a:?}"));
-            }
-        }
+    if before.is_some_and(|b| now >= b)
+        && let Some(a) = after
+        && a <= now
+    {
+        return Err(format!("deadline {before:?} fired at {now:?}, next {a:?}"));
     }
     Ok(())
 }

@@ -629,16 +629,16 @@ async fn listen(
 ) {
     use futures_lite::StreamExt;
     loop {
-        if let Ok(mut pubsub) = client.get_async_pubsub().await {
-            if pubsub.subscribe(&channel).await.is_ok() {
-                let mut messages = pubsub.on_message();
-                while let Some(message) = messages.next().await {
-                    let Some(waiters) = waiters.upgrade() else {
-                        return;
-                    };
-                    if let Ok(name) = std::str::from_utf8(message.get_payload_bytes()) {
-                        waiters.wake(name);
-                    }
+        if let Ok(mut pubsub) = client.get_async_pubsub().await
+            && pubsub.subscribe(&channel).await.is_ok()
+        {
+            let mut messages = pubsub.on_message();
+            while let Some(message) = messages.next().await {
+                let Some(waiters) = waiters.upgrade() else {
+                    return;
+                };
+                if let Ok(name) = std::str::from_utf8(message.get_payload_bytes()) {
+                    waiters.wake(name);
                 }
             }
         }

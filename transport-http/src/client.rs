@@ -1014,10 +1014,10 @@ impl Session {
                 false
             }
             Err(refused @ (ResponseError::Status(_) | ResponseError::ContentType)) => {
-                if refused.is_retryable() {
-                    if let Some(wait) = retry_after {
-                        self.rc.handle_retry_after(wait);
-                    }
+                if refused.is_retryable()
+                    && let Some(wait) = retry_after
+                {
+                    self.rc.handle_retry_after(wait);
                 }
                 // Read what the server says about it, then report it (`refused`).
                 self.refusal = Some(Refusal {
@@ -1271,10 +1271,10 @@ impl Session {
     /// [`drain`](Self::drain) unless the stream already failed; a decode error ends it
     /// (after the items before it).
     fn fill(&mut self, batch: usize) {
-        if self.failed.is_none() {
-            if let Err(e) = self.drain(batch) {
-                self.failed = Some(e.into());
-            }
+        if self.failed.is_none()
+            && let Err(e) = self.drain(batch)
+        {
+            self.failed = Some(e.into());
         }
     }
 

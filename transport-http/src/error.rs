@@ -424,14 +424,14 @@ impl From<hyper_util::client::legacy::Error> for Error {
     /// itself, not wrapped in hyper-util's error.
     fn from(e: hyper_util::client::legacy::Error) -> Self {
         use std::error::Error as _;
-        if e.is_connect() {
-            if let Some(own) = e.source().and_then(|s| s.downcast_ref::<Error>()) {
-                if let Error::Refused(refused) = own {
-                    return Error::Refused(refused.clone());
-                }
-                if let Error::Request(message) = own {
-                    return Error::Request(message.clone());
-                }
+        if e.is_connect()
+            && let Some(own) = e.source().and_then(|s| s.downcast_ref::<Error>())
+        {
+            if let Error::Refused(refused) = own {
+                return Error::Refused(refused.clone());
+            }
+            if let Error::Request(message) = own {
+                return Error::Request(message.clone());
             }
         }
         Error::Http(Box::new(e))
@@ -485,10 +485,10 @@ fn rejects_certificate(mut error: Option<&(dyn std::error::Error + 'static)>) ->
         let wrapped = e
             .downcast_ref::<std::io::Error>()
             .and_then(std::io::Error::get_ref);
-        if let Some(inner) = wrapped {
-            if rejects_certificate(Some(inner)) {
-                return true;
-            }
+        if let Some(inner) = wrapped
+            && rejects_certificate(Some(inner))
+        {
+            return true;
         }
         error = e.source();
     }

@@ -390,13 +390,13 @@ pub fn connect_response(received: &[u8]) -> Result<Option<usize>, Error> {
     }
     let mut headers = http::HeaderMap::new();
     for line in lines {
-        if let Some((name, value)) = line.split_once(':') {
-            if let (Ok(name), Ok(value)) = (
+        if let Some((name, value)) = line.split_once(':')
+            && let (Ok(name), Ok(value)) = (
                 http::HeaderName::from_bytes(name.trim().as_bytes()),
                 http::HeaderValue::from_str(value.trim()),
-            ) {
-                headers.append(name, value);
-            }
+            )
+        {
+            headers.append(name, value);
         }
     }
     let content_type = headers

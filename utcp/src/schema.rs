@@ -446,13 +446,13 @@ fn prepare(
                     path.pop();
                 }
             }
-        } else if SCHEMA_MAPS.contains(&keyword) {
-            if let Value::Object(subs) = value {
-                for (name, sub) in subs.iter_mut() {
-                    path.push(name.clone());
-                    prepare(sub, path, depth + 1, sub_model, draft_2020)?;
-                    path.pop();
-                }
+        } else if SCHEMA_MAPS.contains(&keyword)
+            && let Value::Object(subs) = value
+        {
+            for (name, sub) in subs.iter_mut() {
+                path.push(name.clone());
+                prepare(sub, path, depth + 1, sub_model, draft_2020)?;
+                path.pop();
             }
         }
         path.pop();

@@ -2349,8 +2349,8 @@ async fn requests_are_encoded_as_the_official_client_encodes_them<T: HttpIo>() {
             let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
             let first = within(5, source.events().next()).await.unwrap().unwrap();
             assert_eq!(first.event_type(), "other");
-            let seen = log.lock().unwrap().last().unwrap().clone();
-            seen
+
+            log.lock().unwrap().last().unwrap().clone()
         }
     };
     // A JSON Content-Type in the template: the body is JSON, the header as declared.

@@ -997,10 +997,10 @@ impl Decoder {
     /// Finds lines and feeds them to the field parser until one yields a frame.
     #[inline(always)]
     fn scan(&mut self) -> Step {
-        if self.held_pos < self.held.len() {
-            if let Some(step) = self.scan_held() {
-                return step;
-            }
+        if self.held_pos < self.held.len()
+            && let Some(step) = self.scan_held()
+        {
+            return step;
         }
         loop {
             if self.pos == self.front.len() {

@@ -317,10 +317,10 @@ impl Call {
         // Copied when the `task_id` event arrives (once per connection: the profile refuses a
         // second one); copied at every event, a long id made each empty `chunk` cost its
         // length.
-        if event.event_type() == "task_id" {
-            if let Some(id) = self.validator.profile().task_id() {
-                self.task_id = Some(id.to_string());
-            }
+        if event.event_type() == "task_id"
+            && let Some(id) = self.validator.profile().task_id()
+        {
+            self.task_id = Some(id.to_string());
         }
         trace(Trace::Event(event));
         if self.validator.is_terminated() {

@@ -257,10 +257,10 @@ impl<T: HttpIo> Client<T> {
         let mut items = self.post_stream("/create_session", "{}".into(), None)?;
         let mut reply = SessionReply::new();
         while let Some(item) = T::next(&mut items).await {
-            if let Item::Event(event) = item? {
-                if reply.event(&event)? {
-                    break;
-                }
+            if let Item::Event(event) = item?
+                && reply.event(&event)?
+            {
+                break;
             }
         }
         reply.finish()

@@ -898,10 +898,10 @@ impl<R: Runtime> Server<R> {
         };
         if let Some(session) = removed {
             self.teardown(&session.task, session.env);
-        } else if let Some(record) = stored {
-            if let Some(index) = self.env_index(&record.env) {
-                self.teardown(&record.task, index);
-            }
+        } else if let Some(record) = stored
+            && let Some(index) = self.env_index(&record.env)
+        {
+            self.teardown(&record.task, index);
         }
         Ok(())
     }
@@ -917,10 +917,10 @@ impl<R: Runtime> Server<R> {
         for sid in expired {
             // With a store, the session may live on at another instance: its teardown
             // waits for a `/delete`.
-            if let Some(session) = sessions.remove(&sid) {
-                if self.inner.store.is_none() {
-                    self.teardown(&session.task, session.env);
-                }
+            if let Some(session) = sessions.remove(&sid)
+                && self.inner.store.is_none()
+            {
+                self.teardown(&session.task, session.env);
             }
         }
     }

@@ -71,7 +71,7 @@ impl State {
     /// Counts a write; every 256th drops what has expired.
     fn wrote(&mut self, now: Instant) {
         self.writes = self.writes.wrapping_add(1);
-        if self.writes % 256 == 0 {
+        if self.writes.is_multiple_of(256) {
             self.sessions.retain(|_, (_, expires)| *expires > now);
             self.tasks.retain(|_, task| task.expires > now);
             self.events
@@ -118,10 +118,10 @@ impl Store for MemoryStore {
         record: &'a SessionRecord,
     ) -> StoreFuture<'a, ()> {
         let now = Instant::now();
-        if let Some((stored, expires)) = self.lock().sessions.get_mut(sid) {
-            if *expires > now {
-                *stored = record.clone();
-            }
+        if let Some((stored, expires)) = self.lock().sessions.get_mut(sid)
+            && *expires > now
+        {
+            *stored = record.clone();
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -178,11 +178,11 @@ impl Store for MemoryStore {
 
     fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
         let now = Instant::now();
-        if let Some(task) = self.lock().task(task_id, now) {
-            if !task.finished {
-                task.lease_until = now + lease;
-                task.expires = now + lease + LOST_GRACE;
-            }
+        if let Some(task) = self.lock().task(task_id, now)
+            && !task.finished
+        {
+            task.lease_until = now + lease;
+            task.expires = now + lease + LOST_GRACE;
         }
         Box::pin(std::future::ready(Ok(())))
     }

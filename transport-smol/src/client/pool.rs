@@ -390,14 +390,13 @@ impl HttpClient {
     /// Drops the pool's HTTP/2 connection to `origin` if it is the one `task` drives.
     fn evict_h2(&self, origin: &Origin, task: &Arc<smol::Task<()>>) {
         let mut pool = self.lock_pool();
-        if let Some(idle) = pool.get_mut(origin) {
-            if idle
+        if let Some(idle) = pool.get_mut(origin)
+            && idle
                 .h2
                 .as_ref()
                 .is_some_and(|h2| Arc::ptr_eq(&h2.task, task))
-            {
-                idle.h2 = None;
-            }
+        {
+            idle.h2 = None;
         }
     }
 
