@@ -431,10 +431,13 @@ fn every_feed_pattern_copies_a_bounded_multiple_of_the_input() {
 }
 
 #[test]
-fn a_long_line_in_network_sized_reads_is_copied_about_once() {
+fn a_long_line_in_network_sized_reads_is_copied_once_plus_its_growth() {
     // Reads that only continue a line are copied onto it as `feed` or `feed_slice` takes
-    // them: `feed_slice` does not stage them first, so the line's bytes are copied once (and
-    // the buffer's growth moves them at most once more in all), as with `feed`.
+    // them: `feed_slice` does not stage them first, so the line's bytes are copied once, as
+    // with `feed`. Growing the line buffer counts what it holds as moved, whatever `realloc`
+    // did, so the figure is the same on every run and allocator: doubling from 4 KiB to hold
+    // a line moves less than twice the line. (Today each 64 KiB line regrows its buffer:
+    // 1.94-2.05 times the input in all; a staging copy on top would pass 3.)
     let line = format!("data: {}\n\n", "x".repeat(64 << 10));
     let stream = line.repeat(4).into_bytes();
     for slice in [false, true] {
@@ -458,7 +461,7 @@ fn a_long_line_in_network_sized_reads_is_copied_about_once() {
             let n = stream.len() as u64;
             let copied = dec.bytes_copied();
             assert!(
-                copied <= n + n / 4,
+                copied <= 3 * n,
                 "pieces of {size}, slice {slice}: copied {copied} of {n} bytes"
             );
             assert!(

@@ -804,20 +804,16 @@ fn reserve_within(buf: &mut Vec<u8>, additional: usize, limit: usize, copied: &m
     }
 }
 
-/// [`reserve_within`] when the buffer must grow; returns the bytes moved (all of them when
-/// the allocation changed place).
+/// [`reserve_within`] when the buffer must grow; returns the bytes the growth may move (all
+/// of them: counted as decided, not as `realloc` happened to place them, like the decoder's
+/// `grow`).
 #[cold]
 #[inline(never)]
 fn grow_within(buf: &mut Vec<u8>, additional: usize, limit: usize) -> u64 {
     let needed = buf.len().saturating_add(additional);
     let target = buf.len().saturating_mul(2).min(limit).max(needed);
-    let before = buf.as_ptr();
     buf.reserve_exact(target - buf.len());
-    if buf.as_ptr() == before {
-        0
-    } else {
-        buf.len() as u64
-    }
+    buf.len() as u64
 }
 
 /// `retry:` applies only when the value is ASCII digits (and not empty). Saturates.
