@@ -138,6 +138,10 @@
 //!   Without it the crate is `#![no_std]` and needs only `alloc`, which `bytes` requires.
 //! - `json` (default): the JSON-carried protocol profiles (Responses API, agent, workflow) and
 //!   the typed ORS result, with `serde` and `serde_json` (no_std + alloc as well).
+//! - `tasks` (default): the ORS task registry ([`server::TaskRegistry`]), whose unguessable
+//!   task ids come from ChaCha20 keyed by the caller (the `chacha20` crate, no_std): the
+//!   crate's only RNG. Reconnect jitter needs none: a caller-seeded SplitMix64 of a few lines.
+//!   `default-features = false` gives the codec, profiles and timers with no RNG at all.
 #![no_std]
 #![deny(unsafe_code)]
 #![deny(missing_docs)]

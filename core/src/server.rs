@@ -14,10 +14,12 @@
 
 mod keepalive;
 mod replay;
+#[cfg(feature = "tasks")]
 mod tasks;
 
 pub use keepalive::KeepAlive;
 pub use replay::{Gap, Replay, ReplayBuffer};
+#[cfg(feature = "tasks")]
 pub use tasks::{
     ByteSize, ClientIds, Cursor, IdFormat, Open, Progress, StartError, TaskConfig, TaskError,
     TaskRegistry, TaskState,
