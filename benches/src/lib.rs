@@ -10,6 +10,18 @@
 pub mod report;
 pub mod workload;
 
+/// The repository README's examples, compiled and run as doctests so they cannot drift from
+/// the API. Here, in a crate that is never packaged, since the README lies outside every
+/// published crate.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
+/// GUARANTEES.md's examples, compiled and run the same way.
+#[cfg(doctest)]
+#[doc = include_str!("../../GUARANTEES.md")]
+struct GuaranteesDoctests;
+
 /// `target/criterion/ssekit-benches`, under `CARGO_TARGET_DIR` when it is set: where the
 /// allocation counts and one-shot timings (runs too slow to repeat) are written as JSON.
 ///

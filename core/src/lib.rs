@@ -93,7 +93,7 @@
 //!   same source, seeds the new stream's buffer with the last event ID, which is what
 //!   Chromium does; otherwise the first id-less event after a reconnect would erase the ID
 //!   that resumption depends on.
-//! - **Two ways out of the decoder.** ARCHITECTURE.md proposed owned frames only: each field
+//! - **Two ways out of the decoder.** The first design had owned frames only: each field
 //!   a zero-copy [`Utf8Bytes`] slice of the input. Profiling showed the price of that shape:
 //!   each slice is an atomic reference-count update when made and another when dropped,
 //!   20-30% of decode time on large reads. [`Decoder::next_frame_ref`] adds the `httparse`
@@ -128,7 +128,7 @@
 //!   line's end, which the copy wrote. The soundness argument is at each block; debug
 //!   builds, and so the fuzz targets, assert every "found ASCII" claim, every line end the
 //!   fused copy reports and the bytes it puts into the decoder's line buffer; the rest of
-//!   the crate denies `unsafe` (ARCHITECTURE.md proposed forbidding it outright, which costs
+//!   the crate denies `unsafe` (forbidding it outright, as first designed, would cost
 //!   a re-validation per access on a zero-copy type, or a second pass over every line).
 //! - **Bounded.** Every buffer the peer can grow is capped by [`Limits`] (16 MiB defaults),
 //!   and overflow is a [`DecodeError`] with the stream offset, never a silent drop.
@@ -188,12 +188,7 @@ pub use json::JsonError;
 pub use text::Utf8Bytes;
 pub use time::Instant;
 
-/// The README's examples, compiled and run as doctests so they cannot drift from the API.
+/// The crate README's example, compiled and run as a doctest.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
-
-/// GUARANTEES.md's examples (moved there from the README), compiled and run the same way.
-#[cfg(doctest)]
-#[doc = include_str!("../../GUARANTEES.md")]
-struct GuaranteesDoctests;

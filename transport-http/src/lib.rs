@@ -30,8 +30,8 @@
 //! transports depend on the same copy.
 //! It is also why the builder is a macro: see [`event_source_builder!`].
 //!
-//! [`ssekit-hyper`]: https://example.invalid/ssekit
-//! [`ssekit-smol`]: https://example.invalid/ssekit
+//! [`ssekit-hyper`]: https://docs.rs/ssekit-hyper
+//! [`ssekit-smol`]: https://docs.rs/ssekit-smol
 //!
 //! # Crate features
 //! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results, and
