@@ -97,6 +97,19 @@ impl Split {
     }
 }
 
+impl From<&str> for Split {
+    /// A split whose type is its name (`"train"`, `"validation"` or `"test"`).
+    ///
+    /// # Example
+    /// ```
+    /// let split = ssekit_http::ors::Split::from("test");
+    /// assert_eq!((split.name.as_str(), split.kind.as_str()), ("test", "test"));
+    /// ```
+    fn from(name: &str) -> Self {
+        Split::new(name, name)
+    }
+}
+
 /// An ORS environment: its tasks, its tools, and how a tool runs. One value serves every
 /// session; the session's task (a JSON task spec) is passed to each call.
 ///
