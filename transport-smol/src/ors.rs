@@ -16,8 +16,9 @@
 mod client;
 pub use client::{CallOptions, Client, SmolOrs, Trace};
 pub use ssekit_http::ors::{
-    text_result, tool_error, Block, Busy, Environment, OrsBody, ServerConfig, SetupFuture, Split,
-    ToolFuture, ToolOutput, ToolResult, ToolSpec, BUSY,
+    text_result, tool_error, Block, Busy, Env, Environment, InputError, IntoBlocks, IntoToolResult,
+    Json, OrsBody, ServerConfig, SetupFuture, Split, ToolFuture, ToolOutput, ToolResult, ToolSpec,
+    BUSY,
 };
 
 /// The ORS server on smol: `ssekit-http`'s [`Server`](ssekit_http::ors::Server) (every

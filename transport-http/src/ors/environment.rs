@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use ssekit::profile::ors::ToolResult;
+use ssekit::profile::ors::{Block, ToolResult};
 
 /// What a tool call resolves to: `Ok` with a [`ToolResult`] (which may itself be a tool
 /// logic error, `ok: false`), or `Err` with a message when the tool could not run at all
@@ -97,6 +97,19 @@ impl Split {
     }
 }
 
+impl From<&str> for Split {
+    /// A split whose type is its name (`"train"`, `"validation"` or `"test"`).
+    ///
+    /// # Example
+    /// ```
+    /// let split = ssekit_http::ors::Split::from("test");
+    /// assert_eq!((split.name.as_str(), split.kind.as_str()), ("test", "test"));
+    /// ```
+    fn from(name: &str) -> Self {
+        Split::new(name, name)
+    }
+}
+
 /// An ORS environment: its tasks, its tools, and how a tool runs. One value serves every
 /// session; the session's task (a JSON task spec) is passed to each call.
 ///
@@ -129,6 +142,36 @@ pub trait Environment: Send + Sync + 'static {
     fn tools(&self) -> Vec<ToolSpec>;
     /// The prompt text for a task.
     fn prompt(&self, task: &Value) -> String;
+    /// The prompt for a task as `GET /{env}/prompt` serves it: a list of blocks (text,
+    /// images). The default is one text block of [`prompt`](Self::prompt); override it for
+    /// structured prompts.
+    ///
+    /// # Example
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use ssekit_http::ors::{text_result, Block, Environment, Split, ToolFuture, ToolSpec};
+    ///
+    /// struct Picture;
+    /// impl Environment for Picture {
+    ///     fn name(&self) -> &str { "picture" }
+    ///     fn splits(&self) -> Vec<Split> { Vec::new() }
+    ///     fn tasks(&self, _split: &str) -> Option<Vec<Value>> { None }
+    ///     fn tools(&self) -> Vec<ToolSpec> { Vec::new() }
+    ///     fn prompt(&self, _task: &Value) -> String { "What is in this picture?".into() }
+    ///     fn prompt_blocks(&self, task: &Value) -> Vec<Block> {
+    ///         let image: Block = serde_json::from_value(json!({"type": "image", "data": task["png"], "mimeType": "image/png"}))
+    ///             .unwrap_or_else(|e| Block::text(e.to_string()));
+    ///         vec![Block::text(self.prompt(task)), image]
+    ///     }
+    ///     fn call(&self, _task: &Value, _tool: &str, _input: Value) -> ToolFuture {
+    ///         Box::pin(async { Ok(text_result("", None, true)) })
+    ///     }
+    /// }
+    /// assert_eq!(Picture.prompt_blocks(&json!({"png": "AA=="})).len(), 2);
+    /// ```
+    fn prompt_blocks(&self, task: &Value) -> Vec<Block> {
+        vec![Block::text(self.prompt(task))]
+    }
     /// Runs `tool` (one of [`tools`](Self::tools)) on `input` for the session's `task`. The
     /// future is spawned: it keeps running if the client disconnects, so the client can
     /// resume by task id.

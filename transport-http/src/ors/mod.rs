@@ -11,7 +11,10 @@
 //! - the client: a tool call resumed by task id across connections ([`Call`]), the session
 //!   id in a `/create_session` reply ([`SessionReply`]), the JSON requests of the other
 //!   routes ([`json_request`], [`json_answer`]) and the redirects they follow
-//!   ([`Redirects`]), and [`Client`], all of it written once over a transport's [`OrsIo`].
+//!   ([`Redirects`]), and [`Client`], all of it written once over a transport's [`OrsIo`];
+//! - typed environments (feature `ors-typed`, which `ors-server` enables): `Env`, an
+//!   [`Environment`] built from tools whose inputs are serde types with derived JSON
+//!   Schemas, and `InputError`, the input a tool refused and where.
 
 mod call;
 #[cfg(feature = "ors-server")]
@@ -23,6 +26,8 @@ mod redirects;
 pub mod server;
 mod signals;
 mod stream;
+#[cfg(feature = "ors-typed")]
+mod typed;
 
 /// The IO trait of the ORS [`Client`], under its first name: it is [`HttpIo`](crate::io::HttpIo),
 /// which the UTCP provider uses too. Implement that one; this name stays for the code that
@@ -46,3 +51,5 @@ pub use stream::{
     call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
     CALL_ABANDONED, SHUTTING_DOWN, TASK_LOST, TOOL_PANICKED,
 };
+#[cfg(feature = "ors-typed")]
+pub use typed::{Env, InputError, IntoBlocks, IntoToolResult, Json};

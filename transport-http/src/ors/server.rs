@@ -685,10 +685,7 @@ impl<R: Runtime> Server<R> {
                     return detail(StatusCode::INTERNAL_SERVER_ERROR, &message);
                 }
                 if route == "prompt" {
-                    json_response(
-                        StatusCode::OK,
-                        &json!([{"text": env.prompt(&task), "detail": null, "type": "text"}]),
-                    )
+                    json_response(StatusCode::OK, &json!(env.prompt_blocks(&task)))
                 } else {
                     json_response(StatusCode::OK, &json!({"tools": env.tools()}))
                 }

@@ -21,8 +21,9 @@ mod client;
 
 pub use client::{CallOptions, Client, HyperOrs, Trace};
 pub use ssekit_http::ors::{
-    text_result, tool_error, Block, Busy, Environment, OrsBody, ServerConfig, SetupFuture, Split,
-    ToolFuture, ToolOutput, ToolResult, ToolSpec, BUSY,
+    text_result, tool_error, Block, Busy, Env, Environment, InputError, IntoBlocks, IntoToolResult,
+    Json, OrsBody, ServerConfig, SetupFuture, Split, ToolFuture, ToolOutput, ToolResult, ToolSpec,
+    BUSY,
 };
 
 /// The ORS server on tokio: `ssekit-http`'s [`Server`](ssekit_http::ors::Server) (every
