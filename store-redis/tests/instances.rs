@@ -387,15 +387,13 @@ async fn a_broadcast_reaches_every_instance_and_replays_after_an_id<R: Runtime +
     let on_a = SharedBroadcast::new(store_a, "news");
     let on_b = SharedBroadcast::new(store_b, "news");
     let mut live_on_b = on_b.subscribe(None, R::default()).await.unwrap();
-    // The subscription starts from the latest id: read it before publishing.
-    let next = async { live_on_b.next().await };
-    let publish = async {
-        sleep(100).await;
-        on_a.publish(&ssekit::Event::message("first"))
-            .await
-            .unwrap()
-    };
-    let (got, first_id) = futures_lite::future::zip(next, publish).await;
+    // The subscription started from the latest id, read when `subscribe` returned: what
+    // is published now reaches it (no 100 ms sleep needed before publishing).
+    let first_id = on_a
+        .publish(&ssekit::Event::message("first"))
+        .await
+        .unwrap();
+    let got = live_on_b.next().await;
     assert_eq!(got.unwrap(), format!("id: {first_id}\ndata: first\n\n"));
     let second = on_a
         .publish(
