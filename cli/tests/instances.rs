@@ -15,6 +15,19 @@ use std::time::{Duration, Instant};
 use common::ssekit;
 use redis_server::RedisServer;
 
+/// How long anything may take before the test calls it hung: far past what a loaded
+/// machine needs, so only a hang fails a test, never a slow run.
+const HANG: Duration = Duration::from_secs(60);
+
+/// Waits (at most [`HANG`]) until `done` holds, polling.
+fn until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + HANG;
+    while !done() {
+        assert!(Instant::now() < deadline, "hung: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// One `ssekit serve` process: its child, its `host:port`.
 struct Instance {
     child: Child,
@@ -33,7 +46,7 @@ impl Instance {
     fn start(redis: &RedisServer, runtime: &str) -> Instance {
         let mut child = ssekit()
             .args(["serve", "--addr", "127.0.0.1:0", "--runtime", runtime])
-            .args(["--keep-alive-ms", "300", "--drain-timeout", "10"])
+            .args(["--keep-alive-ms", "300", "--drain-timeout", "60"])
             .args(["--store", &redis.url()])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -69,7 +82,10 @@ impl Instance {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
                 return status.code();
             }
-            assert!(Instant::now() < deadline, "still running after {limit:?}");
+            assert!(
+                Instant::now() < deadline,
+                "hung: still running after {limit:?}"
+            );
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -111,7 +127,8 @@ impl Reply {
 fn send(addr: &str, method: &str, path: &str, sid: Option<&str>, body: &str) -> Reply {
     let mut stream = TcpStream::connect(addr).expect("connects");
     stream
-        .set_read_timeout(Some(Duration::from_secs(20)))
+        // A hang guard, not a speed budget: a loaded machine may be slow.
+        .set_read_timeout(Some(HANG))
         .unwrap();
     let sid = sid.map_or(String::new(), |s| format!("X-Session-ID: {s}\r\n"));
     write!(
@@ -188,36 +205,32 @@ fn a_call_resumes_on_any_instance_and_a_killed_one_ends_in_an_error() {
     let work = r#"{"name": "work", "input": {"delay_ms": 10}}"#;
     let on_a = call(&a.addr, &sid, work).text();
     let id = task_id(&on_a[..on_a.find("\n\n").unwrap() + 1]);
-    std::thread::sleep(Duration::from_millis(200));
+    // The store write follows the local finish: wait for it, not for 200 ms.
     for other in [&b, &c] {
-        assert_eq!(call(&other.addr, &sid, &resume(&id)).text(), on_a);
+        until("the finished call never reached the store", || {
+            call(&other.addr, &sid, &resume(&id)).text() == on_a
+        });
     }
 
-    // A running call on A, followed from B; A is killed: B says the task was lost, within
-    // the 3 s lease and a second, and never sends a result.
+    // A running call on A, followed from B; A is killed: B says the task was lost and
+    // never sends a result. "Within the 3 s lease and a second" is what the code decided:
+    // B re-reads the task every third of the lease and gives up on the first read that
+    // finds it lapsed (`store-redis/tests/instances.rs` checks that decision); here a hang
+    // guard (the socket's read timeout) fails a B that never gives up. How soon after the
+    // kill the error came only measures the machine (a `< 5 s` bound was asserted before).
     let slow = r#"{"name": "work", "input": {"delay_ms": 30000}}"#;
     let mut on_a = call(&a.addr, &sid, slow);
     let id = task_id(&on_a.block());
     let mut on_b = call(&b.addr, &sid, &resume(&id));
     assert_eq!(task_id(&on_b.block()), id);
     a.signal("-KILL");
-    let killed = Instant::now();
-    assert_eq!(
-        a.exit_within(Duration::from_secs(5)),
-        None,
-        "killed by a signal"
-    );
+    assert_eq!(a.exit_within(HANG), None, "killed by a signal");
     let rest = on_b.text();
     assert!(
         rest.contains("event: error\ndata: task lost"),
         "no task-lost error: {rest:?}"
     );
     assert!(!rest.contains("event: end"), "{rest:?}");
-    assert!(
-        killed.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        killed.elapsed()
-    );
     // Resumed later on C: the same error, and the tool does not run again.
     let later = call(&c.addr, &sid, &resume(&id)).text();
     assert!(
@@ -246,11 +259,10 @@ fn sigterm_drains_running_calls_and_ends_streams_with_a_retry() {
         let mut running = call(&a.addr, &sid, slow);
         let id = task_id(&running.block());
         a.signal("-TERM");
-        std::thread::sleep(Duration::from_millis(300));
-        assert!(
-            TcpStream::connect(&a.addr).is_err(),
-            "{runtime}: still accepting after SIGTERM"
-        );
+        // Waits for the signal to be handled, not for 300 ms.
+        until(&format!("{runtime}: still accepting after SIGTERM"), || {
+            TcpStream::connect(&a.addr).is_err()
+        });
         // The running call finishes on A, and its result is in the store.
         let rest = running.text();
         assert!(rest.contains("event: end"), "{runtime}: {rest:?}");
@@ -263,7 +275,7 @@ fn sigterm_drains_running_calls_and_ends_streams_with_a_retry() {
             ticks.trim_end().ends_with("retry: 250"),
             "{runtime}: {ticks:?}"
         );
-        assert_eq!(a.exit_within(Duration::from_secs(10)), Some(0), "{runtime}");
+        assert_eq!(a.exit_within(HANG), Some(0), "{runtime}");
     }
 }
 
@@ -275,8 +287,9 @@ fn a_broadcast_reaches_subscribers_of_every_instance() {
     let a = Instance::start(&redis, "hyper");
     let b = Instance::start(&redis, "smol");
     let mut on_b = send(&b.addr, "GET", "/events", None, "");
+    // Subscribed: B read the log's position before it answered (`SharedBroadcast::subscribe`
+    // precedes the response head), so what is published now reaches it. No 300 ms sleep.
     assert_eq!(on_b.status, 200);
-    std::thread::sleep(Duration::from_millis(300));
     let published = send(&a.addr, "POST", "/events?event=news", None, "hello").text();
     let id = published
         .split('"')
@@ -295,9 +308,7 @@ fn a_broadcast_reaches_subscribers_of_every_instance() {
         "GET /events HTTP/1.0\r\nLast-Event-ID: {id}\r\n\r\n"
     )
     .unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    stream.set_read_timeout(Some(HANG)).unwrap();
     let mut reader = BufReader::new(stream);
     let mut seen = String::new();
     while !seen.contains("data: again") {

@@ -37,7 +37,7 @@ macro_rules! on_both_runtimes {
                         .enable_all()
                         .build()
                         .unwrap()
-                        .block_on(super::within(30, super::$name::<ssekit_hyper::runtime::Tokio>(redis)))
+                        .block_on(super::within(super::$name::<ssekit_hyper::runtime::Tokio>(redis)))
                 }
             )*
         }
@@ -46,18 +46,24 @@ macro_rules! on_both_runtimes {
                 #[test]
                 fn $name() {
                     let Some(redis) = super::RedisServer::start() else { return };
-                    smol::block_on(super::within(30, super::$name::<ssekit_smol::runtime::Smol>(redis)))
+                    smol::block_on(super::within(super::$name::<ssekit_smol::runtime::Smol>(redis)))
                 }
             )*
         }
     };
 }
 
-/// Fails a test that hangs instead of hanging the suite (runtime-neutral timer).
-async fn within<T>(secs: u64, fut: impl Future<Output = T>) -> T {
+/// How long a test may take before it is called hung: far past anything a loaded machine
+/// needs, so only a hang fails a test, never a slow run.
+const HANG: Duration = Duration::from_secs(60);
+
+/// Fails a test that hangs instead of hanging the suite (runtime-neutral timer, after
+/// [`HANG`]). What a test checks about time is what the code decided, never how fast this
+/// run was.
+async fn within<T>(fut: impl Future<Output = T>) -> T {
     futures_lite::future::or(fut, async {
-        async_io::Timer::after(Duration::from_secs(secs)).await;
-        panic!("test timed out after {secs} s")
+        async_io::Timer::after(HANG).await;
+        panic!("hung: no outcome after {HANG:?}")
     })
     .await
 }
@@ -208,8 +214,8 @@ async fn a_finished_call_resumes_identically_on_another_instance<R: Runtime + De
     let task_id = events(&on_a)[0].1.clone();
     assert!(events(&on_a).len() > 10, "chunked: {on_a}");
     let resume = json!({"name": "work", "input": {}, "task_id": task_id});
-    // The store write follows the local finish: wait for it (bounded).
-    let deadline = Instant::now() + Duration::from_secs(5);
+    // The store write follows the local finish: wait for it (bounded by a hang guard).
+    let deadline = Instant::now() + HANG;
     loop {
         let (_, on_b) = call(&b, &sid, &resume).await;
         if on_b == on_a {
@@ -217,7 +223,7 @@ async fn a_finished_call_resumes_identically_on_another_instance<R: Runtime + De
         }
         assert!(
             Instant::now() < deadline,
-            "B never served A's result: {on_b}"
+            "hung: B never served A's result: {on_b}"
         );
         sleep(20).await;
     }
@@ -237,12 +243,15 @@ async fn a_running_call_is_followed_live_from_another_instance<R: Runtime + Defa
     let b = instance::<R>(&redis, config).await;
     let sid = session(&a).await;
     let work = json!({"name": "work", "input": {"delay_ms": 700, "steps": 15}});
+    // Measured from before the call, so before the tool's 700 ms timer was armed (timers
+    // never fire early): B's stream cannot end sooner unless B did not wait for the tool.
+    // (Measured from after `start_call`, as before, a slow start could eat the margin.)
+    let started = Instant::now();
     let task_id = start_call(&a, &sid, &work).await;
     let resume = json!({"name": "work", "input": {}, "task_id": task_id});
-    let started = Instant::now();
     let (_, on_b) = call(&b, &sid, &resume).await;
     assert!(
-        started.elapsed() >= Duration::from_millis(300),
+        started.elapsed() >= Duration::from_millis(700),
         "B waited for the running tool"
     );
     let (_, on_a) = call(&a, &sid, &resume).await;
@@ -260,6 +269,7 @@ async fn a_call_whose_instance_died_ends_in_an_error<R: Runtime + Default>(redis
     let store = connect::<R>(&redis).await;
     let task_id = "0123456789abcdef0123456789abcdef";
     let scope = TaskScope::new(sid.clone(), "work");
+    let leased = Instant::now();
     store
         .start_task(task_id, &scope, Duration::from_millis(600))
         .await
@@ -269,7 +279,6 @@ async fn a_call_whose_instance_died_ends_in_an_error<R: Runtime + Default>(redis
         .append_task(task_id, &[chunk], false, Duration::ZERO)
         .await
         .unwrap();
-    let started = Instant::now();
     let resume = json!({"name": "work", "input": {}, "task_id": task_id});
     let (_, wire) = call(&b, &sid, &resume).await;
     assert_eq!(
@@ -280,10 +289,17 @@ async fn a_call_whose_instance_died_ends_in_an_error<R: Runtime + Default>(redis
             ("error".into(), TASK_LOST.into()),
         ]
     );
+    // The lease rule made that decision: not before the 600 ms lease lapsed (a lower
+    // bound, from before the lease was set). "Within the lease and a second" is what the
+    // follower decided too: it re-reads the task every third of the lease (`recheck` in
+    // transport-http's `follow_shared`, at most 1 s for the default 3 s lease) and gives up
+    // on the first read that finds the lease gone; `within` fails a follower that never
+    // does. How long after 600 ms the error arrived only measures the machine (a
+    // `< 2.1 s` bound was asserted before, and could fail on a loaded one).
     assert!(
-        started.elapsed() < Duration::from_millis(600 + 1500),
-        "{:?}",
-        started.elapsed()
+        leased.elapsed() >= Duration::from_millis(600),
+        "gave up before the lease lapsed: {:?}",
+        leased.elapsed()
     );
 }
 
@@ -293,7 +309,6 @@ async fn a_store_outage_is_a_503_and_recovers_without_a_restart<R: Runtime + Def
     let b = instance::<R>(&redis, ServerConfig::default()).await;
     let sid = session(&b).await;
     redis.stop();
-    let started = Instant::now();
     let (status, body) = send(&b, "POST", "/ping", Some(&sid), &json!({})).await;
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("the shared store is unavailable"), "{body}");
@@ -301,14 +316,13 @@ async fn a_store_outage_is_a_503_and_recovers_without_a_restart<R: Runtime + Def
     assert_eq!(status, 503);
     let (status, _) = send(&b, "POST", "/create", Some("x"), &json!({"task_spec": {}})).await;
     assert_eq!(status, 503);
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        started.elapsed()
-    );
+    // How soon an outage shows is the store's decision: every request is bounded by its
+    // timeout (the README's "within 2 s"), and `within` fails one that hangs. How fast this
+    // run was is not asserted (a `< 10 s` bound was, before).
+    assert_eq!(ssekit_redis::DEFAULT_TIMEOUT, Duration::from_secs(2));
     redis.restart();
     // Redis came back empty: new sessions and calls work, with no restart of the server.
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + HANG;
     let sid = loop {
         let (_, wire) = send(&b, "POST", "/create_session", None, &json!({})).await;
         let sid = events(&wire)[0].1.clone();
@@ -316,7 +330,7 @@ async fn a_store_outage_is_a_503_and_recovers_without_a_restart<R: Runtime + Def
         if send(&b, "POST", "/create", Some(&sid), &create).await.0 == 200 {
             break sid;
         }
-        assert!(Instant::now() < deadline, "the store never came back");
+        assert!(Instant::now() < deadline, "hung: the store never came back");
         sleep(100).await;
     };
     let (_, wire) = call(
@@ -342,11 +356,22 @@ async fn every_key_expires<R: Runtime + Default>(redis: RedisServer) {
         .publish(&ssekit::Event::message("x"))
         .await
         .unwrap();
-    sleep(200).await;
-    let keys = redis.cli(&["--scan", "--pattern", "*"]);
-    let keys: Vec<&str> = keys.lines().filter(|k| !k.is_empty()).collect();
-    assert!(keys.len() >= 4, "session, task, log, events: {keys:?}");
-    for key in keys {
+    // The task's store writes follow its local finish: wait for them (bounded by a hang
+    // guard), not for 200 ms, as before.
+    let deadline = Instant::now() + HANG;
+    let keys = loop {
+        let keys = redis.cli(&["--scan", "--pattern", "*"]);
+        let found = keys.lines().filter(|k| !k.is_empty()).count();
+        if found >= 4 {
+            break keys;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "hung: session, task, log, events never all stored: {keys:?}"
+        );
+        sleep(20).await;
+    };
+    for key in keys.lines().filter(|k| !k.is_empty()) {
         assert!(key.starts_with("ssekit:"), "{key}");
         let ttl: i64 = redis.cli(&["pttl", key]).trim().parse().unwrap();
         assert!(ttl > 0, "{key} has no TTL ({ttl})");
@@ -362,15 +387,13 @@ async fn a_broadcast_reaches_every_instance_and_replays_after_an_id<R: Runtime +
     let on_a = SharedBroadcast::new(store_a, "news");
     let on_b = SharedBroadcast::new(store_b, "news");
     let mut live_on_b = on_b.subscribe(None, R::default()).await.unwrap();
-    // The subscription starts from the latest id: read it before publishing.
-    let next = async { live_on_b.next().await };
-    let publish = async {
-        sleep(100).await;
-        on_a.publish(&ssekit::Event::message("first"))
-            .await
-            .unwrap()
-    };
-    let (got, first_id) = futures_lite::future::zip(next, publish).await;
+    // The subscription started from the latest id, read when `subscribe` returned: what
+    // is published now reaches it (no 100 ms sleep needed before publishing).
+    let first_id = on_a
+        .publish(&ssekit::Event::message("first"))
+        .await
+        .unwrap();
+    let got = live_on_b.next().await;
     assert_eq!(got.unwrap(), format!("id: {first_id}\ndata: first\n\n"));
     let second = on_a
         .publish(
@@ -412,21 +435,23 @@ async fn shutdown_lets_running_calls_finish_and_refuses_new_ones<R: Runtime + De
     let b = instance::<R>(&redis, ServerConfig::default()).await;
     let sid = session(&a).await;
     let work = json!({"name": "work", "input": {"delay_ms": 500}});
-    let running = call(&a, &sid, &work);
-    let shutdown = async {
-        sleep(150).await;
-        let refused = async {
-            sleep(50).await;
-            call(
-                &a,
-                &sid,
-                &json!({"name": "submit", "input": {"answer": 33}}),
-            )
-            .await
-        };
-        futures_lite::future::zip(a.shutdown(Duration::from_secs(10)), refused).await
-    };
-    let ((_, wire), (cut, (status, _))) = futures_lite::future::zip(running, shutdown).await;
+    // The shutdown starts once the call is running (its `task_id` came), not after 150 ms
+    // (which a loaded machine could spend before the call started), and the new call once
+    // the shutdown began (its first poll stops new calls), not 50 ms later. Its deadline
+    // is the hang guard: the running call finishing first is then the drain's decision,
+    // not the machine's speed.
+    let req = http::Request::post("/gsm8k/call")
+        .header("x-session-id", &sid)
+        .body(Full::new(Bytes::from(work.to_string())))
+        .unwrap();
+    let mut body = Box::pin(a.handle(req).await.into_body());
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert_eq!(events(std::str::from_utf8(&first).unwrap())[0].0, "task_id");
+    let rest = async { body.collect().await.expect("no error").to_bytes() };
+    let submit = json!({"name": "submit", "input": {"answer": 33}});
+    let shutdown = futures_lite::future::zip(a.shutdown(HANG), call(&a, &sid, &submit));
+    let (rest, (cut, (status, _))) = futures_lite::future::zip(rest, shutdown).await;
+    let wire = String::from_utf8([first, rest].concat()).expect("UTF-8");
     assert_eq!(cut, 0, "the running call finished before the deadline");
     assert_eq!(status, 503, "a new call during the drain goes elsewhere");
     let evs = events(&wire);

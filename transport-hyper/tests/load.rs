@@ -18,22 +18,33 @@ const EVENTS: usize = 10;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_concurrent_streams_each_get_every_event_and_a_keep_alive() {
-    let addr = spawn(|_req| async {
-        let events = futures_util::stream::iter(0..EVENTS).then(|i| async move {
-            // The first gap is ten keep-alive intervals long, so every stream pings even when a
-            // loaded machine leaves its task unpolled for a few hundred milliseconds (with a
-            // 400 ms gap, 11% of the streams missed their ping on a busy 2-core machine).
-            let pause = if i == 0 { 1000 } else { 5 };
-            tokio::time::sleep(Duration::from_millis(pause)).await;
-            Event::builder()
-                .id(i.to_string())
-                .unwrap()
-                .data(format!("event {i}"))
-                .build()
-        });
-        boxed(response(
-            SseBody::new(events).keep_alive(Duration::from_millis(100)),
-        ))
+    // How many streams have seen a keep-alive. The first event waits until every stream
+    // has: the idle gap ends on that observation, not after a time that a loaded machine
+    // could outlast (a 1 s gap, before, left "most streams pinged" to the scheduler), and a
+    // stream that never pings leaves the test to its hang guard.
+    let (pinged_tx, pinged_rx) = tokio::sync::watch::channel(0usize);
+    let pinged_tx = Arc::new(pinged_tx);
+    let addr = spawn(move |_req| {
+        let pinged = pinged_rx.clone();
+        async move {
+            let events = futures_util::stream::iter(0..EVENTS).then(move |i| {
+                let mut pinged = pinged.clone();
+                async move {
+                    if i == 0 {
+                        pinged.wait_for(|n| *n == STREAMS).await.unwrap();
+                    }
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    Event::builder()
+                        .id(i.to_string())
+                        .unwrap()
+                        .data(format!("event {i}"))
+                        .build()
+                }
+            });
+            boxed(response(
+                SseBody::new(events).keep_alive(Duration::from_millis(100)),
+            ))
+        }
     })
     .await;
     let http = http_client().unwrap();
@@ -43,8 +54,13 @@ async fn a_thousand_concurrent_streams_each_get_every_event_and_a_keep_alive() {
     let started = Instant::now();
     let tasks: Vec<_> = (0..STREAMS)
         .map(|_| {
-            let (http, url, done, pinged) =
-                (http.clone(), url.clone(), done.clone(), pinged.clone());
+            let (http, url, done, pinged, pinged_tx) = (
+                http.clone(),
+                url.clone(),
+                done.clone(),
+                pinged.clone(),
+                pinged_tx.clone(),
+            );
             tokio::spawn(async move {
                 let mut items = EventSource::get(&url)
                     .unwrap()
@@ -58,7 +74,12 @@ async fn a_thousand_concurrent_streams_each_get_every_event_and_a_keep_alive() {
                             assert_eq!(e.data(), format!("event {events}"));
                             events += 1;
                         }
-                        Item::Comment(_) => pings += 1,
+                        Item::Comment(_) => {
+                            if pings == 0 {
+                                pinged_tx.send_modify(|n| *n += 1);
+                            }
+                            pings += 1;
+                        }
                         _ => {}
                     }
                 }
@@ -70,21 +91,15 @@ async fn a_thousand_concurrent_streams_each_get_every_event_and_a_keep_alive() {
             })
         })
         .collect();
-    within(60, async {
+    within(async {
         for t in tasks {
             t.await.unwrap();
         }
     })
     .await;
     assert_eq!(done.load(Ordering::Relaxed), STREAMS);
-    // A ping is sent only when the body is polled while silent; on a machine so loaded that a
-    // stream's task first runs again after its event is ready, the event itself goes out and
-    // no ping is needed. So most streams, not necessarily all, see one.
-    let pinged = pinged.load(Ordering::Relaxed);
-    assert!(
-        pinged >= STREAMS * 9 / 10,
-        "{pinged} of {STREAMS} streams saw a keep-alive"
-    );
+    // Every stream saw a keep-alive (the first event waited for it).
+    assert_eq!(pinged.load(Ordering::Relaxed), STREAMS);
     eprintln!(
         "{STREAMS} concurrent streams × {EVENTS} events (+ keep-alive) in {:?}",
         started.elapsed()

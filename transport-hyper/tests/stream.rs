@@ -50,7 +50,6 @@ async fn the_body_works_inside_axum() {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, app).await });
     let events: Vec<_> = within(
-        5,
         EventSource::get(&format!("http://{addr}/events"))
             .unwrap()
             .reconnect(fast().reconnect(false))
@@ -76,7 +75,7 @@ async fn a_burst_of_ready_events_is_coalesced_into_few_frames() {
         .unwrap();
     let mut body = resp.into_body();
     let (mut frames, mut bytes) = (0, 0);
-    while let Some(frame) = within(10, body.frame()).await {
+    while let Some(frame) = within(body.frame()).await {
         if let Ok(data) = frame.unwrap().into_data() {
             frames += 1;
             bytes += data.len();
@@ -106,7 +105,7 @@ async fn a_consumer_slower_than_the_idle_timeout_gets_no_idle_disconnects() {
         .stream();
     let mut events = 0;
     while events < 8 {
-        match within(20, stream.next()).await {
+        match within(stream.next()).await {
             Some(Ok(Item::Event(_))) => {
                 events += 1;
                 tokio::time::sleep(Duration::from_millis(200)).await; // the application's work

@@ -109,11 +109,16 @@ fn keep_alive_pings_reach_the_client_while_the_server_is_idle() {
 }
 
 /// The other bound of the keep-alive: the test above checks that no ping comes early; here
-/// an idle stream must not go quiet for much longer than the interval either, which is what
-/// a peer's idle timeout of a few intervals relies on (ORS: pings every 10 s, the official
-/// client's read timeout is 30 s).
+/// an idle stream keeps pinging, one ping per interval, which is what a peer's idle timeout
+/// of a few intervals relies on (ORS: pings every 10 s, the official client's read timeout
+/// is 30 s). That each ping is due exactly one interval after the last write is the
+/// pinger's decision, checked against a hand-moved clock in `transport-http`'s
+/// `a_busy_stream_keeps_one_timer_and_an_idle_one_still_pings_on_time` (the ping is pending
+/// at 5999 ms and ready at 6000): over real sockets, how late a ping arrives only measures
+/// how loaded the machine is, so it is not asserted here (it used to be, and could fail on a
+/// loaded 2-core CI machine).
 #[test]
-fn keep_alive_pings_come_at_most_a_few_intervals_apart() {
+fn keep_alive_pings_keep_coming_while_the_stream_is_idle() {
     const EVERY: Duration = Duration::from_millis(200);
     const PINGS: u32 = 4;
     each_pair(|server, side| {
@@ -129,29 +134,33 @@ fn keep_alive_pings_come_at_most_a_few_intervals_apart() {
         run.on_item = Some(Arc::new(move |_, _| {
             log.lock().unwrap().push(started.elapsed())
         }));
+        // The stream sends nothing but pings: each one re-armed the pinger (a pinger that
+        // stopped after one would leave the run to its hang guard).
         let seen = client(side, run);
         let mut want = vec![Seen::Connected(0)];
         want.extend((0..PINGS).map(|_| Seen::Comment("ping".into())));
         assert_eq!(seen, want);
-        // Measured on a 2-core VM, with four copies of this suite running at once: every gap
-        // between 198 and 206 ms. The bounds are loose enough for a loaded machine and still
-        // fail a pinger that skips a beat or two: every gap (the first from the connection)
-        // at most 3 intervals, and on average at most 2.
+        // The k-th no sooner than k intervals after the request (a lower bound: timers
+        // never fire early, and the clock started before the pinger was armed).
         let at = at.lock().unwrap();
-        let gaps: Vec<Duration> = at.windows(2).map(|w| w[1] - w[0]).collect();
-        assert!(gaps.iter().all(|gap| *gap <= EVERY * 3), "gaps {gaps:?}");
-        let total = at[PINGS as usize] - at[0];
-        assert!(total <= EVERY * 2 * PINGS, "{PINGS} pings took {total:?}");
+        for (k, t) in at[1..].iter().enumerate() {
+            assert!(*t >= EVERY * (k as u32 + 1), "pings at {at:?}");
+        }
     });
 }
 
 #[test]
 fn a_busy_stream_carries_no_pings() {
     each_pair(|server, side| {
-        // An event every 20 ms against a 400 ms keep-alive: only a 20-fold stall could ping.
+        // An event every 20 ms against a keep-alive as long as the run's hang guard: a ping
+        // could only come from a pinger that ignores the interval, never from a loaded
+        // machine's stall (a 400 ms keep-alive, as before, pings rightly after a 400 ms
+        // stall). That a write restarts the silence is the pinger's decision, checked with a
+        // hand-moved clock in `transport-http`'s
+        // `a_busy_stream_keeps_one_timer_and_an_idle_one_still_pings_on_time`.
         let addr = serve(server, |_| Reply::Channel {
             capacity: 4,
-            keep_alive: Some(Duration::from_millis(400)),
+            keep_alive: Some(Duration::from_secs(60)),
             producer: Arc::new(|tx: Producer| {
                 for i in 0..10 {
                     assert!(tx.send(&Event::message(i.to_string())));
@@ -220,7 +229,7 @@ fn broadcast_clients_resume_across_a_server_side_disconnect() {
     });
 }
 
-/// Publishes probe events to `hub`, one every 10 ms for at most 5 s, until one is queued
+/// Publishes probe events to `hub`, one every 10 ms (for at most 60 s, a hang guard), until one is queued
 /// for exactly `want` subscribers; returns how many were published. A server lets go of a
 /// client that left once it notices (a write to the closed socket fails, hyper drops the
 /// body, the queue closes), and the hub when it next publishes.
@@ -232,8 +241,8 @@ fn publish_until_it_reaches(hub: &Hub, want: usize) -> usize {
             return probe;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{probe} probes still reach {reached} subscribers, not {want}"
+            started.elapsed() < Duration::from_secs(60),
+            "hung: {probe} probes still reach {reached} subscribers, not {want}"
         );
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -531,7 +540,8 @@ fn a_stall_inside_an_event_shorter_than_the_idle_timeout_loses_neither_connectio
     const STALL: Duration = Duration::from_millis(250);
     each_pair(|server, side| {
         // One event in three pieces with a stall inside a line and one between two of its
-        // lines, each a sixth of the client's idle timeout.
+        // lines, each far shorter than the client's idle timeout (30 s: no loaded machine
+        // turns a 250 ms stall into one past it; at 1.5 s, as before, one could).
         let addr = serve(server, |_| Reply::Channel {
             capacity: 4,
             keep_alive: None,
@@ -544,7 +554,9 @@ fn a_stall_inside_an_event_shorter_than_the_idle_timeout_loses_neither_connectio
             }),
         });
         let mut run = Run::new(addr, 10);
-        run.reconnect = fast().idle_timeout(Some(STALL * 6)).reconnect(false);
+        run.reconnect = fast()
+            .idle_timeout(Some(Duration::from_secs(30)))
+            .reconnect(false);
         let seen = client(side, run);
         let whole = Event::builder()
             .event("tick")
@@ -761,7 +773,7 @@ fn the_response_head_prevents_buffering_and_one_event_is_one_chunk() {
             hang: true,
         });
         let mut tcp = std::net::TcpStream::connect(addr).unwrap();
-        tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        tcp.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
         tcp.write_all(b"GET /events HTTP/1.1\r\nhost: x\r\n\r\n")
             .unwrap();
         let mut head = Vec::new();
@@ -809,7 +821,7 @@ fn each_event_is_flushed_before_the_next_is_produced() {
                     let acks = acks.lock().unwrap();
                     for i in 0..3 {
                         assert!(tx.send(&Event::message(i.to_string())));
-                        let acked = acks.recv_timeout(Duration::from_secs(5));
+                        let acked = acks.recv_timeout(Duration::from_secs(60)); // a hang guard
                         assert_eq!(acked.ok(), Some(i), "event {i} sat in a buffer");
                     }
                 }),
@@ -886,8 +898,8 @@ fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_clo
                             return; // the stream ends cleanly
                         }
                         assert!(
-                            started.elapsed() < Duration::from_secs(30),
-                            "never pushed back"
+                            started.elapsed() < Duration::from_secs(60),
+                            "hung: never pushed back"
                         );
                     }
                 }),
@@ -904,8 +916,8 @@ fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_clo
                     let waited = std::time::Instant::now();
                     while !p.full.load(SeqCst) {
                         assert!(
-                            waited.elapsed() < Duration::from_secs(15),
-                            "the queue never filled"
+                            waited.elapsed() < Duration::from_secs(60),
+                            "hung: the queue never filled"
                         );
                         std::thread::sleep(Duration::from_millis(10));
                     }
@@ -918,8 +930,8 @@ fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_clo
                             break;
                         }
                         assert!(
-                            waited.elapsed() < Duration::from_secs(15),
-                            "the producer never stopped"
+                            waited.elapsed() < Duration::from_secs(60),
+                            "hung: the producer never stopped"
                         );
                         stalled = now;
                     }
@@ -944,7 +956,6 @@ fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_clo
         };
         let mut run = Run::new(addr, usize::MAX);
         run.reconnect = fast().reconnect(false);
-        run.deadline = Duration::from_secs(30);
         run.on_item = Some(pause(50));
         let seen = client(side, run);
         let total = progress.sent.load(SeqCst);
@@ -964,15 +975,14 @@ fn a_slow_reader_pushes_back_on_the_producer_loses_nothing_and_its_departure_clo
         progress.stop_at.store(0, SeqCst);
         let mut run = Run::new(addr, PAUSE_AT + 1);
         run.reconnect = fast().reconnect(false);
-        run.deadline = Duration::from_secs(30);
         run.on_item = Some(pause(0));
         let seen = client(side, run);
         assert_eq!(seen.len(), PAUSE_AT + 1);
         let waited = std::time::Instant::now();
         while !progress.closed.load(SeqCst) {
             assert!(
-                waited.elapsed() < Duration::from_secs(15),
-                "the departure never closed the queue"
+                waited.elapsed() < Duration::from_secs(60),
+                "hung: the departure never closed the queue"
             );
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -992,7 +1002,6 @@ fn ors_call(
     run.post = Some(body);
     run.headers = headers.to_vec();
     run.reconnect = fast().reconnect(false);
-    run.deadline = Duration::from_secs(10);
     let seen = client(side, run);
     assert!(
         !seen.iter().any(|s| matches!(s, Seen::Error(_))),
@@ -1158,7 +1167,7 @@ fn events_from(
             Err(other) => Err(format!("other: {other}")),
         }
     }
-    let limit = Duration::from_secs(5);
+    let limit = Duration::from_secs(60); // a hang guard
     match side {
         Side::Smol => {
             let events = ssekit_smol::client::EventSource::get(url)
@@ -1235,7 +1244,7 @@ fn serve_raw(response: Vec<u8>) -> (std::net::SocketAddr, Arc<Mutex<Vec<String>>
     std::thread::spawn(move || {
         for conn in listener.incoming().take(20) {
             let Ok(mut conn) = conn else { continue };
-            let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+            let _ = conn.set_read_timeout(Some(Duration::from_secs(60)));
             let mut head = Vec::new();
             let mut byte = [0u8; 1];
             while !head.ends_with(b"\r\n\r\n") && conn.read(&mut byte).is_ok_and(|n| n == 1) {

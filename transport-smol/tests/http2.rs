@@ -144,8 +144,9 @@ fn counting_forwarder(to: SocketAddr) -> (SocketAddr, Arc<AtomicUsize>) {
 
 fn within<T>(fut: impl std::future::Future<Output = T>) -> T {
     smol::block_on(futures_lite::future::or(fut, async {
-        async_io::Timer::after(Duration::from_secs(10)).await;
-        panic!("test timed out")
+        // Only a hang fails: a loaded machine may be slow, never this slow.
+        async_io::Timer::after(Duration::from_secs(60)).await;
+        panic!("hung: no outcome after 60 s")
     }))
 }
 
@@ -515,9 +516,9 @@ fn an_http2_connection_that_went_silent_is_found_by_pings_and_replaced() {
             .client(client)
             .reconnect(reconnect);
         let read = events_after_a_reconnect(source.stream(), &freezer);
-        tokio::time::timeout(Duration::from_secs(10), read)
+        tokio::time::timeout(Duration::from_secs(60), read)
             .await
-            .expect("test timed out");
+            .expect("hung: no outcome after 60 s");
     });
     // (hyper-util's pool may dial twice while it drops the dead connection.)
     assert!(freezer.accepted.load(Ordering::SeqCst) >= 3);

@@ -10,12 +10,13 @@ use ssekit::{Config, Event, Frame, Limits, StreamEnd};
 use ssekit_smol::io::{EventSink, EventStream};
 use ssekit_smol::Error;
 
-/// Fails a test that hangs instead of hanging the suite.
+/// Fails a test that hangs instead of hanging the suite (after 60 s: only a hang fails,
+/// never a slow run on a loaded machine).
 fn run<T>(fut: impl Future<Output = T>) -> T {
     smol::block_on(async {
         futures_lite::future::or(fut, async {
-            smol::Timer::after(Duration::from_secs(10)).await;
-            panic!("test timed out")
+            smol::Timer::after(Duration::from_secs(60)).await;
+            panic!("hung: no outcome after 60 s")
         })
         .await
     })
@@ -125,12 +126,15 @@ fn keep_alive_pings_while_idle_and_not_while_busy() {
     run(async {
         let (read, write) = pair().await;
         let (tx, rx) = async_channel_pair();
+        // Before the writer (and its pinger) can start: the lower bound below is sound.
+        // (Taken after the spawn, as before, the writer could start first on smol's own
+        // threads and a ping come "early" by how late this thread ran.)
+        let start = Instant::now();
         let writer = smol::spawn(async move {
             let mut sink = EventSink::new(write).keep_alive(Duration::from_millis(100));
             sink.forward(rx).await.unwrap();
         });
         let mut frames = EventStream::new(read);
-        let start = Instant::now();
         let mut pings = 0;
         while pings < 3 {
             match frames.next().await.unwrap().unwrap() {
@@ -143,17 +147,36 @@ fn keep_alive_pings_while_idle_and_not_while_busy() {
         }
         let idle = start.elapsed();
         assert!(
-            idle >= Duration::from_millis(290),
+            idle >= Duration::from_millis(300),
             "pinged too early: {idle:?}"
         );
-        // Busy: an event every 30 ms for 300 ms carries no ping.
+        // Busy: an event every 30 ms for 300 ms carries no ping. A ping is due only after
+        // 100 ms of silence, so one may come only once 100 ms have passed since the previous
+        // event was handed to the sink (its write was no sooner): a loaded machine that
+        // stalls this loop past that gets a ping, rightly, and only a ping with less
+        // silence is a ping while busy. (Before, any ping failed: a stall could fail it.)
+        // Before the first event, a ping continues the idle phase, whenever it comes.
+        let mut previous: Option<Instant> = None;
         for i in 0..10 {
+            let sent = Instant::now();
             tx.send(Event::message(i.to_string())).await.unwrap();
-            let frame = frames.next().await.unwrap().unwrap();
-            assert!(
-                matches!(frame, Frame::Event(_)),
-                "ping while busy: {frame:?}"
-            );
+            loop {
+                match frames.next().await.unwrap().unwrap() {
+                    Frame::Event(_) => break,
+                    Frame::Comment(text) => {
+                        assert_eq!(text, "ping");
+                        if let Some(previous) = previous {
+                            let silence = previous.elapsed();
+                            assert!(
+                                silence >= Duration::from_millis(100),
+                                "ping while busy, {silence:?} after the previous event"
+                            );
+                        }
+                    }
+                    other => panic!("unexpected {other:?}"),
+                }
+            }
+            previous = Some(sent);
             smol::Timer::after(Duration::from_millis(30)).await;
         }
         drop(tx);

@@ -137,7 +137,7 @@ async fn traced_call<T: OrsIo>(ors: Client<T>, idle: Duration, sid: &str, tool: 
 /// 10 s.
 fn call(side: Side, addr: SocketAddr, idle: Duration, sid: &str, tool: &str) -> Outcome {
     let base = format!("http://{addr}");
-    let limit = Duration::from_secs(10);
+    let limit = Duration::from_secs(60); // a hang guard
     match side {
         Side::Smol => {
             let ors = ssekit_smol::ors::Client::new(&base).unwrap();

@@ -120,7 +120,7 @@ fn request(
     body: Option<Value>,
 ) -> Result<Value, Error> {
     let base = format!("http://{addr}");
-    let limit = Duration::from_secs(5);
+    let limit = Duration::from_secs(60); // a hang guard
     match side {
         Side::Smol => {
             let ors = ssekit_smol::ors::Client::new(&base).unwrap();
@@ -318,14 +318,18 @@ fn the_idle_timeout_bounds_the_whole_chain_of_redirects() {
             max_redirects: None,
             idle_timeout: Duration::from_millis(350),
         };
-        let started = std::time::Instant::now();
+        // The outcome is the idle timeout's (a hang guard bounds the run): the chain ends in
+        // `TimedOut` after fewer hops than the 10 redirects a per-hop timeout would follow,
+        // since each hop takes at least 100 ms (timers never fire early), so at most 4
+        // requests start within the chain's 350 ms. How soon after 350 ms the error comes,
+        // and whether a loaded machine let more than one hop through, only measure the
+        // machine (a `< 2 s` bound and "at least 2 hops" were asserted before).
         let err = request(side, addr, slow, Method::GET, "/health", None).unwrap_err();
         assert!(
             matches!(&err, Error::Io(e) if e.kind() == std::io::ErrorKind::TimedOut),
             "{side:?}: {err:?}"
         );
-        assert!(started.elapsed() < Duration::from_secs(2), "{side:?}");
         let hops = log.lock().unwrap().len();
-        assert!((2..=5).contains(&hops), "{side:?}: {hops} requests");
+        assert!((1..=4).contains(&hops), "{side:?}: {hops} requests");
     }
 }

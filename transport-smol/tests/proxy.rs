@@ -149,8 +149,9 @@ fn within<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::spawn(move || {
         let _ = tx.send(f());
     });
-    rx.recv_timeout(Duration::from_secs(20))
-        .expect("test timed out")
+    // Only a hang fails: a loaded machine may be slow, never this slow.
+    rx.recv_timeout(Duration::from_secs(60))
+        .expect("hung: no outcome after 60 s")
 }
 
 #[test]

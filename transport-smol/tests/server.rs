@@ -16,10 +16,12 @@ use ssekit::server::ReplayBuffer;
 use ssekit::Event;
 use ssekit_smol::server::{channel, Broadcast, SseBody, TrySendError};
 
+/// Fails a test that hangs instead of hanging the suite (after 60 s: only a hang fails,
+/// never a slow run on a loaded machine).
 fn run<T>(fut: impl Future<Output = T>) -> T {
     smol::block_on(futures_lite::future::or(fut, async {
-        smol::Timer::after(Duration::from_secs(10)).await;
-        panic!("test timed out")
+        smol::Timer::after(Duration::from_secs(60)).await;
+        panic!("hung: no outcome after 60 s")
     }))
 }
 

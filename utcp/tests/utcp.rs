@@ -184,7 +184,7 @@ async fn all_events<T: HttpIo>(
         let source = provider.connect(&serde_json::Map::new()).await.unwrap();
         source.events().collect().await
     };
-    within(5, events).await
+    within(events).await
 }
 
 fn with_url<T>(json: &str, url: &str) -> SseProvider<T> {
@@ -257,7 +257,7 @@ async fn the_full_example_splits_inputs_into_headers_body_and_query_and_filters_
     let inputs = json!({"payload": {"q": "up?"}, "api_version": "2", "client_id": "c-9", "symbol": "AAPL & co"});
     let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
     let mut events = source.events();
-    let first = within(5, events.next()).await.unwrap().unwrap();
+    let first = within(events.next()).await.unwrap().unwrap();
     assert_eq!(
         (first.event_type(), first.data()),
         ("message", r#"{"n":1}"#)
@@ -293,7 +293,7 @@ async fn a_call_ends_at_a_clean_end_of_its_stream<T: HttpIo>() {
         .connect(json!({"symbol": "AAPL"}).as_object().unwrap())
         .await
         .unwrap();
-    let items: Vec<_> = within(5, source.stream().collect::<Vec<_>>()).await;
+    let items: Vec<_> = within(source.stream().collect::<Vec<_>>()).await;
     let events: Vec<_> = items
         .iter()
         .filter_map(|item| match item {
@@ -324,7 +324,7 @@ async fn the_market_example_is_a_get_with_query_inputs_that_reconnects_with_last
     let mut items = source.stream();
     let mut updates = Vec::new();
     while updates.len() < 2 {
-        if let Item::Event(e) = within(5, items.next()).await.unwrap().unwrap() {
+        if let Item::Event(e) = within(items.next()).await.unwrap().unwrap() {
             updates.push(e);
         }
     }
@@ -355,7 +355,7 @@ async fn query_inputs_survive_a_fragment_in_the_provider_url<T: HttpIo>() {
         let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
         let inputs = json!({"symbol": "AAPL"});
         let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
-        let _: Vec<_> = within(5, source.events().collect()).await;
+        let _: Vec<_> = within(source.events().collect()).await;
         assert_eq!(log.lock().unwrap().pop().unwrap().uri, expected, "{url}");
     }
 }
@@ -372,7 +372,7 @@ async fn a_null_event_type_delivers_every_event<T: HttpIo>() {
     let mut items = source.stream();
     let mut types = Vec::new();
     while types.len() < 2 {
-        if let Item::Event(e) = within(5, items.next()).await.unwrap().unwrap() {
+        if let Item::Event(e) = within(items.next()).await.unwrap().unwrap() {
             types.push(e.event_type().to_owned());
         }
     }
@@ -530,7 +530,7 @@ mod call {
             .call(&tool, inputs.as_object().unwrap())
             .await
             .unwrap();
-        let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+        let outputs: Vec<_> = within(call.outputs().collect()).await;
         assert_eq!(
             prices(&outputs),
             [
@@ -583,7 +583,7 @@ mod call {
             .await
             .unwrap()
             .on_mismatch(OnMismatch::End);
-        let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+        let outputs: Vec<_> = within(call.outputs().collect()).await;
         assert_eq!(outputs.len(), 2, "{:?}", prices(&outputs));
         assert!(outputs[0].is_ok());
         assert!(
@@ -624,7 +624,7 @@ mod call {
             Tool::from_json(r#"{"name":"t","outputs":{"type":["object","string"]}}"#).unwrap();
         let provider = provider::<T>(&format!("http://{addr}"));
         let call = provider.call(&tool, &serde_json::Map::new()).await.unwrap();
-        let outputs: Vec<_> = within(10, call.outputs().collect()).await;
+        let outputs: Vec<_> = within(call.outputs().collect()).await;
         assert_eq!(outputs.len(), 3);
         assert!(outputs[0].is_ok(), "at the limit: parsed");
         let Err(err @ CallError::TooLarge { event, limit }) = &outputs[1] else {
@@ -643,7 +643,6 @@ mod call {
         // A smaller limit, and End: the first event ends the stream.
         let call = provider.call(&tool, &serde_json::Map::new()).await.unwrap();
         let outputs: Vec<_> = within(
-            10,
             call.max_output(16)
                 .on_mismatch(OnMismatch::End)
                 .outputs()
@@ -677,7 +676,7 @@ mod call {
             ),
             (json!({"symbol": 42}), "/symbol", "string", "number 42"),
         ] {
-            let err = within(5, provider.call(&tool, inputs.as_object().unwrap()))
+            let err = within(provider.call(&tool, inputs.as_object().unwrap()))
                 .await
                 .unwrap_err();
             let CallError::Inputs(m) = &err else {
@@ -690,7 +689,7 @@ mod call {
             );
         }
         assert_eq!(
-            within(5, provider.call(&tool, &serde_json::Map::new()))
+            within(provider.call(&tool, &serde_json::Map::new()))
                 .await
                 .unwrap_err()
                 .to_string(),
@@ -799,7 +798,7 @@ mod discovery {
         .with_version("1.0");
         *cell.lock().unwrap() = Some(ManualEndpoint::new(&served));
 
-        let manual = within(5, discover::<T>(&format!("{base}/stream?symbol=AAPL")))
+        let manual = within(discover::<T>(&format!("{base}/stream?symbol=AAPL")))
             .await
             .unwrap();
         assert_eq!(manual, served, "the manual makes the round trip");
@@ -807,7 +806,6 @@ mod discovery {
         let provider = tool.sse_provider::<T>().unwrap().unwrap();
         let inputs = json!({"symbol": "AAPL"});
         let outputs: Vec<_> = within(
-            5,
             provider
                 .call(tool, inputs.as_object().unwrap())
                 .await
@@ -857,14 +855,14 @@ mod discovery {
                 (status, allow, ct, body)
             }
         };
-        let (status, _, ct, body) = within(5, ask("GET", "/utcp?x=1")).await;
+        let (status, _, ct, body) = within(ask("GET", "/utcp?x=1")).await;
         assert_eq!((status, ct.as_deref()), (200, Some("application/json")));
         assert_eq!(body.as_ref(), br#"{"tools":[]}"#);
-        let (status, _, _, body) = within(5, ask("HEAD", "/utcp")).await;
+        let (status, _, _, body) = within(ask("HEAD", "/utcp")).await;
         assert_eq!((status, body.len()), (200, 0));
-        let (status, allow, _, _) = within(5, ask("POST", "/utcp")).await;
+        let (status, allow, _, _) = within(ask("POST", "/utcp")).await;
         assert_eq!((status, allow.as_deref()), (405, Some("GET, HEAD")));
-        let (status, _, ct, _) = within(5, ask("GET", "/utcp/")).await;
+        let (status, _, ct, _) = within(ask("GET", "/utcp/")).await;
         assert_eq!(
             (status, ct.as_deref()),
             (200, Some("text/event-stream")),
@@ -888,7 +886,7 @@ mod discovery {
             }]
         });
         let base = raw(manual.to_string().into_bytes(), false).await;
-        let manual = within(5, discover::<T>(&base)).await.unwrap();
+        let manual = within(discover::<T>(&base)).await.unwrap();
         assert_eq!(manual.version.as_deref(), Some("1.0.1"));
         assert_eq!(manual.tools.len(), 2);
         let sse = manual.tools[0].sse_provider::<T>().unwrap().unwrap();
@@ -907,7 +905,7 @@ mod discovery {
         big.extend_from_slice(b"\"}");
         for chunked in [false, true] {
             let base = raw(big.clone(), chunked).await;
-            let err = within(5, Discovery::<T>::new().max_size(1 << 20).fetch(&base))
+            let err = within(Discovery::<T>::new().max_size(1 << 20).fetch(&base))
                 .await
                 .unwrap_err();
             assert!(
@@ -915,7 +913,7 @@ mod discovery {
                 "chunked {chunked}: {err}"
             );
             // The same body within a larger limit is a manual.
-            let manual = within(5, Discovery::<T>::new().max_size(4 << 20).fetch(&base))
+            let manual = within(Discovery::<T>::new().max_size(4 << 20).fetch(&base))
                 .await
                 .unwrap();
             assert!(manual.tools.is_empty());
@@ -933,13 +931,13 @@ mod discovery {
             body
         };
         let at_limit = raw(body(1 << 20), false).await;
-        assert!(within(5, discover::<T>(&at_limit))
+        assert!(within(discover::<T>(&at_limit))
             .await
             .unwrap()
             .tools
             .is_empty());
         let over = raw(body((1 << 20) + 1), true).await;
-        let err = within(5, discover::<T>(&over)).await.unwrap_err();
+        let err = within(discover::<T>(&over)).await.unwrap_err();
         assert!(
             matches!(err, DiscoveryError::TooLarge { limit: 1_048_576 }),
             "{err}"
@@ -987,7 +985,7 @@ mod discovery {
             ),
         ] {
             let base = raw(body.to_vec(), false).await;
-            let err = within(5, discover::<T>(&base)).await.unwrap_err();
+            let err = within(discover::<T>(&base)).await.unwrap_err();
             let DiscoveryError::Manual(e) = &err else {
                 panic!("{err}");
             };
@@ -1011,7 +1009,7 @@ mod discovery {
             boxed(resp)
         })
         .await;
-        let err = within(5, discover::<T>(&format!("http://{none}/events")))
+        let err = within(discover::<T>(&format!("http://{none}/events")))
             .await
             .unwrap_err();
         assert!(
@@ -1024,22 +1022,22 @@ mod discovery {
         let (addr, held) = silent_server().await;
         let started = std::time::Instant::now();
         let err = within(
-            5,
             Discovery::<T>::new()
                 .timeout(Duration::from_millis(300))
                 .fetch(&format!("http://{addr}/stream")),
         )
         .await
         .unwrap_err();
-        assert!(matches!(err, DiscoveryError::TimedOut(_)), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(3));
+        // The discovery's own timeout ended it (the server never answers, and `within`
+        // fails a hang), not before it was due; how soon after only measures the machine.
+        assert!(
+            matches!(err, DiscoveryError::TimedOut(t) if t == Duration::from_millis(300)),
+            "{err}"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(300));
         held.abort();
-        assert!(within(5, discover::<T>(&base))
-            .await
-            .unwrap()
-            .tools
-            .is_empty());
-        let refused = within(5, discover::<T>("ftp://example.com/x"))
+        assert!(within(discover::<T>(&base)).await.unwrap().tools.is_empty());
+        let refused = within(discover::<T>("ftp://example.com/x"))
             .await
             .unwrap_err();
         assert!(matches!(
@@ -1054,9 +1052,9 @@ mod discovery {
         let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = silent.local_addr().unwrap();
         let held = tokio::spawn(async move {
-            let (socket, _) = silent.accept().await.unwrap();
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            drop(socket);
+            let (_socket, _) = silent.accept().await.unwrap();
+            // Holds the connection, silent, until aborted: only a timeout can end a request.
+            std::future::pending::<()>().await;
         });
         (addr, held)
     }
@@ -1138,7 +1136,7 @@ mod discovery {
             })
             .unwrap()
         };
-        let err = within(5, discover::<T>(&base)).await.unwrap_err();
+        let err = within(discover::<T>(&base)).await.unwrap_err();
         assert!(
             matches!(
                 err,
@@ -1156,7 +1154,7 @@ mod discovery {
             json!({"auth_type": "oauth2", "token_url": format!("{base}/token"),
                 "client_id": "c", "client_secret": "s"}),
         ] {
-            let manual = within(5, provider(auth.clone()).discover()).await;
+            let manual = within(provider(auth.clone()).discover()).await;
             assert_eq!(
                 manual.unwrap().tools[0].name,
                 "watch_stock",
@@ -1183,7 +1181,7 @@ mod discovery {
         )
         .unwrap();
         assert!(matches!(
-            within(5, no_auth.discover()).await.unwrap_err(),
+            within(no_auth.discover()).await.unwrap_err(),
             DiscoveryError::Transport(ref e) if e.status() == Some(401)
         ));
     }
@@ -1202,15 +1200,19 @@ mod discovery {
         .unwrap();
         let started = std::time::Instant::now();
         let err = within(
-            5,
             Discovery::<T>::new()
                 .timeout(Duration::from_millis(300))
                 .fetch_provider(&provider),
         )
         .await
         .unwrap_err();
-        assert!(matches!(err, DiscoveryError::TimedOut(_)), "{err}");
-        assert!(started.elapsed() < Duration::from_secs(3));
+        // The discovery's own timeout ended it (the server never answers, and `within`
+        // fails a hang), not before it was due; how soon after only measures the machine.
+        assert!(
+            matches!(err, DiscoveryError::TimedOut(t) if t == Duration::from_millis(300)),
+            "{err}"
+        );
+        assert!(started.elapsed() >= Duration::from_millis(300));
         held.abort();
     }
 
@@ -1270,7 +1272,7 @@ async fn auth_headers_do_not_follow_a_redirect_to_another_origin<T: HttpIo>() {
         let source = provider.connect(&serde_json::Map::new()).await.unwrap();
         let mut items = source.stream();
         loop {
-            match within(5, items.next()).await {
+            match within(items.next()).await {
                 Some(Ok(Item::Event(_))) => break,
                 Some(Ok(_)) => {}
                 other => panic!("{other:?}"),
@@ -1376,7 +1378,7 @@ async fn an_oversized_token_response_is_refused<T: HttpIo>() {
     value["url"] = json!("http://127.0.0.1:1/events");
     value["auth"] = json!({"auth_type": "oauth2", "token_url": format!("http://{token}/token"), "client_id": "id", "client_secret": "s"});
     let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
-    let Err(err) = within(5, provider.connect(&serde_json::Map::new())).await else {
+    let Err(err) = within(provider.connect(&serde_json::Map::new())).await else {
         panic!("a token of 1 MiB accepted")
     };
     assert!(
@@ -1500,7 +1502,7 @@ async fn token_url_errors_do_not_echo_its_user_info_or_query<T: HttpIo>() {
         value["auth"] = json!({"auth_type": "oauth2", "token_url": token_url,
             "client_id": "id", "client_secret": "s"});
         let provider = SseProvider::<T>::from_json(&value.to_string()).unwrap();
-        match within(5, provider.connect(&serde_json::Map::new())).await {
+        match within(provider.connect(&serde_json::Map::new())).await {
             Ok(_) => panic!("{token_url} accepted"),
             Err(err) => err.to_string(),
         }
@@ -1550,7 +1552,7 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback<T: HttpIo>() {
     // `.invalid` never resolves (RFC 6761): were it asked for, the test would fail, not
     // reach a host elsewhere.
     let cleartext = "http://user:S3-pw@auth.invalid:8080/o/token?k=S3-query";
-    let Err(err) = within(5, provider(cleartext).connect(&serde_json::Map::new())).await else {
+    let Err(err) = within(provider(cleartext).connect(&serde_json::Map::new())).await else {
         panic!("a plain http token_url to another host accepted");
     };
     assert_eq!(
@@ -1565,7 +1567,7 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback<T: HttpIo>() {
     assert!(!text.contains("S3-"), "{text}");
     let tool = Tool::from_json(r#"{"name": "t"}"#).unwrap();
     let Err(CallError::Transport(err)) =
-        within(5, provider(cleartext).call(&tool, &serde_json::Map::new())).await
+        within(provider(cleartext).call(&tool, &serde_json::Map::new())).await
     else {
         panic!("a tool call sent the secret to a plain http token_url");
     };
@@ -1576,8 +1578,7 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback<T: HttpIo>() {
         ),
         "{err}"
     );
-    let Err(DiscoveryError::Transport(err)) = within(5, provider(cleartext).discover()).await
-    else {
+    let Err(DiscoveryError::Transport(err)) = within(provider(cleartext).discover()).await else {
         panic!("discovery sent the secret to a plain http token_url");
     };
     assert!(
@@ -1587,11 +1588,8 @@ async fn a_plain_http_token_url_is_refused_unless_it_is_loopback<T: HttpIo>() {
         ),
         "{err}"
     );
-    let Err(err) = within(
-        5,
-        provider(&format!("ftp://{token}/token")).connect(&serde_json::Map::new()),
-    )
-    .await
+    let Err(err) =
+        within(provider(&format!("ftp://{token}/token")).connect(&serde_json::Map::new())).await
     else {
         panic!("an ftp token_url accepted");
     };
@@ -1746,7 +1744,7 @@ async fn an_expiring_token_is_fetched_again_before_a_reconnect<T: HttpIo>() {
         (None, 1, ["tok-1", "tok-1", "tok-1"]),
     ] {
         let api = oauth_api(expires_in, never).await;
-        let source = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
+        let source = within(api.provider::<T>().connect(&serde_json::Map::new()))
             .await
             .unwrap();
         let text = format!("{source:?}");
@@ -1754,7 +1752,7 @@ async fn an_expiring_token_is_fetched_again_before_a_reconnect<T: HttpIo>() {
         let mut items = source.stream();
         let mut ids = Vec::new();
         while ids.len() < 3 {
-            match within(5, items.next()).await {
+            match within(items.next()).await {
                 Some(Ok(Item::Event(e))) => ids.push(e.id().unwrap().to_owned()),
                 Some(Ok(_)) => {}
                 other => panic!("expires_in {expires_in:?}: {other:?}"),
@@ -1784,12 +1782,12 @@ runtimes!(a_failed_renewal_before_a_reconnect_keeps_the_current_token);
 async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token<T: HttpIo>() {
     let never = |_: usize, _: &str| false;
     let api = oauth_api_failing(Some(1), never, |n| n > 1).await;
-    let mut events = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
+    let mut events = within(api.provider::<T>().connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .events();
     for id in ["1", "2", "3"] {
-        let event = within(5, events.next()).await.unwrap().unwrap();
+        let event = within(events.next()).await.unwrap().unwrap();
         assert_eq!(event.id(), Some(id));
     }
     drop(events);
@@ -1810,17 +1808,17 @@ async fn a_failed_renewal_before_a_reconnect_keeps_the_current_token<T: HttpIo>(
     // Refused after the first connection, with the endpoint down: the stream ends with the
     // endpoint's error once the server has said 401.
     let api = oauth_api_failing(Some(1), |connection, _| connection > 1, |n| n > 1).await;
-    let mut events = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
+    let mut events = within(api.provider::<T>().connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .events();
     assert_eq!(
-        within(5, events.next()).await.unwrap().unwrap().id(),
+        within(events.next()).await.unwrap().unwrap().id(),
         Some("1")
     );
-    let end = within(5, events.next()).await;
+    let end = within(events.next()).await;
     assert!(matches!(end, Some(Err(_))), "{end:?}");
-    assert!(within(5, events.next()).await.is_none());
+    assert!(within(events.next()).await.is_none());
 }
 
 runtimes!(a_token_refused_on_a_reconnect_is_fetched_again_once);
@@ -1830,13 +1828,13 @@ runtimes!(a_token_refused_on_a_reconnect_is_fetched_again_once);
 async fn a_token_refused_on_a_reconnect_is_fetched_again_once<T: HttpIo>() {
     // tok-1 is revoked after the first connection; tok-2 is good.
     let api = oauth_api(None, |connection, token| connection > 1 && token == "tok-1").await;
-    let mut items = within(5, api.provider::<T>().connect(&serde_json::Map::new()))
+    let mut items = within(api.provider::<T>().connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .stream();
     let mut seen = Vec::new();
     while seen.iter().filter(|i| matches!(i, Item::Event(_))).count() < 2 {
-        match within(5, items.next()).await {
+        match within(items.next()).await {
             Some(Ok(item)) => seen.push(item),
             other => panic!("{other:?} after {seen:?}"),
         }
@@ -1867,10 +1865,10 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once<T: HttpIo>() {
     use ssekit_utcp::{CallError, Tool};
     let api = oauth_api(None, |connection, _| connection > 1).await;
     let tool = Tool::from_json(r#"{"name": "watch_stock"}"#).unwrap();
-    let call = within(5, api.provider::<T>().call(&tool, &serde_json::Map::new()))
+    let call = within(api.provider::<T>().call(&tool, &serde_json::Map::new()))
         .await
         .unwrap();
-    let outputs: Vec<_> = within(10, call.outputs().collect()).await;
+    let outputs: Vec<_> = within(call.outputs().collect()).await;
     assert_eq!(outputs.len(), 2, "{outputs:?}");
     assert_eq!(outputs[0].as_ref().unwrap().value, json!({"n": 1}));
     assert!(
@@ -1955,7 +1953,7 @@ async fn a_reopen_after_a_401_leaves_an_id_that_is_no_header_value_out<T: HttpIo
         .stream();
     let mut events = 0;
     while events < 2 {
-        match within(20, items.next()).await {
+        match within(items.next()).await {
             Some(Ok(Item::Event(_))) => events += 1,
             Some(Ok(_)) => {}
             other => panic!("after {events} events: {other:?}"),
@@ -2009,13 +2007,13 @@ async fn the_reopen_after_a_401_sends_the_streams_last_event_id<T: HttpIo>() {
         client_secret: "s".into(),
         scope: None,
     });
-    let mut items = within(5, provider.connect(&serde_json::Map::new()))
+    let mut items = within(provider.connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .stream();
     let mut delivered = Vec::new();
     while delivered.len() < 2 {
-        match within(10, items.next()).await {
+        match within(items.next()).await {
             Some(Ok(Item::Event(e))) => delivered.push(e.id().unwrap_or("").to_owned()),
             Some(Ok(_)) => {}
             other => panic!("after {delivered:?}: {other:?}"),
@@ -2070,14 +2068,11 @@ async fn a_token_endpoint_that_takes_only_http_basic_is_asked_again_with_it<T: H
         client_secret: "s t".into(),
         scope: Some("read".into()),
     });
-    let mut events = within(5, provider.connect(&serde_json::Map::new()))
+    let mut events = within(provider.connect(&serde_json::Map::new()))
         .await
         .unwrap()
         .events();
-    assert_eq!(
-        within(5, events.next()).await.unwrap().unwrap().data(),
-        "{}"
-    );
+    assert_eq!(within(events.next()).await.unwrap().unwrap().data(), "{}");
     let seen = log.lock().unwrap().clone();
     let tokens: Vec<_> = seen.iter().filter(|s| s.uri.ends_with("/token")).collect();
     assert_eq!(tokens.len(), 2, "{seen:?}");
@@ -2118,8 +2113,8 @@ async fn an_api_key_goes_where_its_location_says<T: HttpIo>() {
         );
         let mut inputs = serde_json::Map::new();
         inputs.insert("symbol".into(), json!("AAPL"));
-        let mut events = within(5, provider.connect(&inputs)).await.unwrap().events();
-        within(5, events.next()).await.unwrap().unwrap();
+        let mut events = within(provider.connect(&inputs)).await.unwrap().events();
+        within(events.next()).await.unwrap().unwrap();
         let seen = log.lock().unwrap()[0].clone();
         let uri: http::Uri = seen.uri.parse().unwrap();
         assert_eq!(uri.query(), Some(query), "{location:?}");
@@ -2171,7 +2166,7 @@ async fn a_query_key_is_not_in_the_redirect_limit_error<T: HttpIo>() {
         .unwrap()
         .stream();
     let err = loop {
-        match within(10, items.next()).await {
+        match within(items.next()).await {
             Some(Ok(_)) => {}
             Some(Err(e)) => break e,
             None => panic!("ended without an error"),
@@ -2208,7 +2203,7 @@ async fn the_first_token_error_is_reported_when_the_basic_retry_fails_too<T: Htt
         client_secret: "s".into(),
         scope: Some("no-such-scope".into()),
     });
-    let err = within(10, provider.connect(&serde_json::Map::new()))
+    let err = within(provider.connect(&serde_json::Map::new()))
         .await
         .unwrap_err();
     assert_eq!(*tokens.lock().unwrap(), [false, true]);
@@ -2347,7 +2342,7 @@ async fn requests_are_encoded_as_the_official_client_encodes_them<T: HttpIo>() {
             ));
             let provider = SseProvider::<T>::from_json(&template.to_string()).unwrap();
             let source = provider.connect(inputs.as_object().unwrap()).await.unwrap();
-            let first = within(5, source.events().next()).await.unwrap().unwrap();
+            let first = within(source.events().next()).await.unwrap().unwrap();
             assert_eq!(first.event_type(), "other");
 
             log.lock().unwrap().last().unwrap().clone()
@@ -2437,7 +2432,7 @@ async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
         .call(tool, inputs.as_object().unwrap())
         .await
         .unwrap();
-    let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+    let outputs: Vec<_> = within(call.outputs().collect()).await;
     // Every event passes (no event_type); "skip me" is no JSON, reported and skipped.
     let values: Vec<_> = outputs
         .iter()
@@ -2455,7 +2450,7 @@ async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
         .call(&any, inputs.as_object().unwrap())
         .await
         .unwrap();
-    let outputs: Vec<_> = within(5, call.outputs().collect()).await;
+    let outputs: Vec<_> = within(call.outputs().collect()).await;
     let values: Vec<_> = outputs.into_iter().map(|o| o.unwrap().value).collect();
     assert_eq!(
         values,
@@ -2548,7 +2543,7 @@ async fn a_call_gives_up_after_five_reconnects_in_a_row_without_an_event<T: Http
     .unwrap();
     // Waits of 100 ms (the floor), 200, 400, 800 and 1 600 ms, with up to 20 % jitter.
     let source = provider.connect(&serde_json::Map::new()).await.unwrap();
-    let events: Vec<_> = within(20, source.events().collect::<Vec<_>>()).await;
+    let events: Vec<_> = within(source.events().collect::<Vec<_>>()).await;
     let [Err(err)] = events.as_slice() else {
         panic!("{events:?}");
     };
