@@ -79,12 +79,9 @@ async fn serve<R: TestRuntime>() -> Client {
 
 async fn the_tools_list_the_schemas_derived_from_the_input_types<R: TestRuntime>() {
     let ors = serve::<R>().await;
-    let tools = within(
-        10,
-        ors.request_json(http::Method::GET, "/letters/tools", None, None),
-    )
-    .await
-    .unwrap();
+    let tools = within(ors.request_json(http::Method::GET, "/letters/tools", None, None))
+        .await
+        .unwrap();
     assert_eq!(
         tools,
         json!({"tools": [
@@ -114,7 +111,7 @@ async fn the_tools_list_the_schemas_derived_from_the_input_types<R: TestRuntime>
 
 async fn a_session_gets_its_prompt_as_blocks_and_results_typed<R: TestRuntime>() {
     let ors = serve::<R>().await;
-    within(10, async {
+    within(async {
         let task = json!({"word": "strawberry", "letter": "r"});
         let sid = ors.open_session("letters", &task).await.unwrap();
         let prompt = ors
@@ -161,7 +158,7 @@ async fn a_session_gets_its_prompt_as_blocks_and_results_typed<R: TestRuntime>()
 
 async fn an_input_of_the_wrong_type_is_a_tool_error_naming_the_field<R: TestRuntime>() {
     let ors = serve::<R>().await;
-    within(10, async {
+    within(async {
         let task = json!({"word": "strawberry", "letter": "r"});
         let sid = ors.open_session("letters", &task).await.unwrap();
         for (tool, input, error) in [
@@ -201,7 +198,7 @@ async fn an_input_of_the_wrong_type_is_a_tool_error_naming_the_field<R: TestRunt
 
 async fn a_task_spec_that_does_not_fit_fails_the_session<R: TestRuntime>() {
     let ors = serve::<R>().await;
-    within(10, async {
+    within(async {
         let sid = ors
             .open_session("letters", &json!({"word": 5, "letter": "r"}))
             .await
