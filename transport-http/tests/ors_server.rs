@@ -13,6 +13,7 @@ use ors_kit::{events, start, task, within, TestRuntime};
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
 use ssekit_http::ors::{Server, ServerConfig};
+use ssekit_http::ToolError;
 use ssekit_hyper::ors::{CallOptions, Client, Trace};
 use ssekit_hyper::Error;
 
@@ -227,7 +228,7 @@ async fn http_level_failures_are_error_events<R: TestRuntime>() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "Session not found"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "Session not found"),
         "{err}"
     );
     let (status, _, wire) = raw(
@@ -252,7 +253,7 @@ async fn http_level_failures_are_error_events<R: TestRuntime>() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "'nope' is not a valid tool"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "'nope' is not a valid tool"),
         "{err}"
     );
     // Unknown task id: a lone error, no task_id event.
@@ -278,7 +279,7 @@ async fn http_level_failures_are_error_events<R: TestRuntime>() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "the task has no answer"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "the task has no answer"),
         "{err}"
     );
     // A tool logic error is an `end` with ok: false.
@@ -443,7 +444,7 @@ async fn sessions_and_results_expire<R: TestRuntime>() {
         .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
         .await
         .unwrap_err();
-    assert!(matches!(&err, Error::Tool(m) if m == "Session not found"));
+    assert!(matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "Session not found"));
 }
 
 /// An environment whose setup takes `setup_ms` (or fails), recording log.
@@ -540,7 +541,7 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "internal error: the tool panicked"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "internal error: the tool panicked"),
         "{err}"
     );
 
@@ -551,7 +552,7 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "sandbox failed to start"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "sandbox failed to start"),
         "{err}"
     );
     let (status, _, body) = raw(&base, "GET", "/lab/prompt", Some(&sid2), "").await;
@@ -684,7 +685,10 @@ async fn a_refused_redirect_ends_the_call_without_retrying() {
     )
     .await;
     assert!(
-        matches!(&err, Err(Error::Redirect(why)) if why.contains("scheme")),
+        matches!(
+            &err,
+            Err(Error::Redirect(ssekit_http::RedirectError::Scheme { .. }))
+        ),
         "{err:?}"
     );
     assert_eq!(

@@ -145,6 +145,7 @@ use ssekit::client::ReconnectConfig;
 
 pub use ssekit_http::io::HttpIo;
 pub use ssekit_http::Error;
+use ssekit_http::{RequestError, RequestErrorKind};
 
 /// `auth` of a UTCP provider. Its `Debug` output leaves the key, password and client
 /// secret out.
@@ -629,7 +630,8 @@ impl<T> SseProvider<T> {
             Some(field) => rest.remove(field).filter(|v| !v.is_null()),
             None => None,
         };
-        let url = encode::fill_path(&self.url, &mut rest).map_err(Error::Request)?;
+        let url = encode::fill_path(&self.url, &mut rest)
+            .map_err(|why| RequestError::new(RequestErrorKind::Input, why))?;
         let mut query = Vec::new();
         for (key, value) in &rest {
             let values = match value {
@@ -850,8 +852,12 @@ fn substitute(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<St
             rest = after;
             continue;
         }
-        let value = lookup(name)
-            .ok_or_else(|| Error::Request(format!("UTCP variable {name:?} is not defined")))?;
+        let value = lookup(name).ok_or_else(|| {
+            RequestError::new(
+                RequestErrorKind::Variable,
+                format!("UTCP variable {name:?} is not defined"),
+            )
+        })?;
         out.push_str(&value);
         rest = &after[consumed..];
     }

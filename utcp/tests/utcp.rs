@@ -1845,8 +1845,9 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once<T: HttpIo>() {
     assert!(
         seen.iter().any(|item| matches!(
             item,
-            Item::Disconnected(ssekit_http::client::Ended::Refused(why))
-                if why.starts_with("the server answered 401 Unauthorized")
+            Item::Disconnected(ssekit_http::client::Ended::Refused(refused))
+                if refused.status() == 401
+                    && refused.to_string().starts_with("the server answered 401 Unauthorized")
         )),
         "{seen:?}"
     );
