@@ -337,7 +337,7 @@ const DEFAULT_RETRY_MS: u64 = 30_000;
 /// one each). Its `Debug` output leaves the auth's secrets and the header values out.
 ///
 /// Both shapes are read, by every entry point ([`from_json`](Self::from_json), serde,
-/// [`Tool::sse_provider`]): UTCP 0.x's provider (`"provider_type": "sse"`) and 1.x's call
+/// [`Tool::sse_provider_for`]): UTCP 0.x's provider (`"provider_type": "sse"`) and 1.x's call
 /// template (`"call_template_type": "sse"`, as the official library writes it). As the
 /// official library reads them, `null` is the same as absent for every optional field
 /// (its serializer writes every unset field as `null`), and `name` is optional (empty when
@@ -534,7 +534,7 @@ impl<T> SseProvider<T> {
     /// fields with `lookup(NAME)`, as a UTCP client does with its configuration or the
     /// environment (`|name| std::env::var(name).ok()`). An unknown variable is an error.
     /// The values go to the provider's `url` (and an OAuth2 `token_url`): for a provider
-    /// read from a discovered manual, see [`Tool::sse_provider`] before handing it your
+    /// read from a discovered manual, see [`Tool::sse_provider_for`] before handing it your
     /// whole environment.
     ///
     /// # Example

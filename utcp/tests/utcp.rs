@@ -804,7 +804,7 @@ mod discovery {
             .unwrap();
         assert_eq!(manual, served, "the manual makes the round trip");
         let tool = manual.tool("watch_stock").unwrap();
-        let provider = tool.sse_provider::<T>().unwrap().unwrap();
+        let provider = tool.sse_provider_for::<T>().unwrap().unwrap();
         let inputs = json!({"symbol": "AAPL"});
         let outputs: Vec<_> = within(
             5,
@@ -891,10 +891,10 @@ mod discovery {
         let manual = within(5, discover::<T>(&base)).await.unwrap();
         assert_eq!(manual.version.as_deref(), Some("1.0.1"));
         assert_eq!(manual.tools.len(), 2);
-        let sse = manual.tools[0].sse_provider::<T>().unwrap().unwrap();
+        let sse = manual.tools[0].sse_provider_for::<T>().unwrap().unwrap();
         assert_eq!(sse.event_type.as_deref(), Some("price_update"));
         assert!(
-            manual.tools[1].sse_provider::<T>().is_none(),
+            manual.tools[1].sse_provider_for::<T>().is_none(),
             "not an SSE tool"
         );
         assert!(manual.tools[1].provider.is_some(), "kept as written");
@@ -1477,7 +1477,7 @@ fn a_tools_debug_output_leaves_the_providers_secrets_out() {
         json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
         "auth": {"auth_type": "api_key", "api_key": "S3-key"}}),
     )
-    .sse_provider::<()>()
+    .sse_provider_for::<()>()
     .unwrap()
     .unwrap();
     assert!(matches!(provider.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "S3-key"));
@@ -2264,7 +2264,7 @@ fn the_official_serializers_manual_is_read_unchanged() {
     );
     assert!(ticker.outputs.validate(&json!({"n": 3})).is_ok());
     assert!(ticker.outputs.validate(&json!({"n": "3"})).is_err());
-    let provider = ticker.sse_provider::<()>().unwrap().unwrap();
+    let provider = ticker.sse_provider_for::<()>().unwrap().unwrap();
     assert_eq!(
         (provider.name.as_str(), provider.url.as_str()),
         ("50aa07c563114d3fa125c25fddf6b4c9", "http://127.0.0.1:1/s")
@@ -2272,7 +2272,11 @@ fn the_official_serializers_manual_is_read_unchanged() {
     assert!(provider.headers.is_empty() && provider.header_fields.is_empty());
     assert!(provider.auth.is_none() && provider.reconnect);
     // The http tool is kept, and reported: this crate will not call it.
-    assert!(manual.tool("fetch").unwrap().sse_provider::<()>().is_none());
+    assert!(manual
+        .tool("fetch")
+        .unwrap()
+        .sse_provider_for::<()>()
+        .is_none());
     assert_eq!(manual.warnings.len(), 1);
     assert_eq!(
         manual.warnings[0].to_string(),
@@ -2304,7 +2308,7 @@ fn null_is_absent_in_every_optional_provider_field_in_both_shapes() {
         let tool =
             ssekit_utcp::Tool::from_value(&json!({"name": "t", "tool_call_template": object}))
                 .unwrap();
-        assert_eq!(tool.sse_provider::<()>().unwrap().unwrap(), p);
+        assert_eq!(tool.sse_provider_for::<()>().unwrap().unwrap(), p);
     }
     let key: Auth = serde_json::from_value(
         json!({"auth_type": "api_key", "api_key": "k", "var_name": null, "location": null}),
@@ -2431,7 +2435,7 @@ async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
         .replace("http://127.0.0.1:1/s", &format!("{base}/s"));
     let manual = ssekit_utcp::Manual::from_json(&text).unwrap();
     let tool = manual.tool("ticker").unwrap();
-    let provider = tool.sse_provider::<T>().unwrap().unwrap();
+    let provider = tool.sse_provider_for::<T>().unwrap().unwrap();
     assert_eq!(provider.name, "");
     let inputs = json!({"symbol": "AAPL"});
     let call = provider
