@@ -257,10 +257,10 @@ mod tests {
         for (why, reason) in [
             (Ended::Clean, "clean"),
             (Ended::Truncated, "truncated"),
-            (Ended::Failed("connection refused".into()), "failed"),
+            (Ended::Failed(refused().into()), "failed"),
             (Ended::IdleTimeout, "idle_timeout"),
             (
-                Ended::Refused("the server answered 503 Service Unavailable: busy".into()),
+                Ended::Refused(ssekit_http::Refused::new(503, None, b"busy")),
                 "refused",
             ),
         ] {
@@ -272,12 +272,21 @@ mod tests {
             assert_eq!(value["reason"], reason);
             assert_eq!(value["message"], why.to_string());
         }
-        let (_, value) = parsed(item(&Item::Disconnected(Ended::Failed(
-            "connection refused".into(),
+        let (_, value) = parsed(item(&Item::Disconnected(Ended::Failed(refused().into()))));
+        assert_eq!(
+            value["message"],
+            "the connection failed: I/O error: connection refused"
+        );
+        let (_, value) = parsed(item(&Item::Disconnected(Ended::Refused(
+            ssekit_http::Refused::new(503, None, b"busy"),
         ))));
         assert_eq!(
             value["message"],
-            "the connection failed: connection refused"
+            "the server answered 503 Service Unavailable: busy"
         );
+    }
+
+    fn refused() -> std::io::Error {
+        std::io::Error::from(std::io::ErrorKind::ConnectionRefused)
     }
 }

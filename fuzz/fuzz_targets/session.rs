@@ -461,7 +461,10 @@ fuzz_target!(|input: (Setup, Vec<Op>)| {
                 settle(&mut session, now, budget, &mut watch)
             }
             (Phase::Reading, Op::End { error }) => {
-                session.handle_end(now, error.then(|| "reset".to_owned()));
+                session.handle_end(
+                    now,
+                    error.then(|| std::io::Error::from(std::io::ErrorKind::ConnectionReset).into()),
+                );
                 settle(&mut session, now, budget, &mut watch)
             }
             (_, Op::Advance { ms, back }) => {

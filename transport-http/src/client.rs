@@ -31,7 +31,10 @@ use ssekit::decode::OnLimit;
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
-use crate::{entropy, redacted_url, retry_after, Error, Refused};
+use crate::{
+    entropy, redacted_url, retry_after, ContentCoding, Error, RedirectError, Refused, RequestError,
+    RequestErrorKind,
+};
 
 /// Body frames shorter than this are copied into the decoder rather than shared with it
 /// (see [`Session::handle_data`]).
@@ -112,30 +115,49 @@ pub fn only_events(item: Result<Item, Error>) -> Option<Result<Event, Error>> {
 }
 
 /// How a connection ended, in [`Item::Disconnected`]: clean end, truncation and transport
-/// error are different outcomes.
+/// error are different outcomes. A failure keeps its [`Error`] and a refusal its
+/// [`Refused`], to match on; two `Failed` are equal when their messages are.
 ///
 /// # Example
 /// ```
 /// use ssekit_http::client::Ended;
 /// assert_eq!(Ended::Clean.to_string(), "the server ended the stream cleanly");
 /// assert_eq!(Ended::Truncated.to_string(), "the stream was cut inside an event");
+/// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+/// let failed = Ended::Failed(reset.into());
+/// assert!(matches!(&failed, Ended::Failed(ssekit_http::Error::Io(e)) if e.kind() == std::io::ErrorKind::ConnectionReset));
+/// assert_eq!(failed.to_string(), "the connection failed: I/O error: connection reset");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Ended {
     /// The body ended after a complete event.
     Clean,
     /// The body ended inside a line or an event; the partial event was discarded.
     Truncated,
-    /// The connection failed (refused, reset, TLS, no response in time, ...), or the
-    /// response was refused.
-    Failed(String),
+    /// The connection failed (refused, reset, TLS, no response in time, ...): the error.
+    Failed(Error),
     /// No bytes arrived within the idle timeout; the client closed the connection.
     IdleTimeout,
     /// The server refused the request with a status that is retried (5xx, 408, 429): the
-    /// message says which, with the start of the body it sent ([`Refused`]'s one line).
-    Refused(String),
+    /// status, with the start of the body it sent.
+    Refused(Refused),
 }
+
+impl PartialEq for Ended {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Ended::Clean, Ended::Clean)
+            | (Ended::Truncated, Ended::Truncated)
+            | (Ended::IdleTimeout, Ended::IdleTimeout) => true,
+            (Ended::Failed(a), Ended::Failed(b)) => a.to_string() == b.to_string(),
+            (Ended::Refused(a), Ended::Refused(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Ended {}
 
 impl fmt::Display for Ended {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -144,7 +166,7 @@ impl fmt::Display for Ended {
             Ended::Truncated => f.write_str("the stream was cut inside an event"),
             Ended::Failed(why) => write!(f, "the connection failed: {why}"),
             Ended::IdleTimeout => f.write_str("no bytes within the idle timeout"),
-            Ended::Refused(why) => f.write_str(why),
+            Ended::Refused(refused) => refused.fmt(f),
         }
     }
 }
@@ -192,16 +214,16 @@ pub enum Target {
 pub fn origin_form<B>(req: &mut Request<B>) -> Result<(), Error> {
     let uri = req.uri().clone();
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    *req.uri_mut() = path
-        .parse()
-        .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
+    *req.uri_mut() = path.parse().map_err(|e| {
+        RequestError::new(RequestErrorKind::Path, format!("bad path {path:?}")).with_source(e)
+    })?;
     if let Some(authority) = uri.authority() {
         let host = match authority.port_u16() {
             Some(port) => format!("{}:{port}", authority.host()),
             None => authority.host().to_owned(),
         };
-        let host =
-            HeaderValue::from_str(&host).map_err(|e| Error::Request(format!("bad host: {e}")))?;
+        let host = HeaderValue::from_str(&host)
+            .map_err(|e| RequestError::new(RequestErrorKind::Header, "bad host").with_source(e))?;
         req.headers_mut().insert(HOST, host);
     }
     Ok(())
@@ -286,20 +308,28 @@ impl RequestSpec {
         body: impl Into<Bytes>,
         schemes: &[&str],
     ) -> Result<Self, Error> {
-        let uri: Uri = url
-            .parse()
-            .map_err(|e| Error::Request(format!("bad URL {:?}: {e}", redacted_url(url))))?;
+        let uri: Uri = url.parse().map_err(|e| {
+            RequestError::new(
+                RequestErrorKind::Url,
+                format!("bad URL {:?}", redacted_url(url)),
+            )
+            .with_source(e)
+        })?;
         let scheme_ok = uri.scheme_str().is_some_and(|s| schemes.contains(&s));
         let port_ok = uri
             .authority()
             .is_some_and(|a| redirect::port_is_valid(a.as_str()));
         if !scheme_ok || uri.host().is_none() || !port_ok {
             let schemes: Vec<String> = schemes.iter().map(|s| format!("{s}://")).collect();
-            return Err(Error::Request(format!(
-                "bad URL {:?}: expected {}host[:port]/...",
-                redacted_url(url),
-                schemes.join(" or ")
-            )));
+            return Err(RequestError::new(
+                RequestErrorKind::Url,
+                format!(
+                    "bad URL {:?}: expected {}host[:port]/...",
+                    redacted_url(url),
+                    schemes.join(" or ")
+                ),
+            )
+            .into());
         }
         Ok(RequestSpec {
             method,
@@ -387,7 +417,10 @@ impl RequestSpec {
         // Validated now, applied to the policy when the session starts.
         let _checked = ReconnectConfig::default()
             .header(name.clone(), value.clone())
-            .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+            .map_err(|e| {
+                RequestError::new(RequestErrorKind::Header, format!("header {name:?}"))
+                    .with_source(e)
+            })?;
         self.headers.push((name, value));
         Ok(self)
     }
@@ -406,8 +439,9 @@ impl RequestSpec {
     /// ```
     pub fn secret_header(mut self, name: &str, value: &str) -> Result<Self, Error> {
         self = self.header(name, value)?;
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| {
+            RequestError::new(RequestErrorKind::Header, format!("header {name:?}")).with_source(e)
+        })?;
         self.secrets.push(name);
         Ok(self)
     }
@@ -856,7 +890,7 @@ impl Session {
     /// ```
     pub fn handle_connect_error(&mut self, now: Instant, error: Error) {
         self.out
-            .push_back(Item::Disconnected(Ended::Failed(error.to_string())));
+            .push_back(Item::Disconnected(Ended::Failed(error.clone())));
         if error.is_certificate_rejected() {
             // The same certificate would be refused again: no retry.
             self.rc.stop();
@@ -901,8 +935,8 @@ impl Session {
         let retry_after = retry_after::retry_after(headers);
         if redirect::is_redirect(status) && self.max_redirects > 0 && headers.contains_key(LOCATION)
         {
-            if let Err(why) = self.follow(status, headers) {
-                self.failed = Some(Error::Redirect(why));
+            if let Err(e) = self.follow(status, headers) {
+                self.failed = Some(e);
             }
             return false;
         }
@@ -926,13 +960,13 @@ impl Session {
 
     /// Prepares the request a `status` redirect with these `headers` (which hold a
     /// `Location`) asks for.
-    fn follow(&mut self, status: u16, headers: &HeaderMap) -> Result<(), String> {
+    fn follow(&mut self, status: u16, headers: &HeaderMap) -> Result<(), Error> {
         if self.redirects >= self.max_redirects {
-            return Err(format!(
-                "more than {} redirects from {}",
-                self.max_redirects,
-                redacted_url(&self.opened.uri.to_string())
-            ));
+            return Err(RedirectError::TooMany {
+                max: self.max_redirects,
+                from: redacted_url(&self.opened.uri.to_string()),
+            }
+            .into());
         }
         let hop = redirect::next_hop(
             &self.current.uri,
@@ -951,7 +985,7 @@ impl Session {
         self.redirects += 1;
         self.current.method = hop.method;
         self.current.uri = hop.to.clone();
-        let request = self.request().map_err(|e| e.to_string())?;
+        let request = self.request()?;
         self.out.push_back(Item::Redirected { status, to: hop.to });
         self.redirected = Some(request);
         Ok(())
@@ -1009,7 +1043,7 @@ impl Session {
                 true
             }
             Err(ResponseError::ContentEncoding) => {
-                let coding = content_encoding.unwrap_or_default().to_owned();
+                let coding = ContentCoding::new(content_encoding.unwrap_or_default());
                 self.last_error = Some(Error::ContentEncoding(coding));
                 false
             }
@@ -1092,12 +1126,13 @@ impl Session {
     /// let mut s = RequestSpec::get("http://127.0.0.1:1/", &["http"])?.into_session(Target::Absolute);
     /// let _connect = s.poll(Instant::ZERO);
     /// s.handle_response(Instant::ZERO, 200, Some("text/event-stream"));
-    /// s.handle_end(Instant::ZERO, Some("connection reset".into()));
+    /// let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+    /// s.handle_end(Instant::ZERO, Some(reset.into()));
     /// let _connected = s.poll(Instant::ZERO);
     /// assert!(matches!(s.poll(Instant::ZERO), Step::Item(Item::Disconnected(Ended::Failed(_)))));
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
-    pub fn handle_end(&mut self, now: Instant, error: Option<String>) {
+    pub fn handle_end(&mut self, now: Instant, error: Option<Error>) {
         if let Some(refusal) = &mut self.refusal {
             refusal.open = false;
             return;
@@ -1108,7 +1143,7 @@ impl Session {
         self.keep_last_event_id();
         let (how, ended) = match (error, self.decoder.finish()) {
             (Some(e), _) => {
-                self.last_error = Some(Error::Http(e.clone().into()));
+                self.last_error = Some(e.clone());
                 (Disconnect::Error, Ended::Failed(e))
             }
             (None, StreamEnd::Clean) => (Disconnect::Eof, Ended::Clean),
@@ -1175,7 +1210,7 @@ impl Session {
         if !self.rc.is_stopped() {
             // Retried: each refusal is told once, here; a give-up tells only the last.
             self.out
-                .push_back(Item::Disconnected(Ended::Refused(refused.to_string())));
+                .push_back(Item::Disconnected(Ended::Refused(refused.clone())));
             self.schedule(refusal.at);
         }
         self.last_error = Some(Error::Refused(refused));
@@ -1220,10 +1255,12 @@ impl Session {
         req.headers_mut()
             .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
         for (name, value) in &self.headers {
-            let name = HeaderName::from_bytes(name.as_bytes())
-                .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
-            let mut value = HeaderValue::from_bytes(value.as_bytes())
-                .map_err(|e| Error::Request(format!("header {name:?}: {e}")))?;
+            let bad = |e: Box<dyn std::error::Error + Send + Sync>| {
+                RequestError::new(RequestErrorKind::Header, format!("header {name:?}"))
+                    .with_source(e)
+            };
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|e| bad(e.into()))?;
+            let mut value = HeaderValue::from_bytes(value.as_bytes()).map_err(|e| bad(e.into()))?;
             if self.credentials().any(|c| *c == name) {
                 value.set_sensitive(true);
             }

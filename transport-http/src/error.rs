@@ -1,6 +1,7 @@
 //! The umbrella error of both transports: [`Error`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ssekit::chunk::ChunkError;
@@ -8,12 +9,14 @@ use ssekit::client::GiveUpReason;
 use ssekit::sequence::SequenceError;
 use ssekit::{DecodeError, EncodeError};
 
+use crate::redirect::RedirectError;
+
 /// A boxed error from the HTTP stack (hyper, hyper-util, rustls).
 ///
 /// # Example
 /// ```
 /// let e: ssekit_http::BoxError = "connection reset".into();
-/// assert_eq!(ssekit_http::Error::Http(e).to_string(), "HTTP error: connection reset");
+/// assert_eq!(ssekit_http::Error::http(e).to_string(), "HTTP error: connection reset");
 /// ```
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -26,11 +29,17 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// assert_eq!(Error::Status(404).to_string(), "the server answered HTTP 404");
 /// let refused = Error::ContentType(Some("text/html".into()));
 /// assert_eq!(refused.to_string(), "the response is not an event stream (Content-Type: text/html)");
-/// let gzip = Error::ContentEncoding("gzip".into());
+/// let gzip = Error::ContentEncoding(ssekit_http::ContentCoding::new("gzip"));
 /// assert_eq!(gzip.to_string(), "the response is compressed (Content-Encoding: gzip); the client reads identity only");
 /// assert_eq!(Error::Truncated.to_string(), "the stream was cut inside a line or an event (the partial event was discarded)");
 /// ```
-#[derive(Debug)]
+///
+/// Every cause is kept as a value to match on, with [`source`](std::error::Error::source)
+/// returning it: the socket's [`std::io::Error`], the HTTP stack's error, a
+/// [`RedirectError`], a [`ContentCoding`], a [`ToolError`], a [`RequestError`]. Errors are
+/// `Clone` (the causes that are not, such as `std::io::Error`, are shared in an [`Arc`]), so
+/// one can be both reported in a stream item and returned.
+#[derive(Clone, Debug)]
 #[non_exhaustive]
 pub enum Error {
     /// The byte stream broke a decoder limit.
@@ -38,10 +47,12 @@ pub enum Error {
     /// The events broke the protocol's order rules, or the stream ended before its terminal
     /// event (the ORS client).
     Sequence(SequenceError),
-    /// A socket error (refused, reset, ...).
-    Io(std::io::Error),
-    /// An HTTP-level failure (connection closed mid-message, TLS, no response in time, ...).
-    Http(BoxError),
+    /// A socket error (refused, reset, ...); match on its
+    /// [`kind`](std::io::Error::kind).
+    Io(Arc<std::io::Error>),
+    /// An HTTP-level failure (connection closed mid-message, TLS, no response in time, ...):
+    /// the HTTP stack's error (`hyper::Error`, ...), to downcast.
+    Http(Arc<dyn std::error::Error + Send + Sync>),
     /// The server answered with a status that ends the stream (not 200, not retried), where
     /// no body was read (see [`Error::Refused`] for one that was).
     Status(u16),
@@ -61,14 +72,14 @@ pub enum Error {
     /// A redirect that is not followed: too many, `Location` fields with different values,
     /// an empty one or one that is not UTF-8, a `Location` that does not resolve to a URL
     /// with a host, a scheme the transport does not speak, or `https` to `http`
-    /// ([`redirect::next_hop`](crate::redirect::next_hop) names each).
-    Redirect(String),
+    /// ([`RedirectError`] names each).
+    Redirect(RedirectError),
     /// The server answered 200 with a `Content-Type` other than `text/event-stream`.
     ContentType(Option<String>),
     /// The server answered a 200 event stream with this `Content-Encoding`, not `identity`
     /// (`gzip`, `br`, ...): a compressed body, which the client does not decode (it asks for
     /// `Accept-Encoding: identity`). Not retried, as a retry would be compressed too.
-    ContentEncoding(String),
+    ContentEncoding(ContentCoding),
     /// Without reconnecting, the stream ended inside a line or an event: cut, and not ended
     /// cleanly (a clean end ends it without an error). The partial event was discarded.
     Truncated,
@@ -79,11 +90,13 @@ pub enum Error {
     /// The reconnect policy gave up.
     GaveUp(GiveUpReason),
     /// A JSON body or payload did not parse.
-    Json(serde_json::Error),
-    /// The server sent an ORS `error` event (the tool could not run).
-    Tool(String),
-    /// The request could not be built (a bad URL, header or method).
-    Request(String),
+    Json(Arc<serde_json::Error>),
+    /// The tool call failed: the server sent an ORS `error` event (the tool could not run),
+    /// or the call ended without an answer ([`ToolError`] says which).
+    Tool(ToolError),
+    /// The request could not be built or sent (a bad URL, header or proxy; [`RequestError`]
+    /// says which).
+    Request(RequestError),
 }
 
 impl Error {
@@ -95,7 +108,7 @@ impl Error {
     /// assert_eq!(e.to_string(), "HTTP error: closed");
     /// ```
     pub fn http(e: impl Into<BoxError>) -> Self {
-        Error::Http(e.into())
+        Error::Http(Arc::from(e.into()))
     }
 
     /// Whether the server's TLS certificate was refused (an unknown issuer, expired, not
@@ -108,14 +121,14 @@ impl Error {
     ///     std::io::ErrorKind::InvalidData,
     ///     rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer),
     /// );
-    /// assert!(ssekit_http::Error::Io(refused).is_certificate_rejected());
+    /// assert!(ssekit_http::Error::from(refused).is_certificate_rejected());
     /// assert!(!ssekit_http::Error::http(std::io::Error::other("reset")).is_certificate_rejected());
     /// ```
     pub fn is_certificate_rejected(&self) -> bool {
         #[cfg(feature = "rustls")]
         {
             let root: &(dyn std::error::Error + 'static) = match self {
-                Error::Io(e) => e,
+                Error::Io(e) => &**e,
                 Error::Http(e) => &**e,
                 _ => return false,
             };
@@ -135,7 +148,7 @@ impl Error {
     /// assert_eq!(e.to_string(), "HTTP error: no response within 0.1 s");
     /// ```
     pub fn no_response(limit: Duration) -> Self {
-        Error::Http(format!("no response within {:.1} s", limit.as_secs_f64()).into())
+        Error::http(NoResponse { limit })
     }
 
     /// The HTTP status the server answered, when this error is a refused response
@@ -155,6 +168,279 @@ impl Error {
             Error::Exhausted { last, .. } => last.status(),
             _ => None,
         }
+    }
+}
+
+/// No response head came within `limit`: what [`Error::no_response`] carries, in
+/// [`Error::Http`].
+///
+/// # Example
+/// ```
+/// use std::time::Duration;
+/// use ssekit_http::{Error, NoResponse};
+/// let e = Error::no_response(Duration::from_secs(2));
+/// let Error::Http(cause) = &e else { panic!() };
+/// let no_response = cause.downcast_ref::<NoResponse>().map(|n| n.limit);
+/// assert_eq!(no_response, Some(Duration::from_secs(2)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct NoResponse {
+    /// How long the client waited.
+    pub limit: Duration,
+}
+
+impl fmt::Display for NoResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "no response within {:.1} s", self.limit.as_secs_f64())
+    }
+}
+
+impl std::error::Error for NoResponse {}
+
+/// The `Content-Encoding` of a response the client refused ([`Error::ContentEncoding`]): the
+/// field's value as the server sent it (several fields joined with `, `; bytes that are not
+/// UTF-8 shown as U+FFFD).
+///
+/// # Example
+/// ```
+/// use ssekit_http::ContentCoding;
+/// let coding = ContentCoding::new("gzip, br");
+/// assert_eq!(coding.as_str(), "gzip, br");
+/// assert_eq!(coding.codings().collect::<Vec<_>>(), ["gzip", "br"]);
+/// assert!(coding.contains("BR"));
+/// assert_eq!(coding, "gzip, br");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ContentCoding(String);
+
+impl ContentCoding {
+    /// A `Content-Encoding` value.
+    ///
+    /// # Example
+    /// ```
+    /// assert_eq!(ssekit_http::ContentCoding::new("gzip").to_string(), "gzip");
+    /// ```
+    pub fn new(value: impl Into<String>) -> Self {
+        ContentCoding(value.into())
+    }
+
+    /// The value, as sent.
+    ///
+    /// # Example
+    /// See [`ContentCoding`].
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The codings it names, in the order they were applied, without the empty ones.
+    ///
+    /// # Example
+    /// See [`ContentCoding`].
+    pub fn codings(&self) -> impl Iterator<Item = &str> {
+        self.0
+            .split(',')
+            .map(|c| c.trim_matches([' ', '\t']))
+            .filter(|c| !c.is_empty())
+    }
+
+    /// Whether it names `coding` (coding names are case-insensitive).
+    ///
+    /// # Example
+    /// See [`ContentCoding`].
+    pub fn contains(&self, coding: &str) -> bool {
+        self.codings().any(|c| c.eq_ignore_ascii_case(coding))
+    }
+}
+
+impl fmt::Display for ContentCoding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl PartialEq<str> for ContentCoding {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for ContentCoding {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// Why a tool call failed ([`Error::Tool`]).
+///
+/// # Example
+/// ```
+/// use ssekit_http::{Error, ToolError};
+/// let e = Error::Tool(ToolError::Reported("Session not found".into()));
+/// assert_eq!(e.to_string(), "the server reported an error: Session not found");
+/// assert!(matches!(&e, Error::Tool(ToolError::Reported(m)) if m == "Session not found"));
+/// assert_eq!(ToolError::NoResult.to_string(), "the call ended without a result");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The server's `error` event: its message, as the server sent it (remote text, for
+    /// people; not parsed).
+    Reported(String),
+    /// The call was stopped before it ended (its retry policy stopped).
+    Stopped,
+    /// The stream ended without a result.
+    NoResult,
+    /// The server's reply named no session id.
+    NoSessionId,
+}
+
+impl ToolError {
+    /// The server's own message, for a [`ToolError::Reported`].
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::ToolError;
+    /// assert_eq!(ToolError::Reported("busy".into()).reported(), Some("busy"));
+    /// assert_eq!(ToolError::Stopped.reported(), None);
+    /// ```
+    pub fn reported(&self) -> Option<&str> {
+        match self {
+            ToolError::Reported(message) => Some(message),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolError::Reported(message) => f.write_str(message),
+            ToolError::Stopped => f.write_str("the call was stopped"),
+            ToolError::NoResult => f.write_str("the call ended without a result"),
+            ToolError::NoSessionId => f.write_str("no session id in the reply"),
+        }
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// What was wrong with a request that could not be built or sent ([`RequestError::kind`]).
+///
+/// # Example
+/// ```
+/// use ssekit_http::{Error, RequestErrorKind};
+/// let err = ssekit_http::client::RequestSpec::get("ftp://h/", &["http"]).unwrap_err();
+/// assert!(matches!(err, Error::Request(e) if e.kind() == RequestErrorKind::Url));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RequestErrorKind {
+    /// A URL that does not parse, or without a scheme the transport speaks, a host or a
+    /// valid port.
+    Url,
+    /// A request target (path and query) that does not parse.
+    Path,
+    /// A header name or value that may not be sent (a control character, a name that is
+    /// not a token, ...), or a value such as an API key or a token that makes none.
+    Header,
+    /// A proxy URL that is not `http://host[:port]`.
+    ProxyUrl,
+    /// The proxy's answer to `CONNECT` is not HTTP, or it closed the connection first.
+    Proxy,
+    /// A host name that is not a valid TLS server name.
+    ServerName,
+    /// A variable the request needs (a UTCP `${VAR}`) is not defined.
+    Variable,
+    /// An input the request needs (a UTCP URL's `{path}` parameter) was not given.
+    Input,
+    /// The connection closed before the request could be sent.
+    NotSent,
+    /// Something else the request needs is missing or wrong.
+    Other,
+}
+
+/// A request that could not be built or sent ([`Error::Request`]): a
+/// [`kind`](Self::kind) to match on, a message saying what (URLs in it are
+/// [`redacted_url`]s), and the error that caused it, if any, as its
+/// [`source`](std::error::Error::source) (`http::uri::InvalidUri`,
+/// `http::header::InvalidHeaderValue`, ...).
+///
+/// # Example
+/// ```
+/// use std::error::Error as _;
+/// use ssekit_http::{RequestError, RequestErrorKind};
+/// let cause = "a b".parse::<http::Uri>().unwrap_err();
+/// let e = RequestError::new(RequestErrorKind::Url, "bad URL \"a b\"").with_source(cause);
+/// assert_eq!(e.kind(), RequestErrorKind::Url);
+/// assert_eq!(e.to_string(), "bad URL \"a b\": invalid uri character");
+/// assert!(e.source().is_some_and(|s| s.is::<http::uri::InvalidUri>()));
+/// ```
+#[derive(Clone, Debug)]
+pub struct RequestError {
+    kind: RequestErrorKind,
+    message: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+impl RequestError {
+    /// An error of `kind` described by `message`.
+    ///
+    /// # Example
+    /// See [`RequestError`].
+    pub fn new(kind: RequestErrorKind, message: impl Into<String>) -> Self {
+        RequestError {
+            kind,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// With the error that caused it (its message is printed after this one's).
+    ///
+    /// # Example
+    /// See [`RequestError`].
+    #[must_use]
+    pub fn with_source(mut self, source: impl Into<BoxError>) -> Self {
+        self.source = Some(Arc::from(source.into()));
+        self
+    }
+
+    /// What was wrong.
+    ///
+    /// # Example
+    /// See [`RequestError`].
+    pub fn kind(&self) -> RequestErrorKind {
+        self.kind
+    }
+
+    /// What was wrong, in words (without the source's message).
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::{RequestError, RequestErrorKind};
+    /// assert_eq!(RequestError::new(RequestErrorKind::Other, "no body").message(), "no body");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for RequestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)?;
+        if let Some(source) = &self.source {
+            write!(f, ": {source}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for RequestError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 
@@ -369,8 +655,8 @@ impl fmt::Display for Error {
             Error::Chunk(e) => write!(f, "cannot chunk result: {e}"),
             Error::GaveUp(r) => write!(f, "stopped reconnecting: {r}"),
             Error::Json(e) => write!(f, "invalid JSON: {e}"),
-            Error::Tool(msg) => write!(f, "the server reported an error: {msg}"),
-            Error::Request(msg) => write!(f, "invalid request: {msg}"),
+            Error::Tool(e) => write!(f, "the server reported an error: {e}"),
+            Error::Request(e) => write!(f, "invalid request: {e}"),
         }
     }
 }
@@ -380,13 +666,21 @@ impl std::error::Error for Error {
         match self {
             Error::Decode(e) => Some(e),
             Error::Sequence(e) => Some(e),
-            Error::Io(e) => Some(e),
+            Error::Io(e) => Some(&**e),
+            Error::Http(e) => Some(&**e),
+            Error::Redirect(e) => Some(e),
             Error::Encode(e) => Some(e),
             Error::Chunk(e) => Some(e),
             Error::GaveUp(e) => Some(e),
-            Error::Json(e) => Some(e),
+            Error::Json(e) => Some(&**e),
+            Error::Tool(e) => Some(e),
+            Error::Request(e) => Some(e),
             Error::Exhausted { last, .. } => Some(last.as_ref()),
-            _ => None,
+            Error::Status(_)
+            | Error::Refused(_)
+            | Error::ContentType(_)
+            | Error::ContentEncoding(_)
+            | Error::Truncated => None,
         }
     }
 }
@@ -404,17 +698,30 @@ macro_rules! from {
 from! {
     DecodeError => Decode,
     SequenceError => Sequence,
-    std::io::Error => Io,
     EncodeError => Encode,
     ChunkError => Chunk,
     GiveUpReason => GaveUp,
-    serde_json::Error => Json,
+    RedirectError => Redirect,
+    ToolError => Tool,
+    RequestError => Request,
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(Arc::new(e))
+    }
+}
+
+impl From<serde_json::Error> for Error {
+    fn from(e: serde_json::Error) -> Self {
+        Error::Json(Arc::new(e))
+    }
 }
 
 #[cfg(feature = "hyper")]
 impl From<hyper::Error> for Error {
     fn from(e: hyper::Error) -> Self {
-        Error::Http(Box::new(e))
+        Error::Http(Arc::new(e))
     }
 }
 
@@ -425,16 +732,12 @@ impl From<hyper_util::client::legacy::Error> for Error {
     fn from(e: hyper_util::client::legacy::Error) -> Self {
         use std::error::Error as _;
         if e.is_connect()
-            && let Some(own) = e.source().and_then(|s| s.downcast_ref::<Error>())
+            && let Some(own @ (Error::Refused(_) | Error::Request(_))) =
+                e.source().and_then(|s| s.downcast_ref::<Error>())
         {
-            if let Error::Refused(refused) = own {
-                return Error::Refused(refused.clone());
-            }
-            if let Error::Request(message) = own {
-                return Error::Request(message.clone());
-            }
+            return own.clone();
         }
-        Error::Http(Box::new(e))
+        Error::Http(Arc::new(e))
     }
 }
 

@@ -121,7 +121,7 @@ impl std::error::Error for TooLarge {}
 
 impl From<TooLarge> for Error {
     fn from(e: TooLarge) -> Self {
-        Error::Http(Box::new(e))
+        Error::http(e)
     }
 }
 
@@ -160,7 +160,7 @@ where
     match Limited::new(body, limit).collect().await {
         Ok(body) => Ok(Response::from_parts(head, body.to_bytes())),
         Err(e) if e.is::<LengthLimitError>() => Err(TooLarge { limit }.into()),
-        Err(e) => Err(Error::Http(e)),
+        Err(e) => Err(Error::http(e)),
     }
 }
 

@@ -77,7 +77,11 @@ pub mod server;
 #[cfg(feature = "ors-server")]
 pub mod store;
 
-pub use error::{redacted_url, BoxError, Error, Refused};
+pub use error::{
+    redacted_url, BoxError, ContentCoding, Error, NoResponse, Refused, RequestError,
+    RequestErrorKind, ToolError,
+};
+pub use redirect::RedirectError;
 
 /// What [`event_source_builder!`] expands to refers to; not a public API.
 #[doc(hidden)]

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use http::Uri;
 
 use crate::auth::basic_authorization;
-use crate::Error;
+use crate::{Error, RequestError, RequestErrorKind};
 
 /// Which proxy each URL goes through: one for `https://`, one for `http://`, and the hosts
 /// that go direct (`NO_PROXY`).
@@ -85,9 +85,9 @@ impl ProxyServer {
             format!("http://{url}")
         };
         let bad = |why: &str| {
-            Error::Request(format!(
-                "proxy URL {}: {why}",
-                crate::redacted_url(&with_scheme)
+            Error::Request(RequestError::new(
+                RequestErrorKind::ProxyUrl,
+                format!("proxy URL {}: {why}", crate::redacted_url(&with_scheme)),
             ))
         };
         let uri: Uri = with_scheme.parse().map_err(|_| bad("not a URL"))?;
@@ -366,9 +366,13 @@ pub const MAX_CONNECT_RESPONSE: usize = 16 << 10;
 pub fn connect_response(received: &[u8]) -> Result<Option<usize>, Error> {
     let Some(end) = received.windows(4).position(|w| w == b"\r\n\r\n") else {
         if received.len() > MAX_CONNECT_RESPONSE {
-            return Err(Error::Request(format!(
-                "the proxy's answer to CONNECT has no end of head in {MAX_CONNECT_RESPONSE} bytes"
-            )));
+            return Err(RequestError::new(
+                RequestErrorKind::Proxy,
+                format!(
+                    "the proxy's answer to CONNECT has no end of head in {MAX_CONNECT_RESPONSE} bytes"
+                ),
+            )
+            .into());
         }
         return Ok(None);
     };
@@ -380,9 +384,12 @@ pub fn connect_response(received: &[u8]) -> Result<Option<usize>, Error> {
         .and_then(|rest| rest.get(2..5))
         .and_then(|code| code.parse::<u16>().ok())
         .ok_or_else(|| {
-            Error::Request(format!(
-                "the proxy answered CONNECT with {:?}, not an HTTP status line",
-                status_line.chars().take(80).collect::<String>()
+            Error::Request(RequestError::new(
+                RequestErrorKind::Proxy,
+                format!(
+                    "the proxy answered CONNECT with {:?}, not an HTTP status line",
+                    status_line.chars().take(80).collect::<String>()
+                ),
             ))
         })?;
     if (200..300).contains(&status) {
@@ -440,9 +447,11 @@ impl ConnectAnswer {
         match connect_response(&self.received)? {
             None => Ok(false),
             Some(head) if head == self.received.len() => Ok(true),
-            Some(_) => Err(Error::Request(
-                "the proxy sent bytes past its answer to CONNECT".to_owned(),
-            )),
+            Some(_) => Err(RequestError::new(
+                RequestErrorKind::Proxy,
+                "the proxy sent bytes past its answer to CONNECT",
+            )
+            .into()),
         }
     }
 
@@ -451,9 +460,12 @@ impl ConnectAnswer {
     /// # Example
     /// See [`ConnectAnswer`].
     pub fn closed(&self, proxy: &ProxyServer) -> Error {
-        Error::Request(format!(
-            "the proxy {} closed the connection before answering CONNECT",
-            proxy.authority()
+        Error::Request(RequestError::new(
+            RequestErrorKind::Proxy,
+            format!(
+                "the proxy {} closed the connection before answering CONNECT",
+                proxy.authority()
+            ),
         ))
     }
 }

@@ -219,6 +219,160 @@ impl std::fmt::Display for LocationError {
 
 impl std::error::Error for LocationError {}
 
+/// Why a redirect was not followed ([`Error::Redirect`](crate::Error::Redirect)); what
+/// [`next_hop`] refuses, and the hop limit the clients count.
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::{LocationError, RedirectError};
+/// let e = RedirectError::Location { status: 302, error: LocationError::Empty };
+/// assert_eq!(e.to_string(), "HTTP 302 with an empty Location");
+/// let e = RedirectError::TooMany { max: 2, from: "http://h/a".into() };
+/// assert_eq!(e.to_string(), "more than 2 redirects from http://h/a");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RedirectError {
+    /// More than `max` redirects in one connection attempt, from the URL `from`
+    /// ([`redacted_url`]).
+    TooMany {
+        /// The limit.
+        max: u32,
+        /// The URL the attempt started from.
+        from: String,
+    },
+    /// A redirect status without a `Location`.
+    NoLocation {
+        /// The redirect status.
+        status: u16,
+    },
+    /// `Location` fields that name no single target.
+    Location {
+        /// The redirect status.
+        status: u16,
+        /// What is wrong with them.
+        error: LocationError,
+    },
+    /// A `Location` that does not resolve to a URL with a host.
+    Resolve {
+        /// The redirect status.
+        status: u16,
+        /// Why it does not.
+        error: ResolveError,
+    },
+    /// A target whose scheme is not one of those the transport speaks.
+    Scheme {
+        /// The redirect status.
+        status: u16,
+        /// The target.
+        to: Uri,
+        /// The schemes the transport speaks.
+        schemes: Vec<String>,
+    },
+    /// A redirect from `https` to `http`.
+    Downgrade {
+        /// The redirect status.
+        status: u16,
+        /// The target.
+        to: Uri,
+    },
+}
+
+impl std::fmt::Display for RedirectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RedirectError::TooMany { max, from } => {
+                write!(f, "more than {max} redirects from {from}")
+            }
+            RedirectError::NoLocation { status } => write!(f, "HTTP {status} with no Location"),
+            RedirectError::Location { status, error } => write!(f, "HTTP {status} with {error}"),
+            RedirectError::Resolve { error, .. } => error.fmt(f),
+            RedirectError::Scheme {
+                status,
+                to,
+                schemes,
+            } => write!(
+                f,
+                "HTTP {status} to {to}: the scheme is not {}",
+                schemes.join(" or ")
+            ),
+            RedirectError::Downgrade { status, to } => {
+                write!(f, "HTTP {status} from https to {to}: refused")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RedirectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RedirectError::Location { error, .. } => Some(error),
+            RedirectError::Resolve { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
+/// Why a `Location` does not resolve to a URL ([`resolve`]); `location` and `url` are
+/// [`redacted_url`]s.
+///
+/// # Example
+/// ```
+/// use ssekit_http::redirect::{resolve, ResolveError};
+/// let base: http::Uri = "http://h/".parse()?;
+/// let err = resolve(&base, "http:///nohost").unwrap_err();
+/// assert!(matches!(err, ResolveError::NoHost { .. }));
+/// assert_eq!(err.to_string(), r#"Location "http:///nohost" names no host"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The `Location` names no host.
+    NoHost {
+        /// The `Location`.
+        location: String,
+    },
+    /// The `Location` names a host that is not ASCII (IDNA is not supported).
+    NonAsciiHost {
+        /// The `Location`.
+        location: String,
+    },
+    /// The `Location` names a port that does not fit in 16 bits.
+    PortOutOfRange {
+        /// The `Location`.
+        location: String,
+    },
+    /// The `Location` resolves to text that is not a URL, or to one without a host.
+    InvalidUrl {
+        /// What it resolves to.
+        url: String,
+    },
+}
+
+impl std::fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResolveError::NoHost { location } => write!(f, "Location {location:?} names no host"),
+            ResolveError::NonAsciiHost { location } => write!(
+                f,
+                "Location {location:?} names a host that is not ASCII (IDNA is not supported)"
+            ),
+            ResolveError::PortOutOfRange { location } => {
+                write!(f, "Location {location:?} names a port out of range")
+            }
+            ResolveError::InvalidUrl { url } => {
+                write!(
+                    f,
+                    "Location resolves to {url:?}, which is not a URL with a host"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
 /// The request a redirect asks for, as [`next_hop`] works it out.
 ///
 /// # Example
@@ -249,8 +403,8 @@ pub struct Hop {
 /// request to `from`, leads: its one [`location`], [`resolve`]d against `from`, on one of the
 /// `schemes` the transport speaks and not from `https` down to `http`. The checks every
 /// client here makes before a hop (the event stream's `Session` and the ORS client's JSON
-/// requests), so the two cannot drift; counting hops is the caller's. The error is a
-/// message for `Error::Redirect`.
+/// requests), so the two cannot drift; counting hops is the caller's. The error is what
+/// `Error::Redirect` carries.
 ///
 /// # Example
 /// ```
@@ -263,7 +417,9 @@ pub struct Hop {
 /// assert_eq!(hop.to, "https://h/b");
 /// head.insert("location", HeaderValue::from_static("http://h/b"));
 /// let refused = next_hop(&from, &Method::GET, 308, &head, &["http", "https"]);
-/// assert_eq!(refused.unwrap_err(), "HTTP 308 from https to http://h/b: refused");
+/// let refused = refused.unwrap_err();
+/// assert!(matches!(refused, ssekit_http::redirect::RedirectError::Downgrade { status: 308, .. }));
+/// assert_eq!(refused.to_string(), "HTTP 308 from https to http://h/b: refused");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn next_hop<S: AsRef<str>>(
@@ -272,23 +428,23 @@ pub fn next_hop<S: AsRef<str>>(
     status: u16,
     headers: &HeaderMap,
     schemes: &[S],
-) -> Result<Hop, String> {
+) -> Result<Hop, RedirectError> {
     let location = match location(headers) {
         Ok(Some(location)) => location,
-        Ok(None) => return Err(format!("HTTP {status} with no Location")),
-        Err(why) => return Err(format!("HTTP {status} with {why}")),
+        Ok(None) => return Err(RedirectError::NoLocation { status }),
+        Err(error) => return Err(RedirectError::Location { status, error }),
     };
-    let to = resolve(from, location)?;
+    let to = resolve(from, location).map_err(|error| RedirectError::Resolve { status, error })?;
     let scheme = to.scheme_str().unwrap_or_default().to_ascii_lowercase();
     if !schemes.iter().any(|s| s.as_ref() == scheme) {
-        let names: Vec<&str> = schemes.iter().map(AsRef::as_ref).collect();
-        return Err(format!(
-            "HTTP {status} to {to}: the scheme is not {}",
-            names.join(" or ")
-        ));
+        return Err(RedirectError::Scheme {
+            status,
+            to,
+            schemes: schemes.iter().map(|s| s.as_ref().to_owned()).collect(),
+        });
     }
     if from.scheme_str() == Some("https") && scheme == "http" {
-        return Err(format!("HTTP {status} from https to {to}: refused"));
+        return Err(RedirectError::Downgrade { status, to });
     }
     let (method, keep_body) = method_after(status, method);
     Ok(Hop {
@@ -317,7 +473,7 @@ pub fn next_hop<S: AsRef<str>>(
 /// assert!(resolve(&base, "http:///nohost").is_err());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
+pub fn resolve(base: &Uri, location: &str) -> Result<Uri, ResolveError> {
     let location = location.trim_matches([' ', '\t']);
     let location = location.split('#').next().unwrap_or_default();
     let base_scheme = base.scheme_str().unwrap_or("http");
@@ -325,10 +481,9 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
     let (scheme, authority, path_and_query) = if has_scheme(location) {
         let (scheme, rest) = location.split_once(':').unwrap_or((location, ""));
         let Some(rest) = rest.strip_prefix("//") else {
-            return Err(format!(
-                "Location {:?} names no host",
-                redacted_url(location)
-            ));
+            return Err(ResolveError::NoHost {
+                location: redacted_url(location),
+            });
         };
         let (authority, rest) = split_authority(location, rest)?;
         (scheme, authority, rest)
@@ -354,16 +509,14 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
         None => (path_and_query.as_str(), None),
     };
     if !authority.is_ascii() {
-        return Err(format!(
-            "Location {:?} names a host that is not ASCII (IDNA is not supported)",
-            redacted_url(location)
-        ));
+        return Err(ResolveError::NonAsciiHost {
+            location: redacted_url(location),
+        });
     }
     if !port_is_valid(authority) {
-        return Err(format!(
-            "Location {:?} names a port out of range",
-            redacted_url(location)
-        ));
+        return Err(ResolveError::PortOutOfRange {
+            location: redacted_url(location),
+        });
     }
     let mut url = format!("{scheme}://{authority}");
     percent_encode(&remove_dot_segments(path), b"/", &mut url);
@@ -371,14 +524,12 @@ pub fn resolve(base: &Uri, location: &str) -> Result<Uri, String> {
         url.push('?');
         percent_encode(query, b"/?", &mut url);
     }
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| format!("Location resolves to {:?}: {e}", redacted_url(&url)))?;
+    let invalid = || ResolveError::InvalidUrl {
+        url: redacted_url(&url),
+    };
+    let uri: Uri = url.parse().map_err(|_| invalid())?;
     if uri.host().is_none_or(str::is_empty) {
-        return Err(format!(
-            "Location resolves to {:?}, with no host",
-            redacted_url(&url)
-        ));
+        return Err(invalid());
     }
     Ok(uri)
 }
@@ -396,14 +547,13 @@ fn has_scheme(s: &str) -> bool {
 
 /// `authority[/path][?query]` (from `location`) split after the authority, which must not
 /// be empty; the rest starts with `/` (added when missing).
-fn split_authority<'a>(location: &str, s: &'a str) -> Result<(&'a str, String), String> {
+fn split_authority<'a>(location: &str, s: &'a str) -> Result<(&'a str, String), ResolveError> {
     let end = s.find(['/', '?']).unwrap_or(s.len());
     let (authority, rest) = s.split_at(end);
     if authority.is_empty() {
-        return Err(format!(
-            "Location {:?} names no host",
-            redacted_url(location)
-        ));
+        return Err(ResolveError::NoHost {
+            location: redacted_url(location),
+        });
     }
     let rest = if rest.starts_with('/') {
         rest.to_owned()
@@ -570,9 +720,11 @@ mod tests {
     #[test]
     fn hosts_must_be_ascii_and_ports_must_fit() {
         let err = resolve(&base(), "http://bücher.example/").unwrap_err();
-        assert!(err.contains("not ASCII"), "{err}");
+        assert!(matches!(err, ResolveError::NonAsciiHost { .. }), "{err}");
+        assert!(err.to_string().contains("not ASCII"), "{err}");
         let err = resolve(&base(), "http://a:65616/x").unwrap_err();
-        assert!(err.contains("port out of range"), "{err}");
+        assert!(matches!(err, ResolveError::PortOutOfRange { .. }), "{err}");
+        assert!(err.to_string().contains("port out of range"), "{err}");
         assert_eq!(
             resolve(&base(), "http://a:65535/x").unwrap(),
             "http://a:65535/x"

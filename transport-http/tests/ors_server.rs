@@ -13,6 +13,7 @@ use ors_kit::{events, start, task, within, TestRuntime};
 use serde_json::{json, Value};
 use ssekit::client::ReconnectConfig;
 use ssekit_http::ors::{Server, ServerConfig};
+use ssekit_http::ToolError;
 use ssekit_hyper::ors::{CallOptions, Client, Trace};
 use ssekit_hyper::Error;
 
@@ -218,7 +219,7 @@ async fn http_level_failures_are_error_events<R: TestRuntime>() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "Session not found"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "Session not found"),
         "{err}"
     );
     let (status, _, wire) = raw(
@@ -243,7 +244,7 @@ async fn http_level_failures_are_error_events<R: TestRuntime>() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "'nope' is not a valid tool"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "'nope' is not a valid tool"),
         "{err}"
     );
     // Unknown task id: a lone error, no task_id event.
@@ -269,7 +270,7 @@ async fn http_level_failures_are_error_events<R: TestRuntime>() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "the task has no answer"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "the task has no answer"),
         "{err}"
     );
     // A tool logic error is an `end` with ok: false.
@@ -434,7 +435,7 @@ async fn sessions_and_results_expire<R: TestRuntime>() {
         .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
         .await
         .unwrap_err();
-    assert!(matches!(&err, Error::Tool(m) if m == "Session not found"));
+    assert!(matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "Session not found"));
 }
 
 /// An environment whose setup waits for `gate` (when its task says `"gated": true`) or
@@ -576,7 +577,7 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "internal error: the tool panicked"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "internal error: the tool panicked"),
         "{err}"
     );
     // Deleted (before the session could time out on a slow run): torn down.
@@ -594,7 +595,7 @@ async fn setup_runs_after_create_answers_calls_wait_for_it_and_teardown_follows_
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Tool(m) if m == "sandbox failed to start"),
+        matches!(&err, Error::Tool(ToolError::Reported(m)) if m == "sandbox failed to start"),
         "{err}"
     );
     let (status, _, body) = raw(&base, "GET", "/lab/prompt", Some(&sid2), "").await;
@@ -732,7 +733,10 @@ async fn a_refused_redirect_ends_the_call_without_retrying() {
         within(client(&format!("http://{addr}")).call_tool("gsm8k", "s", "submit", json!({})))
             .await;
     assert!(
-        matches!(&err, Err(Error::Redirect(why)) if why.contains("scheme")),
+        matches!(
+            &err,
+            Err(Error::Redirect(ssekit_http::RedirectError::Scheme { .. }))
+        ),
         "{err:?}"
     );
     assert_eq!(

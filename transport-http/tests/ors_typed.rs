@@ -12,6 +12,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use ssekit_http::ors::{Block, Env, InputError, Json, Server, ServerConfig, ToolOutput};
+use ssekit_http::ToolError;
 use ssekit_hyper::ors::Client;
 use ssekit_hyper::Error;
 
@@ -149,7 +150,7 @@ async fn a_session_gets_its_prompt_as_blocks_and_results_typed<R: TestRuntime>()
             .call_tool("letters", &sid, "peek", json!({"at": [10]}))
             .await;
         assert!(
-            matches!(past, Err(Error::Tool(ref m)) if m == "a position past the word's end"),
+            matches!(past, Err(Error::Tool(ToolError::Reported(ref m))) if m == "a position past the word's end"),
             "{past:?}"
         );
     })
@@ -208,7 +209,7 @@ async fn a_task_spec_that_does_not_fit_fails_the_session<R: TestRuntime>() {
             .await;
         let expected = "the task spec does not fit this environment: `word`: invalid type: integer `5`, expected a string";
         assert!(
-            matches!(call, Err(Error::Tool(ref m)) if m == expected),
+            matches!(call, Err(Error::Tool(ToolError::Reported(ref m))) if m == expected),
             "{call:?}"
         );
         let prompt = ors

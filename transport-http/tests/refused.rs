@@ -146,13 +146,15 @@ fn a_503_then_200_is_retried_and_each_refusal_is_told_once() {
         .items
         .iter()
         .filter_map(|item| match item {
-            Item::Disconnected(Ended::Refused(why)) => Some(why.as_str()),
+            Item::Disconnected(Ended::Refused(refused)) => Some(refused),
             _ => None,
         })
         .collect();
+    assert_eq!(refusals.len(), 1);
+    assert_eq!(refusals[0].status(), 503);
     assert_eq!(
-        refusals,
-        ["the server answered 503 Service Unavailable: overloaded, come back"]
+        refusals[0].to_string(),
+        "the server answered 503 Service Unavailable: overloaded, come back"
     );
     assert!(r
         .items

@@ -16,7 +16,7 @@
 use std::process::ExitCode;
 
 use futures_util::StreamExt;
-use ssekit_hyper::utcp::{discover, CallError, SseProvider};
+use ssekit_hyper::utcp::{discover, CallError, ToolExt};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
@@ -46,7 +46,7 @@ async fn main() -> ExitCode {
         eprintln!("no tool {tool_name:?} in the manual");
         return ExitCode::from(2);
     };
-    let provider: SseProvider = match tool.sse_provider() {
+    let provider = match tool.sse_provider() {
         Some(Ok(provider)) => provider,
         Some(Err(e)) => {
             eprintln!("the tool's call template: {e}");

@@ -549,7 +549,7 @@ impl Io for HyperIo {
                     }
                     Some(Err(e)) => {
                         self.response = None;
-                        session.handle_end(now, Some(e.to_string()));
+                        session.handle_end(now, Some(e.into()));
                     }
                     None => {
                         self.response = None;

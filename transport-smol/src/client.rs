@@ -365,7 +365,7 @@ impl Io for SmolIo {
             }
             Woke::Frame(Some(Err(e))) => {
                 self.response = None;
-                session.handle_end(now, Some(e.to_string()));
+                session.handle_end(now, Some(e.into()));
             }
             Woke::Frame(None) => {
                 self.response = None;

@@ -147,7 +147,7 @@ fn redirect_error(
         panic!("{side:?}: {err:?}")
     };
     let asked = log.lock().unwrap().len();
-    (why, asked)
+    (why.to_string(), asked)
 }
 
 fn header<'a>(seen: &'a Seen, name: &str) -> Option<&'a str> {

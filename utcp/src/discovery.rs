@@ -27,7 +27,7 @@ use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::Full;
 use ssekit_http::io::{first_of, TooLarge};
-use ssekit_http::{redacted_url, Refused};
+use ssekit_http::{redacted_url, Refused, RequestError, RequestErrorKind};
 
 use super::manual::{Manual, ManualError};
 use super::{HeaderNames, SseProvider};
@@ -120,20 +120,23 @@ pub fn discovery_url(provider_url: &str) -> Result<String, Error> {
 
 /// [`discovery_url`] for a transport that speaks `schemes`.
 fn url_for(provider_url: &str, schemes: &[&str]) -> Result<String, Error> {
+    let bad_url = |why: String| RequestError::new(RequestErrorKind::Url, why);
     let uri: http::Uri = provider_url
         .parse()
-        .map_err(|e| Error::Request(format!("URL {:?}: {e}", redacted_url(provider_url))))?;
+        .map_err(|e| bad_url(format!("URL {:?}", redacted_url(provider_url))).with_source(e))?;
     let (Some(scheme), Some(_)) = (uri.scheme_str(), uri.authority()) else {
-        return Err(Error::Request(format!(
+        return Err(bad_url(format!(
             "URL {:?} has no scheme and host",
             redacted_url(provider_url)
-        )));
+        ))
+        .into());
     };
     if !schemes.contains(&scheme) {
-        return Err(Error::Request(format!(
+        return Err(bad_url(format!(
             "URL {:?}: scheme {scheme:?} is not one of {schemes:?}",
             redacted_url(provider_url)
-        )));
+        ))
+        .into());
     }
     Ok(format!("{}{DISCOVERY_PATH}", origin(&uri)))
 }
@@ -359,10 +362,23 @@ impl<T: HttpIo> Discovery<T> {
         let mut req = Request::get(url)
             .header(http::header::ACCEPT, "application/json")
             .body(Bytes::new())
-            .map_err(|e| Error::Request(format!("discovery request to {shown:?}: {e}")))?;
+            .map_err(|e| {
+                Error::from(
+                    RequestError::new(
+                        RequestErrorKind::Url,
+                        format!("discovery request to {shown:?}"),
+                    )
+                    .with_source(e),
+                )
+            })?;
         credentials.extend(self.headers.iter().cloned());
         for (name, value) in credentials {
-            let bad = |what: &str| Error::Request(format!("header {name:?}: not a valid {what}"));
+            let bad = |what: &str| {
+                Error::from(RequestError::new(
+                    RequestErrorKind::Header,
+                    format!("header {name:?}: not a valid {what}"),
+                ))
+            };
             let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad("name"))?;
             let mut value = HeaderValue::from_str(&value).map_err(|_| bad("value"))?;
             value.set_sensitive(true);

@@ -3,8 +3,10 @@
 /// Expands to the body of a transport's `utcp` module: every item of this crate, with the
 /// generic ones ([`SseProvider`](crate::SseProvider), [`ProviderSource`](crate::ProviderSource),
 /// [`ToolCall`](crate::ToolCall), [`Discovery`](crate::Discovery), [`discover`](crate::discover))
-/// named for the transport's [`HttpIo`](crate::HttpIo) `$io`. `$krate` is the transport
-/// crate's name, for the examples. `ssekit_hyper::utcp` and `ssekit_smol::utcp` are this.
+/// named for the transport's [`HttpIo`](crate::HttpIo) `$io`, and a `ToolExt` trait whose
+/// `tool.sse_provider()` is [`Tool::sse_provider_for`](crate::Tool::sse_provider_for) on
+/// `$io`, so that the transport need not be named. `$krate` is the transport crate's name,
+/// for the examples. `ssekit_hyper::utcp` and `ssekit_smol::utcp` are this.
 ///
 /// # Example
 /// ```
@@ -29,6 +31,39 @@ macro_rules! transport_module {
         /// # Ok::<(), ssekit_http::Error>(())
         /// ```
         pub type SseProvider = $crate::SseProvider<$io>;
+
+        /// [`Tool::sse_provider_for`](ssekit_utcp::Tool::sse_provider_for) on this
+        /// transport, without naming it: with `use` of this module's items (`*`, or this
+        /// trait), `tool.sse_provider()` is the tool's provider as an [`SseProvider`].
+        /// Implemented for [`Tool`](ssekit_utcp::Tool).
+        ///
+        /// # Example
+        /// ```
+        #[doc = concat!("use ", stringify!($krate), "::utcp::*;")]
+        ///
+        /// let tool = Tool::from_value(&serde_json::json!({"name": "t",
+        ///     "tool_call_template": {"name": "p", "call_template_type": "sse", "url": "http://127.0.0.1:1/e"}}))?;
+        /// // No turbofish and no annotation: the transport is this module's.
+        /// let provider = tool.sse_provider().transpose()?;
+        /// assert_eq!(provider.map(|p| p.url), Some("http://127.0.0.1:1/e".to_owned()));
+        /// # Ok::<(), Box<dyn std::error::Error>>(())
+        /// ```
+        pub trait ToolExt {
+            /// The tool's provider as an [`SseProvider`] on this transport: `None` when it
+            /// has none or it is not an SSE one (see
+            /// [`Tool::sse_provider_for`](ssekit_utcp::Tool::sse_provider_for), which also
+            /// says what to check before resolving a discovered provider's `$VARIABLES`).
+            ///
+            /// # Example
+            /// See [`ToolExt`].
+            fn sse_provider(&self) -> Option<Result<SseProvider, Error>>;
+        }
+
+        impl ToolExt for $crate::Tool {
+            fn sse_provider(&self) -> Option<Result<SseProvider, Error>> {
+                self.sse_provider_for::<$io>()
+            }
+        }
 
         /// One provider connection on this transport (see [`ssekit_utcp::ProviderSource`]).
         ///

@@ -145,6 +145,7 @@ use ssekit::client::ReconnectConfig;
 
 pub use ssekit_http::io::HttpIo;
 pub use ssekit_http::Error;
+use ssekit_http::{RequestError, RequestErrorKind};
 
 /// `auth` of a UTCP provider. Its `Debug` output leaves the key, password and client
 /// secret out.
@@ -336,7 +337,7 @@ const DEFAULT_RETRY_MS: u64 = 30_000;
 /// one each). Its `Debug` output leaves the auth's secrets and the header values out.
 ///
 /// Both shapes are read, by every entry point ([`from_json`](Self::from_json), serde,
-/// [`Tool::sse_provider`]): UTCP 0.x's provider (`"provider_type": "sse"`) and 1.x's call
+/// [`Tool::sse_provider_for`]): UTCP 0.x's provider (`"provider_type": "sse"`) and 1.x's call
 /// template (`"call_template_type": "sse"`, as the official library writes it). As the
 /// official library reads them, `null` is the same as absent for every optional field
 /// (its serializer writes every unset field as `null`), and `name` is optional (empty when
@@ -533,7 +534,7 @@ impl<T> SseProvider<T> {
     /// fields with `lookup(NAME)`, as a UTCP client does with its configuration or the
     /// environment (`|name| std::env::var(name).ok()`). An unknown variable is an error.
     /// The values go to the provider's `url` (and an OAuth2 `token_url`): for a provider
-    /// read from a discovered manual, see [`Tool::sse_provider`] before handing it your
+    /// read from a discovered manual, see [`Tool::sse_provider_for`] before handing it your
     /// whole environment.
     ///
     /// # Example
@@ -629,7 +630,8 @@ impl<T> SseProvider<T> {
             Some(field) => rest.remove(field).filter(|v| !v.is_null()),
             None => None,
         };
-        let url = encode::fill_path(&self.url, &mut rest).map_err(Error::Request)?;
+        let url = encode::fill_path(&self.url, &mut rest)
+            .map_err(|why| RequestError::new(RequestErrorKind::Input, why))?;
         let mut query = Vec::new();
         for (key, value) in &rest {
             let values = match value {
@@ -850,8 +852,12 @@ fn substitute(text: &str, lookup: &impl Fn(&str) -> Option<String>) -> Result<St
             rest = after;
             continue;
         }
-        let value = lookup(name)
-            .ok_or_else(|| Error::Request(format!("UTCP variable {name:?} is not defined")))?;
+        let value = lookup(name).ok_or_else(|| {
+            RequestError::new(
+                RequestErrorKind::Variable,
+                format!("UTCP variable {name:?} is not defined"),
+            )
+        })?;
         out.push_str(&value);
         rest = &after[consumed..];
     }

@@ -270,7 +270,7 @@ impl Tool {
     /// ```
     /// let tool = ssekit_utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
     ///     .with_provider(serde_json::json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e"}));
-    /// assert!(tool.sse_provider::<ssekit_smol::client::SmolHttp>().is_some());
+    /// assert!(tool.sse_provider_for::<ssekit_smol::client::SmolHttp>().is_some());
     /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     #[must_use]
@@ -362,19 +362,20 @@ impl Tool {
     /// provider.
     ///
     /// The provider's calls go through the transport `T`: name it where the type does not
-    /// say (`tool.sse_provider::<SmolHttp>()`, or a `let` of type
-    /// `ssekit_smol::utcp::SseProvider`).
+    /// say (`tool.sse_provider_for::<SmolHttp>()`, or a `let` of type
+    /// `ssekit_smol::utcp::SseProvider`). With one transport, its `utcp` module's `ToolExt`
+    /// (in scope with `use ssekit_smol::utcp::*`) names it for you: `tool.sse_provider()`.
     ///
     /// # Example
     /// ```
     /// use ssekit_smol::client::SmolHttp;
     /// let tool = ssekit_utcp::Tool::from_value(&serde_json::json!({"name": "t",
     ///     "tool_call_template": {"name": "p", "call_template_type": "sse", "url": "http://127.0.0.1:1/e"}}))?;
-    /// let provider = tool.sse_provider::<SmolHttp>().transpose()?;
+    /// let provider = tool.sse_provider_for::<SmolHttp>().transpose()?;
     /// assert_eq!(provider.map(|p| p.url), Some("http://127.0.0.1:1/e".to_owned()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn sse_provider<T>(&self) -> Option<Result<SseProvider<T>, Error>> {
+    pub fn sse_provider_for<T>(&self) -> Option<Result<SseProvider<T>, Error>> {
         if self.call_template_type() != Some("sse") {
             return None;
         }
@@ -505,7 +506,7 @@ pub struct Manual {
     pub tools: Vec<Tool>,
     /// The tools whose own provider object is not an SSE one this crate reads, and why
     /// (found by [`Manual::from_json`] and its siblings; a manual built in code has none):
-    /// their [`Tool::sse_provider`] is `None` or an error. They stay in
+    /// their [`Tool::sse_provider_for`] is `None` or an error. They stay in
     /// [`tools`](Self::tools): a manual may list tools of other protocols (`http`, `cli`,
     /// ...) beside its SSE ones, which the official library's client, given only its own
     /// template's protocol, leaves out with a logged warning. A tool without a provider
@@ -557,7 +558,7 @@ pub enum WarningKind {
         call_template_type: String,
     },
     /// It is an SSE provider object that does not read (a missing `url`, a field of the
-    /// wrong type); [`Tool::sse_provider`] returns the same error.
+    /// wrong type); [`Tool::sse_provider_for`] returns the same error.
     Invalid {
         /// What the parser said.
         problem: String,
@@ -589,7 +590,7 @@ fn warning(tool: &Tool, base: &str, field: Option<&str>) -> Option<ManualWarning
     let kind = match tool.call_template_type() {
         _ if tool.provider.is_none() => return None,
         None => WarningKind::NoType,
-        Some("sse") => match tool.sse_provider::<()>()? {
+        Some("sse") => match tool.sse_provider_for::<()>()? {
             Ok(_) => return None,
             Err(e) => WarningKind::Invalid {
                 problem: e.to_string(),

@@ -27,6 +27,7 @@ use ssekit::Instant;
 use super::discovery::{bounded_exchange, origin, Bounded};
 use super::{basic_credentials, encode_component, Auth, Redacted};
 use crate::{Error, HttpIo};
+use ssekit_http::{RequestError, RequestErrorKind};
 
 /// How long an OAuth2 token request may take, connection to last byte.
 ///
@@ -139,7 +140,7 @@ impl std::error::Error for TokenUrlError {}
 
 impl From<TokenUrlError> for Error {
     fn from(e: TokenUrlError) -> Self {
-        Error::Http(Box::new(e))
+        Error::http(e)
     }
 }
 
@@ -235,7 +236,10 @@ impl Token {
         let response: TokenResponse = serde_json::from_slice(body)?;
         let mut header = HeaderValue::from_str(&format!("Bearer {}", response.access_token))
             .map_err(|_| {
-                Error::Request("the OAuth2 access token is not a valid header value".to_owned())
+                RequestError::new(
+                    RequestErrorKind::Header,
+                    "the OAuth2 access token is not a valid header value",
+                )
             })?;
         header.set_sensitive(true);
         let stale_at = response
@@ -373,8 +377,10 @@ impl Grant {
                     &encode_component(&self.client_id),
                     &encode_component(&self.client_secret),
                 );
-                let mut value = HeaderValue::from_str(&credentials)
-                    .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
+                let mut value = HeaderValue::from_str(&credentials).map_err(|e| {
+                    RequestError::new(RequestErrorKind::Header, format!("token_url {shown}"))
+                        .with_source(e)
+                })?;
                 value.set_sensitive(true);
                 req = req.header(AUTHORIZATION, value);
             }
@@ -382,9 +388,9 @@ impl Grant {
         if let Some(scope) = &self.scope {
             form.push_str(&format!("&scope={}", encode_component(scope)));
         }
-        let req = req
-            .body(Bytes::from(form))
-            .map_err(|e| Error::Request(format!("token_url {shown}: {e}")))?;
+        let req = req.body(Bytes::from(form)).map_err(|e| {
+            RequestError::new(RequestErrorKind::Url, format!("token_url {shown}")).with_source(e)
+        })?;
         let sent = io.now();
         let body = match bounded_exchange(io, req, TOKEN_TIMEOUT, MAX_TOKEN_RESPONSE).await {
             Ok(body) => body,

@@ -363,7 +363,10 @@ impl<T: HttpIo> Run<T> {
                     Ok(source) => self.items = self.io.events(source),
                     Err(e) => return self.end(e),
                 }
-                Some(Ok(Item::Disconnected(Ended::Refused(refused.to_string()))))
+                Some(Ok(Item::Disconnected(match refused {
+                    Error::Refused(refused) => Ended::Refused(refused),
+                    other => Ended::Failed(other),
+                })))
             }
             Some(Err(e)) => self.end(e),
             None => {

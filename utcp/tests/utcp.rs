@@ -803,7 +803,7 @@ mod discovery {
             .unwrap();
         assert_eq!(manual, served, "the manual makes the round trip");
         let tool = manual.tool("watch_stock").unwrap();
-        let provider = tool.sse_provider::<T>().unwrap().unwrap();
+        let provider = tool.sse_provider_for::<T>().unwrap().unwrap();
         let inputs = json!({"symbol": "AAPL"});
         let outputs: Vec<_> = within(
             provider
@@ -889,10 +889,10 @@ mod discovery {
         let manual = within(discover::<T>(&base)).await.unwrap();
         assert_eq!(manual.version.as_deref(), Some("1.0.1"));
         assert_eq!(manual.tools.len(), 2);
-        let sse = manual.tools[0].sse_provider::<T>().unwrap().unwrap();
+        let sse = manual.tools[0].sse_provider_for::<T>().unwrap().unwrap();
         assert_eq!(sse.event_type.as_deref(), Some("price_update"));
         assert!(
-            manual.tools[1].sse_provider::<T>().is_none(),
+            manual.tools[1].sse_provider_for::<T>().is_none(),
             "not an SSE tool"
         );
         assert!(manual.tools[1].provider.is_some(), "kept as written");
@@ -1479,7 +1479,7 @@ fn a_tools_debug_output_leaves_the_providers_secrets_out() {
         json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e",
         "auth": {"auth_type": "api_key", "api_key": "S3-key"}}),
     )
-    .sse_provider::<()>()
+    .sse_provider_for::<()>()
     .unwrap()
     .unwrap();
     assert!(matches!(provider.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "S3-key"));
@@ -1843,8 +1843,9 @@ async fn a_token_refused_on_a_reconnect_is_fetched_again_once<T: HttpIo>() {
     assert!(
         seen.iter().any(|item| matches!(
             item,
-            Item::Disconnected(ssekit_http::client::Ended::Refused(why))
-                if why.starts_with("the server answered 401 Unauthorized")
+            Item::Disconnected(ssekit_http::client::Ended::Refused(refused))
+                if refused.status() == 401
+                    && refused.to_string().starts_with("the server answered 401 Unauthorized")
         )),
         "{seen:?}"
     );
@@ -2258,7 +2259,7 @@ fn the_official_serializers_manual_is_read_unchanged() {
     );
     assert!(ticker.outputs.validate(&json!({"n": 3})).is_ok());
     assert!(ticker.outputs.validate(&json!({"n": "3"})).is_err());
-    let provider = ticker.sse_provider::<()>().unwrap().unwrap();
+    let provider = ticker.sse_provider_for::<()>().unwrap().unwrap();
     assert_eq!(
         (provider.name.as_str(), provider.url.as_str()),
         ("50aa07c563114d3fa125c25fddf6b4c9", "http://127.0.0.1:1/s")
@@ -2266,7 +2267,11 @@ fn the_official_serializers_manual_is_read_unchanged() {
     assert!(provider.headers.is_empty() && provider.header_fields.is_empty());
     assert!(provider.auth.is_none() && provider.reconnect);
     // The http tool is kept, and reported: this crate will not call it.
-    assert!(manual.tool("fetch").unwrap().sse_provider::<()>().is_none());
+    assert!(manual
+        .tool("fetch")
+        .unwrap()
+        .sse_provider_for::<()>()
+        .is_none());
     assert_eq!(manual.warnings.len(), 1);
     assert_eq!(
         manual.warnings[0].to_string(),
@@ -2298,7 +2303,7 @@ fn null_is_absent_in_every_optional_provider_field_in_both_shapes() {
         let tool =
             ssekit_utcp::Tool::from_value(&json!({"name": "t", "tool_call_template": object}))
                 .unwrap();
-        assert_eq!(tool.sse_provider::<()>().unwrap().unwrap(), p);
+        assert_eq!(tool.sse_provider_for::<()>().unwrap().unwrap(), p);
     }
     let key: Auth = serde_json::from_value(
         json!({"auth_type": "api_key", "api_key": "k", "var_name": null, "location": null}),
@@ -2425,7 +2430,7 @@ async fn a_tool_of_the_official_serializers_manual_is_called<T: HttpIo>() {
         .replace("http://127.0.0.1:1/s", &format!("{base}/s"));
     let manual = ssekit_utcp::Manual::from_json(&text).unwrap();
     let tool = manual.tool("ticker").unwrap();
-    let provider = tool.sse_provider::<T>().unwrap().unwrap();
+    let provider = tool.sse_provider_for::<T>().unwrap().unwrap();
     assert_eq!(provider.name, "");
     let inputs = json!({"symbol": "AAPL"});
     let call = provider

@@ -13,13 +13,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Method, Request};
 use serde_json::{json, Value};
-use ssekit::client::{Action, Disconnect, Reconnect, ReconnectConfig, ResponseError};
+use ssekit::client::{Action, Disconnect, GiveUpReason, Reconnect, ReconnectConfig, ResponseError};
 use ssekit::profile::ors::{Terminal, ToolCall, ToolResult};
 use ssekit::sequence::Validator;
 use ssekit::{Event, Instant};
 
 use crate::client::{Ended, Item};
-use crate::Error;
+use crate::{Error, RequestError, RequestErrorKind, ToolError};
 
 /// What happened during a traced tool call, for logs and the CLI's trace.
 ///
@@ -157,7 +157,7 @@ pub struct Call {
     input: Value,
     task_id: Option<String>,
     cut: Option<usize>,
-    last_failure: Option<String>,
+    last_failure: Option<Error>,
     validator: Validator<ToolCall>,
     events: usize,
     /// The most events one connection of this call has delivered: a resumed call replays
@@ -209,15 +209,21 @@ impl Call {
                     };
                 }
                 Some(Action::GiveUp(reason)) => {
-                    return CallStep::Done(Err(match self.last_failure.take() {
-                        Some(why) => Error::Http(format!("{reason}; last error: {why}").into()),
-                        None => Error::GaveUp(reason),
+                    return CallStep::Done(Err(match (self.last_failure.take(), reason) {
+                        (Some(last), GiveUpReason::MaxAttempts { attempts, .. }) => {
+                            Error::Exhausted {
+                                attempts,
+                                last: Box::new(last),
+                            }
+                        }
+                        (Some(last), _) => last,
+                        (None, reason) => Error::GaveUp(reason),
                     }));
                 }
                 Some(_) => continue,
                 None => {
                     let Some(until) = self.rc.poll_timeout() else {
-                        return CallStep::Done(Err(Error::Tool("the call was stopped".to_owned())));
+                        return CallStep::Done(Err(ToolError::Stopped.into()));
                     };
                     trace(Trace::Reconnecting {
                         after: until.saturating_duration_since(now),
@@ -267,8 +273,8 @@ impl Call {
                 trace(Trace::KeepAlive);
             }
             Ok(Item::Disconnected(ended)) => {
-                if let Ended::Failed(why) = &ended {
-                    self.last_failure = Some(why.clone());
+                if let Ended::Failed(e) = &ended {
+                    self.last_failure = Some(e.clone());
                     self.how = Disconnect::Error;
                 }
                 trace(Trace::Disconnected(ended));
@@ -283,7 +289,7 @@ impl Call {
                 if let Some(wait) = refused.retry_after_value() {
                     self.rc.handle_retry_after(wait);
                 }
-                self.last_failure = Some(refused.to_string());
+                self.last_failure = Some(Error::Refused(refused));
                 return Flow::Close;
             }
             // Answers that come again on a retry: a refused status, type, coding or redirect.
@@ -295,7 +301,7 @@ impl Call {
                 | Error::Redirect(_)),
             ) => return Flow::Done(Err(e)),
             Err(e) => {
-                self.last_failure = Some(e.to_string());
+                self.last_failure = Some(e);
                 self.how = Disconnect::Error;
                 return Flow::Close;
             }
@@ -326,11 +332,11 @@ impl Call {
         if self.validator.is_terminated() {
             let profile = self.validator.profile();
             return Flow::Done(match profile.terminal() {
-                Some(Terminal::Error(msg)) => Err(Error::Tool(msg.to_string())),
+                Some(Terminal::Error(msg)) => Err(ToolError::Reported(msg.to_string()).into()),
                 _ => profile
                     .result()
                     .cloned()
-                    .ok_or_else(|| Error::Tool("the call ended without a result".to_owned())),
+                    .ok_or_else(|| ToolError::NoResult.into()),
             });
         }
         if self.cut == Some(self.events) {
@@ -415,10 +421,10 @@ impl SessionReply {
                     .ok()
                     .and_then(|v| v["sid"].as_str().map(str::to_owned));
                 sid.or_else(|| profile.task_id().map(|t| t.to_string()))
-                    .ok_or_else(|| Error::Tool("no session id in the reply".to_owned()))
+                    .ok_or_else(|| ToolError::NoSessionId.into())
             }
-            Some(Terminal::Error(msg)) => Err(Error::Tool(msg.to_string())),
-            _ => Err(Error::Tool("no session id in the reply".to_owned())),
+            Some(Terminal::Error(msg)) => Err(ToolError::Reported(msg.to_string()).into()),
+            _ => Err(ToolError::NoSessionId.into()),
         }
     }
 }
@@ -447,9 +453,9 @@ pub fn json_request(
 ) -> Result<Request<Bytes>, Error> {
     let mut req = Request::new(body.map_or_else(Bytes::new, |b| Bytes::from(b.to_string())));
     *req.method_mut() = method;
-    *req.uri_mut() = format!("{base}{path}")
-        .parse()
-        .map_err(|e| Error::Request(format!("bad path {path:?}: {e}")))?;
+    *req.uri_mut() = format!("{base}{path}").parse().map_err(|e| {
+        RequestError::new(RequestErrorKind::Path, format!("bad path {path:?}")).with_source(e)
+    })?;
     let headers = req.headers_mut();
     headers.insert(
         http::header::CONTENT_TYPE,
@@ -464,16 +470,17 @@ pub fn json_request(
         http::HeaderValue::from_static("identity"),
     );
     if let Some(key) = api_key {
-        let mut key: http::HeaderValue = key
-            .parse()
-            .map_err(|_| Error::Request("bad API key".to_owned()))?;
+        let mut key: http::HeaderValue = key.parse().map_err(|e| {
+            RequestError::new(RequestErrorKind::Header, "bad API key").with_source(e)
+        })?;
         key.set_sensitive(true);
         headers.insert("x-api-key", key);
     }
     if let Some(sid) = session {
-        let mut sid: http::HeaderValue = sid
-            .parse()
-            .map_err(|_| Error::Request(format!("bad session id {sid:?}")))?;
+        let mut sid: http::HeaderValue = sid.parse().map_err(|e| {
+            RequestError::new(RequestErrorKind::Header, format!("bad session id {sid:?}"))
+                .with_source(e)
+        })?;
         sid.set_sensitive(true);
         headers.insert("x-session-id", sid);
     }

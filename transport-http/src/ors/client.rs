@@ -237,10 +237,11 @@ impl<T: HttpIo> Client<T> {
         };
         let answer = first_of(exchange, self.io.sleep_until(deadline)).await;
         answer.unwrap_or_else(|| {
-            Err(Error::Io(std::io::Error::new(
+            Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("no answer to {path} within {:?}", self.idle_timeout),
-            )))
+            )
+            .into())
         })
     }
 

@@ -24,6 +24,8 @@ use smol_hyper::rt::FuturesIo;
 use ssekit_http::client::{origin_form, HTTP2_KEEP_ALIVE_INTERVAL, HTTP2_KEEP_ALIVE_TIMEOUT};
 use ssekit_http::proxy::{Proxy, ProxyServer};
 
+use ssekit_http::{RequestError, RequestErrorKind};
+
 use crate::Error;
 
 /// How long a connection nobody uses stays in the pool (hyper-util's default too).
@@ -343,9 +345,11 @@ impl HttpClient {
         drop(turn);
         match self.send_on(dialed, uri, req, &origin).await {
             Ok(exchange) => Ok(exchange),
-            Err(Unsent::Back(_)) => Err(Error::Request(
-                "the connection closed before the request was sent".to_owned(),
-            )),
+            Err(Unsent::Back(_)) => Err(RequestError::new(
+                RequestErrorKind::NotSent,
+                "the connection closed before the request was sent",
+            )
+            .into()),
             Err(Unsent::Failed(err)) => Err(err),
         }
     }
@@ -488,8 +492,13 @@ impl HttpClient {
                 }
             },
         };
-        let name = rustls::pki_types::ServerName::try_from(host.to_owned())
-            .map_err(|e| Error::Request(format!("bad TLS server name {host:?}: {e}")))?;
+        let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|e| {
+            RequestError::new(
+                RequestErrorKind::ServerName,
+                format!("bad TLS server name {host:?}"),
+            )
+            .with_source(e)
+        })?;
         let tls = futures_rustls::TlsConnector::from(config)
             .connect(name, tcp)
             .await?;
@@ -512,9 +521,7 @@ impl HttpClient {
     #[cfg(not(feature = "rustls"))]
     async fn tls_dial(&self, tcp: smol::net::TcpStream, host: &str) -> Result<Dialed, Error> {
         let _ = (tcp, host, &self.shared.tls);
-        Err(Error::Request(
-            "https:// needs the rustls feature".to_owned(),
-        ))
+        Err(RequestError::new(RequestErrorKind::Url, "https:// needs the rustls feature").into())
     }
 }
 

@@ -457,7 +457,7 @@ fn error_label(e: ssekit_smol::Error) -> String {
         E::Refused(r) => format!("status {}: {}", r.status(), r.body()),
         E::Exhausted { last, .. } => format!("gave up: {}", error_label(*last)),
         E::Decode(_) => "decode".into(),
-        E::Http(e) if e.to_string().starts_with("no response within") => "no response".into(),
+        E::Http(e) if e.is::<ssekit_http::NoResponse>() => "no response".into(),
         e @ (E::Io(_) | E::Http(_)) => network(&e.to_string()),
         E::Request(_) => "request".into(),
         E::GaveUp(_) => "gave up".into(),
@@ -474,7 +474,7 @@ fn seen(item: Result<ssekit_smol::client::Item, ssekit_smol::Error>) -> Seen {
         Ok(Item::Event(ev)) => Seen::Event(ev),
         Ok(Item::Comment(c)) => Seen::Comment(c.to_string()),
         Ok(Item::Retry(ms)) => Seen::Retry(ms),
-        Ok(Item::Disconnected(e)) => Seen::Disconnected(ended(&format!("{e:?}"))),
+        Ok(Item::Disconnected(e)) => Seen::Disconnected(ended(&e)),
         Ok(Item::Reconnecting { after }) => Seen::Reconnecting(after),
         Ok(Item::Redirected { status, to }) => Seen::Redirected(status, to.to_string()),
         Ok(other) => Seen::Error(format!("unknown item {other:?}")),
@@ -492,13 +492,16 @@ fn network(text: &str) -> String {
     }
 }
 
-fn ended(text: &str) -> &'static str {
-    match text {
-        t if t.starts_with("Clean") => "clean",
-        t if t.starts_with("Truncated") => "truncated",
-        t if t.starts_with("IdleTimeout") => "idle",
-        t if t.starts_with("Refused") => "refused",
-        t if t.contains("no response within") => "no response",
+fn ended(ended: &ssekit_smol::client::Ended) -> &'static str {
+    use ssekit_smol::client::Ended;
+    match ended {
+        Ended::Clean => "clean",
+        Ended::Truncated => "truncated",
+        Ended::IdleTimeout => "idle",
+        Ended::Refused(_) => "refused",
+        Ended::Failed(ssekit_smol::Error::Http(e)) if e.is::<ssekit_http::NoResponse>() => {
+            "no response"
+        }
         _ => "failed",
     }
 }
