@@ -401,9 +401,13 @@ async fn discovery_routes<R: TestRuntime>() {
 }
 
 async fn sessions_and_results_expire<R: TestRuntime>() {
+    // Every wait below is a lower bound (a sleep lasts at least as long), and the two upper
+    // bounds (resume within the TTL, ping within the session timeout) have seconds to spare,
+    // so a loaded machine cannot turn one outcome into the other: with 300 ms and 100 ms
+    // margins, as before, a stalled test thread could.
     let config = ServerConfig::default()
-        .session_timeout(Duration::from_millis(300))
-        .result_ttl(Duration::from_millis(300));
+        .session_timeout(Duration::from_secs(3))
+        .result_ttl(Duration::from_secs(2));
     let base = start::<R>(config).await;
     let ors = client(&base);
     let sid = ors.open_session("gsm8k", &task()).await.unwrap();
@@ -420,16 +424,16 @@ async fn sessions_and_results_expire<R: TestRuntime>() {
     let resume = format!(r#"{{"name":"submit","input":{{"answer":33}},"task_id":"{id}"}}"#);
     let (_, _, again) = raw(&base, "POST", "/gsm8k/call", Some(&sid), &resume).await;
     assert_eq!(again, wire);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    ors.ping(&sid).await.unwrap(); // keeps the session alive past its first 300 ms
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    ors.ping(&sid).await.unwrap(); // keeps the session alive past its first 3 s
+    tokio::time::sleep(Duration::from_millis(1200)).await; // the result's 2 s are over
     let (_, _, gone) = raw(&base, "POST", "/gsm8k/call", Some(&sid), &resume).await;
     assert_eq!(
         events(&gone),
         [("error".to_owned(), "unknown task_id".to_owned())]
     );
     // Idle past the timeout: the session is gone.
-    tokio::time::sleep(Duration::from_millis(350)).await;
+    tokio::time::sleep(Duration::from_millis(3500)).await;
     assert!(matches!(ors.ping(&sid).await, Err(ref e) if e.status() == Some(404)));
     let err = ors
         .call_tool("gsm8k", &sid, "submit", json!({"answer": 33}))
