@@ -52,13 +52,19 @@ impl RedisServer {
         if !available() {
             return None;
         }
-        let mut server = RedisServer {
-            child: None,
-            port: free_port(),
-            password: password.map(str::to_owned),
-        };
-        server.restart();
-        Some(server)
+        // The port was free when asked, but another test of this process may take it before
+        // redis-server binds it: that redis-server then exits, and the next port is tried.
+        for _ in 0..20 {
+            let mut server = RedisServer {
+                child: None,
+                port: free_port(),
+                password: password.map(str::to_owned),
+            };
+            if server.try_start() {
+                return Some(server);
+            }
+        }
+        panic!("redis-server could not bind any of 20 free ports");
     }
 
     /// `redis://127.0.0.1:PORT` (with the password, if any).
@@ -80,6 +86,19 @@ impl RedisServer {
 
     /// Starts the server again on the same port and waits until it answers.
     pub fn restart(&mut self) {
+        // After an outage the port is this server's to take back; should another listener
+        // have taken it meanwhile, the test cannot go on, and says why.
+        assert!(
+            self.try_start(),
+            "redis-server could not take port {} back",
+            self.port
+        );
+    }
+
+    /// Starts the server on `self.port` and waits until it answers `PING` (the port
+    /// answering is not enough: it could be another test's server); false if it exited,
+    /// which it does when the port is taken.
+    fn try_start(&mut self) -> bool {
         self.stop();
         let mut cmd = Command::new("redis-server");
         cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
@@ -89,10 +108,17 @@ impl RedisServer {
         if let Some(p) = &self.password {
             cmd.args(["--requirepass", p]);
         }
-        self.child = Some(cmd.spawn().expect("redis-server starts"));
+        let mut child = cmd.spawn().expect("redis-server starts");
         // A hang guard, not a speed budget: a loaded machine may start it slowly.
         let deadline = Instant::now() + Duration::from_secs(60);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        loop {
+            if let Ok(Some(_exited)) = child.try_wait() {
+                return false;
+            }
+            if answers_ping(self.port) {
+                self.child = Some(child);
+                return true;
+            }
             assert!(
                 Instant::now() < deadline,
                 "hung: redis-server did not listen in 60 s"
@@ -111,6 +137,20 @@ impl RedisServer {
         let out = cmd.args(args).output().expect("redis-cli runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
+}
+
+/// Whether a Redis server answers on `127.0.0.1:port`: `+PONG`, or `-NOAUTH` when it
+/// requires a password.
+fn answers_ping(port: u16) -> bool {
+    use std::io::{Read, Write};
+    let Ok(mut conn) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut reply = [0u8; 7];
+    conn.write_all(b"PING\r\n").is_ok()
+        && conn.read_exact(&mut reply).is_ok()
+        && (reply.starts_with(b"+PONG") || reply.starts_with(b"-NOAUTH"))
 }
 
 impl Drop for RedisServer {
