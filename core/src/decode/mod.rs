@@ -432,6 +432,27 @@ fn start_long_line(
 }
 
 impl Decoder {
+    /// Pieces shorter than this are best fed with [`feed_slice`](Self::feed_slice) (copied
+    /// into the decoder's staging buffer, which consecutive short pieces share) rather than
+    /// [`feed`](Self::feed) (shared): a shared piece is held alive by every event read from
+    /// it, so a few bytes read into an HTTP stack's 8 to 16 KiB buffer would keep the whole
+    /// buffer alive for as long as the application keeps the event. Longer pieces are
+    /// shared, without a copy. Every transport reads by this rule.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::Decoder;
+    /// let mut dec = Decoder::new();
+    /// let piece = bytes::Bytes::from_static(b"data: short\n\n");
+    /// if piece.len() < Decoder::COPY_BELOW {
+    ///     dec.feed_slice(&piece)?;
+    /// } else {
+    ///     dec.feed(piece)?;
+    /// }
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub const COPY_BELOW: usize = 4096;
+
     /// A decoder with the default [`Config`]: browser dispatch, fail-stop, 16 MiB limits.
     ///
     /// # Example
@@ -465,6 +486,28 @@ impl Decoder {
     /// ```
     pub fn config(&self) -> &Config {
         &self.config
+    }
+
+    /// Whether a limit stopped the decoder for good: under [`OnLimit::FailStop`] the first
+    /// error of [`next_frame`](Self::next_frame) is returned again by every later call, and
+    /// the stream it reads is over. Under [`OnLimit::Resync`] it never stops: after an error
+    /// it skips to the next blank line and goes on. A transport asks this, rather than the
+    /// configuration, whether a decode error ends its stream.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::{decode::OnLimit, Config, Decoder, Limits};
+    /// let limits = Limits::default().max_line(8);
+    /// for (on_limit, stopped) in [(OnLimit::FailStop, true), (OnLimit::Resync, false)] {
+    ///     let mut dec = Decoder::with_config(Config::default().limits(limits).on_limit(on_limit));
+    ///     dec.feed_slice(b"data: far too long\n\ndata: ok\n\n")?;
+    ///     assert!(dec.next_frame().is_err());
+    ///     assert_eq!(dec.has_stopped(), stopped);
+    /// }
+    /// # Ok::<(), ssekit::DecodeError>(())
+    /// ```
+    pub fn has_stopped(&self) -> bool {
+        self.failed.is_some()
     }
 
     /// Queues a piece of the stream without copying it. Empty pieces are ignored.
