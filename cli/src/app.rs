@@ -20,6 +20,7 @@ use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
 use ssekit_http::ors::{OrsBody, Server, ServerConfig};
 use ssekit_http::runtime::{Frames, Runtime};
+use ssekit_http::server::SseBody;
 use ssekit_http::server::{last_event_id, response};
 use ssekit_http::store::{MemoryStore, PublishError, SharedBroadcast, Store, SubscribeError};
 
@@ -243,8 +244,8 @@ impl<R: Runtime> App<R> {
     fn stream(&self, frames: Frames) -> Response<OrsBody> {
         let frames = self.ors.until_shutdown(frames);
         response(
-            self.runtime
-                .sse_body(frames, self.keep_alive)
+            SseBody::from_bytes_on(self.runtime.clone(), frames)
+                .keep_alive(self.keep_alive)
                 .boxed_unsync(),
         )
     }

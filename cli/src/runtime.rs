@@ -59,7 +59,7 @@ impl RuntimeName {
             RuntimeName::Hyper => {
                 let runtime = ssekit_hyper::runtime::Tokio::default();
                 if let Some(url) = store {
-                    settings.store = Some(redis_store(url, runtime.clone()).await?);
+                    settings.store = Some(redis_store(url, runtime).await?);
                 }
                 let listener = tokio::net::TcpListener::from_std(listener)?;
                 let app = crate::app::App::<ssekit_hyper::runtime::Tokio>::new(settings);

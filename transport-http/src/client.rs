@@ -16,7 +16,6 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,18 +26,17 @@ use http::{HeaderMap, Method, Request, Uri};
 use ssekit::client::{
     Action, Delivery, Disconnect, Failure, GiveUpReason, Reconnect, ReconnectConfig, ResponseError,
 };
-use ssekit::decode::OnLimit;
+
 use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf8Bytes};
 
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
+
+mod drive;
 use crate::{
     entropy, redacted_url, retry_after, ContentCoding, Error, RedirectError, Refused, RequestError,
     RequestErrorKind,
 };
-
-/// Body frames shorter than this are copied into the decoder rather than shared with it
-/// (see [`Session::handle_data`]).
-const SHORT_FRAME: usize = 4096;
+pub use drive::{Drive, Io};
 
 /// The most items decoded ahead of the application (see `Session::drain`).
 const DRAIN_BATCH: usize = 32;
@@ -77,9 +75,9 @@ pub enum Item {
         /// The wait.
         after: Duration,
     },
-    /// [`OnLimit::Resync`] only: a line or an event went over a decoder limit and was
+    /// [`OnLimit::Resync`](ssekit::decode::OnLimit::Resync) only: a line or an event went over a decoder limit and was
     /// dropped; the stream goes on from the next blank line. (With the default
-    /// [`OnLimit::FailStop`] the error ends the stream instead.)
+    /// [`OnLimit::FailStop`](ssekit::decode::OnLimit::FailStop) the error ends the stream instead.)
     Skipped(DecodeError),
     /// [`Mode::Raw`](ssekit::decode::Mode::Raw) only: a block that named an event type or
     /// set an id but had no `data:` line, which a browser does not dispatch.
@@ -1071,7 +1069,7 @@ impl Session {
     }
 
     /// A body frame arrived. A decode error ends the stream (after the items before it), or
-    /// with [`OnLimit::Resync`] is reported as [`Item::Skipped`] while the stream goes on.
+    /// with [`OnLimit::Resync`](ssekit::decode::OnLimit::Resync) is reported as [`Item::Skipped`] while the stream goes on.
     /// Its bytes reset the idle timer and keep the stream alive for the policy's
     /// [`reset_after`](ReconnectConfig::reset_after); an empty frame does neither.
     ///
@@ -1105,7 +1103,7 @@ impl Session {
         // hold alive, the HTTP stack's whole read buffer (hyper's are 8 KiB and up), for as
         // long as the application keeps the event.
         // Its frames are decoded as `poll` hands them out.
-        let fed = if data.len() < SHORT_FRAME {
+        let fed = if data.len() < Decoder::COPY_BELOW {
             self.decoder.feed_slice(&data)
         } else {
             self.decoder.feed(data)
@@ -1320,13 +1318,12 @@ impl Session {
     /// bytes in the decoder (bounded by its `max_buffered`) rather than as queued items,
     /// which take about 50 times the bytes of a short comment.
     fn drain(&mut self, batch: usize) -> Result<(), DecodeError> {
-        let resync = self.decoder.config().get_on_limit() == OnLimit::Resync;
         while self.out.len() < batch {
             let frame = match self.decoder.next_frame() {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return Ok(()),
                 // The decoder has dropped what went over the limit and goes on.
-                Err(e) if resync => {
+                Err(e) if !self.decoder.has_stopped() => {
                     self.out.push_back(Item::Skipped(e));
                     continue;
                 }
@@ -1346,131 +1343,5 @@ impl Session {
             }
         }
         Ok(())
-    }
-}
-
-/// The IO a transport does for a [`Session`]: the clock, one HTTP exchange, and waiting on
-/// the body or a deadline. [`Drive`] runs the loop around it, so a transport is only this.
-///
-/// # Example
-/// ```
-/// use ssekit::Instant;
-/// use ssekit_http::client::{Drive, Io, RequestSpec, Session, Target};
-///
-/// /// A transport whose every connection is refused.
-/// struct Refused;
-/// impl Io for Refused {
-///     fn now(&self) -> Instant { Instant::ZERO }
-///     async fn connect(&mut self, session: &mut Session, _request: http::Request<bytes::Bytes>) -> Result<(), ssekit_http::Error> {
-///         session.handle_connect_error(Instant::ZERO, std::io::Error::other("refused").into());
-///         Ok(())
-///     }
-///     async fn wait(&mut self, session: &mut Session, _read: bool, deadline: Option<Instant>) {
-///         session.handle_timeout(deadline.unwrap_or(Instant::ZERO)); // time flies
-///     }
-///     fn close(&mut self) {}
-/// }
-///
-/// let spec = RequestSpec::get("http://127.0.0.1:1/", &["http"])?
-///     .reconnect(ssekit::client::ReconnectConfig::default().max_attempts(Some(1)));
-/// let mut drive = Drive::new(spec.into_session(Target::Absolute), Refused);
-/// let mut items = Vec::new();
-/// let end = loop {
-///     match futures_lite::future::block_on(drive.next()) {
-///         Some(Ok(item)) => items.push(item),
-///         other => break other,
-///     }
-/// };
-/// let Some(Err(ssekit_http::Error::Exhausted { attempts: 1, last })) = end else { panic!() };
-/// assert!(matches!(*last, ssekit_http::Error::Io(_)));
-/// assert_eq!(items.len(), 3); // failed, reconnecting, failed; then the error
-/// # Ok::<(), ssekit_http::Error>(())
-/// ```
-pub trait Io: Send {
-    /// The transport's clock.
-    fn now(&self) -> Instant;
-
-    /// Sends `request` to [`Session::uri`] within [`Session::response_timeout`] and reports
-    /// the outcome with [`Session::handle_head`] (keeping the body when it is accepted) or
-    /// [`Session::handle_connect_error`]. An `Err` ends the stream with it.
-    fn connect(
-        &mut self,
-        session: &mut Session,
-        request: Request<Bytes>,
-    ) -> impl Future<Output = Result<(), Error>> + Send;
-
-    /// Waits for the next body frame (when `read`) or until `deadline`, whichever comes
-    /// first, and reports it with [`Session::handle_data`], [`Session::handle_end`] (then
-    /// drops the body) or [`Session::handle_timeout`].
-    fn wait(
-        &mut self,
-        session: &mut Session,
-        read: bool,
-        deadline: Option<Instant>,
-    ) -> impl Future<Output = ()> + Send;
-
-    /// Drops the connection, if there is one.
-    fn close(&mut self);
-}
-
-/// A [`Session`] and the [`Io`] that carries it out: the run loop of every transport's
-/// `EventSource` stream. See [`Io`] for an example.
-#[derive(Debug)]
-pub struct Drive<T> {
-    session: Session,
-    io: T,
-    done: bool,
-}
-
-impl<T: Io> Drive<T> {
-    /// Drives `session` with `io`.
-    ///
-    /// # Example
-    /// See [`Io`].
-    pub fn new(session: Session, io: T) -> Self {
-        Drive {
-            session,
-            io,
-            done: false,
-        }
-    }
-
-    /// The session it drives, to read its state (its [`last_event_id`](Session::last_event_id)).
-    ///
-    /// # Example
-    /// See [`Io`].
-    pub fn session(&self) -> &Session {
-        &self.session
-    }
-
-    /// The next item; `None` after the end (a 204, or a clean end without reconnecting),
-    /// `Some(Err(..))` once when an error ended the stream (a cut end without reconnecting
-    /// is [`Error::Truncated`]).
-    ///
-    /// # Example
-    /// See [`Io`].
-    pub async fn next(&mut self) -> Option<Result<Item, Error>> {
-        while !self.done {
-            match self.session.poll(self.io.now()) {
-                Step::Item(item) => return Some(Ok(item)),
-                Step::Connect { request, .. } => {
-                    if let Err(e) = self.io.connect(&mut self.session, request).await {
-                        self.done = true;
-                        self.io.close();
-                        return Some(Err(e));
-                    }
-                }
-                Step::Close => self.io.close(),
-                Step::Wait { read, deadline } => {
-                    self.io.wait(&mut self.session, read, deadline).await;
-                }
-                Step::End(error) => {
-                    self.done = true;
-                    self.io.close();
-                    return error.map(Err);
-                }
-            }
-        }
-        None
     }
 }

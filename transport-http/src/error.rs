@@ -706,6 +706,14 @@ from! {
     RequestError => Request,
 }
 
+/// An error that cannot happen (a body that cannot fail, such as http-body-util's `Empty`
+/// or `Full`), so such a body is accepted wherever ssekit's errors are.
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Self {
+        match never {}
+    }
+}
+
 impl From<std::io::Error> for Error {
     fn from(e: std::io::Error) -> Self {
         Error::Io(Arc::new(e))

@@ -1,13 +1,13 @@
 //! [`HttpIo`]: what a protocol client written once (the ORS client, the UTCP provider) needs
 //! from a transport: event streams that do not reconnect by themselves, one-shot requests
-//! with a bounded answer, and a clock with a timer. `ssekit-hyper` (hyper-util's client,
+//! with a bounded answer, and the [`Runtime`] whose clock and timer they use. `ssekit-hyper` (hyper-util's client,
 //! tokio's timer) and `ssekit-smol` (hyper driven by smol, `async-io` timers) implement it;
 //! everything above it is generic and decides alone.
 //!
 //! ```text
 //!  protocol client (IO-free) ──events(spec)──────────▶ Events ──next──▶ Item*
 //!                            ──request_limited(req)──▶ Response<Bytes> (≤ limit, else TooLarge)
-//!                            ──now / sleep_until─────▶ the transport's timer
+//!                            ──runtime()─────────────▶ the transport's Runtime (clock, timer)
 //! ```
 //!
 //! The TLS set-up, connection pooling and connect timeouts are the implementation's own
@@ -21,10 +21,11 @@ use http::{Request, Response};
 use ssekit::Instant;
 
 use crate::client::{Item, RequestSpec};
+use crate::runtime::Runtime;
 use crate::Error;
 
 /// What a protocol client needs from a transport: event streams, one-shot requests with a
-/// bounded answer, and a clock with a timer. `ssekit_http::ors::OrsIo` is this trait under
+/// bounded answer, and the runtime they run on. `ssekit_http::ors::OrsIo` is this trait under
 /// its first name.
 ///
 /// # Example
@@ -32,12 +33,12 @@ use crate::Error;
 /// UTCP provider are generic over them:
 /// ```
 /// use ssekit_http::io::HttpIo;
-/// fn schemes<T: HttpIo>() -> &'static [&'static str] {
-///     T::SCHEMES
+/// use ssekit_http::runtime::Runtime;
+/// async fn later<T: HttpIo>(io: &T) -> ssekit::Instant {
+///     let at = io.now().saturating_add(std::time::Duration::from_millis(5));
+///     io.sleep_until(at).await;
+///     io.runtime().now()
 /// }
-/// assert!(schemes::<ssekit_smol::ors::SmolOrs>().contains(&"http"));
-/// let io = ssekit_smol::ors::SmolOrs::new()?;
-/// # let _ = io; Ok::<(), ssekit_http::Error>(())
 /// ```
 pub trait HttpIo: Clone + Send + Sync + 'static {
     /// The URL schemes the transport connects to.
@@ -76,10 +77,21 @@ pub trait HttpIo: Clone + Send + Sync + 'static {
             Ok(resp)
         }
     }
-    /// The transport's clock.
-    fn now(&self) -> Instant;
-    /// Waits until `at`.
-    fn sleep_until(&self, at: Instant) -> impl Future<Output = ()> + Send;
+    /// The runtime the transport runs on: its clock and timers are the client's.
+    type Runtime: Runtime;
+    /// The runtime.
+    fn runtime(&self) -> &Self::Runtime;
+    /// The runtime's clock.
+    fn now(&self) -> Instant {
+        self.runtime().now()
+    }
+    /// Waits until `at`, on the runtime's timer.
+    fn sleep_until(&self, at: Instant) -> impl Future<Output = ()> + Send {
+        let timer = self.runtime().sleep_until(at);
+        async move {
+            timer.await;
+        }
+    }
 }
 
 /// An answer whose body is longer than the limit of [`HttpIo::request_limited`]; it

@@ -69,6 +69,7 @@ mod error;
 pub mod io;
 pub mod keep_alive;
 pub mod ors;
+pub mod pipe;
 pub mod proxy;
 pub mod redirect;
 pub mod retry_after;

@@ -1,6 +1,9 @@
-//! The byte-stream level, for any runtime with `futures-io` types: [`EventStream`] decodes
-//! frames from an [`AsyncRead`], [`EventSink`] encodes events onto an [`AsyncWrite`],
-//! flushing each one and sending keep-alive comments on an [`async_io::Timer`].
+//! SSE over any byte pipe with `futures-io` types (a socket, a child process's stdio, a
+//! file): [`EventStream`] decodes frames from an [`AsyncRead`], [`EventSink`] encodes events
+//! onto an [`AsyncWrite`], flushing each one and sending keep-alive comments on a
+//! [`Runtime`]'s timer. ssekit-smol names them in its `io` module, ssekit-hyper in its own
+//! (tokio's `AsyncRead` and `AsyncWrite` become `futures-io`'s through `tokio-util`'s
+//! `compat`).
 //!
 //! ```text
 //!  AsyncRead ──▶ EventStream (Decoder + Limits) ──▶ Stream<Result<Frame>> ; end(): Clean | Truncated
@@ -12,13 +15,13 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use futures_io::{AsyncRead, AsyncWrite};
+use futures_lite::io::{AsyncRead, AsyncWrite};
 use futures_lite::{AsyncWriteExt, Stream, StreamExt};
-use ssekit::decode::OnLimit;
 use ssekit::server::KeepAlive;
 use ssekit::{Config, Decoder, Encoder, Event, Frame, StreamEnd};
 
-use crate::time::{Clock, Pinger};
+use crate::keep_alive::Pinger;
+use crate::runtime::Runtime;
 use crate::Error;
 
 /// Bytes asked of the reader per read.
@@ -27,16 +30,16 @@ const READ_SIZE: usize = 16 << 10;
 /// A `Stream` of decoded [`Frame`]s read from any [`AsyncRead`] (a socket, a pipe, a
 /// file). It ends when the reader does; then [`end`](Self::end) tells a clean end from a
 /// stream cut inside an event. Decoder limits are the core's ([`Config`]); going over one is
-/// an [`Error::Decode`] item, after which the stream ends, or with [`OnLimit::Resync`] goes on
+/// an [`Error::Decode`] item, after which the stream ends, or with [`OnLimit::Resync`](ssekit::decode::OnLimit::Resync) goes on
 /// from the next blank line.
 ///
 /// # Example
 /// ```
 /// use futures_lite::StreamExt;
 /// use ssekit::{Frame, StreamEnd};
-/// # smol::block_on(async {
+/// # futures_lite::future::block_on(async {
 /// let wire: &[u8] = b"event: greet\ndata: hi\n\ndata: cut";
-/// let mut frames = ssekit_smol::io::EventStream::new(wire);
+/// let mut frames = ssekit_http::pipe::EventStream::new(wire);
 /// let Some(Ok(Frame::Event(ev))) = frames.next().await else { panic!() };
 /// assert_eq!((ev.event_type(), ev.data()), ("greet", "hi"));
 /// assert!(frames.next().await.is_none());
@@ -57,7 +60,7 @@ impl<R: AsyncRead + Unpin> EventStream<R> {
     ///
     /// # Example
     /// ```
-    /// let frames = ssekit_smol::io::EventStream::new(&b"data: x\n\n"[..]);
+    /// let frames = ssekit_http::pipe::EventStream::new(&b"data: x\n\n"[..]);
     /// assert!(frames.end().is_none());
     /// ```
     pub fn new(reader: R) -> Self {
@@ -70,7 +73,7 @@ impl<R: AsyncRead + Unpin> EventStream<R> {
     /// ```
     /// use ssekit::{Config, Limits};
     /// let config = Config::default().limits(Limits::default().max_event(1 << 20));
-    /// let frames = ssekit_smol::io::EventStream::with_config(&b""[..], config);
+    /// let frames = ssekit_http::pipe::EventStream::with_config(&b""[..], config);
     /// # let _ = frames;
     /// ```
     pub fn with_config(reader: R, config: Config) -> Self {
@@ -89,8 +92,8 @@ impl<R: AsyncRead + Unpin> EventStream<R> {
     /// # Example
     /// ```
     /// use futures_lite::StreamExt;
-    /// # smol::block_on(async {
-    /// let mut frames = ssekit_smol::io::EventStream::new(&b"data: x\n\n"[..]);
+    /// # futures_lite::future::block_on(async {
+    /// let mut frames = ssekit_http::pipe::EventStream::new(&b"data: x\n\n"[..]);
     /// while frames.next().await.is_some() {}
     /// assert_eq!(frames.end(), Some(ssekit::StreamEnd::Clean));
     /// # });
@@ -104,8 +107,8 @@ impl<R: AsyncRead + Unpin> EventStream<R> {
     /// # Example
     /// ```
     /// use futures_lite::StreamExt;
-    /// # smol::block_on(async {
-    /// let mut frames = ssekit_smol::io::EventStream::new(&b"id: 7\ndata: x\n\n"[..]);
+    /// # futures_lite::future::block_on(async {
+    /// let mut frames = ssekit_http::pipe::EventStream::new(&b"id: 7\ndata: x\n\n"[..]);
     /// while frames.next().await.is_some() {}
     /// assert_eq!(frames.last_event_id(), "7");
     /// # });
@@ -119,7 +122,7 @@ impl<R: AsyncRead + Unpin> EventStream<R> {
     /// # Example
     /// ```
     /// let wire: &[u8] = b"";
-    /// assert!(ssekit_smol::io::EventStream::new(wire).into_inner().is_empty());
+    /// assert!(ssekit_http::pipe::EventStream::new(wire).into_inner().is_empty());
     /// ```
     pub fn into_inner(self) -> R {
         self.reader
@@ -139,8 +142,8 @@ impl<R: AsyncRead + Unpin> Stream for EventStream<R> {
                 Ok(Some(frame)) => return Poll::Ready(Some(Ok(frame))),
                 Ok(None) => {}
                 Err(e) => {
-                    // Resync: the decoder dropped what went over the limit and goes on.
-                    if this.decoder.config().get_on_limit() != OnLimit::Resync {
+                    // Under Resync the decoder dropped what went over the limit and goes on.
+                    if this.decoder.has_stopped() {
                         this.end = Some(this.decoder.finish());
                     }
                     return Poll::Ready(Some(Err(e.into())));
@@ -164,7 +167,7 @@ impl<R: AsyncRead + Unpin> Stream for EventStream<R> {
                     // short reads) and the read buffer kept: handed over, each short read
                     // would take a fresh 16 KiB buffer, and the events read from it, kept
                     // by the application, would hold all 16 KiB alive.
-                    let fed = if n < READ_SIZE / 4 {
+                    let fed = if n < Decoder::COPY_BELOW {
                         let fed = this.decoder.feed_slice(&this.buf);
                         this.buf.clear();
                         fed
@@ -190,68 +193,75 @@ impl<R: AsyncRead + Unpin> Stream for EventStream<R> {
 /// Writes events to any [`AsyncWrite`]: each is encoded by the core [`Encoder`] (which
 /// refuses CR/LF injection), written and flushed at once. With a keep-alive interval,
 /// [`forward`](Self::forward) sends the core [`KeepAlive`]'s comment whenever nothing was
-/// written for that long, timed by an [`async_io::Timer`].
+/// written for that long, timed on the runtime `R` (ssekit-smol names it `EventSink<W>` on smol).
 ///
 /// # Example
 /// ```
 /// use ssekit::Event;
-/// # smol::block_on(async {
-/// let mut sink = ssekit_smol::io::EventSink::new(Vec::new());
-/// sink.send(&Event::builder().event("chunk")?.data("hello").build()).await?;
-/// assert_eq!(sink.into_inner(), b"event: chunk\ndata: hello\n\n");
-/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// use ssekit_http::{pipe::EventSink, runtime::Runtime};
+/// async fn chunk<R: Runtime + Default>() -> Result<(), Box<dyn std::error::Error>> {
+///     let mut sink = EventSink::<_, R>::new(Vec::new());
+///     sink.send(&Event::builder().event("chunk")?.data("hello").build()).await?;
+///     assert_eq!(sink.into_inner(), b"event: chunk\ndata: hello\n\n");
+///     Ok(())
+/// }
 /// ```
 #[derive(Debug)]
-pub struct EventSink<W> {
+pub struct EventSink<W, R: Runtime> {
     writer: W,
     encoder: Encoder,
     buf: Vec<u8>,
-    clock: Clock,
-    pinger: Option<Pinger>,
+    runtime: R,
+    pinger: Option<Pinger<R>>,
 }
 
-impl<W: AsyncWrite + Unpin> EventSink<W> {
+impl<W: AsyncWrite + Unpin, R: Runtime + Default> EventSink<W, R> {
     /// A sink without keep-alive.
     ///
     /// # Example
     /// ```
-    /// let sink = ssekit_smol::io::EventSink::new(Vec::new());
-    /// # let _ = sink;
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() {
+    /// let sink = ssekit_http::pipe::EventSink::<_, R>::new(Vec::new());
+    /// # let _ = sink; }
     /// ```
     pub fn new(writer: W) -> Self {
         EventSink {
             writer,
             encoder: Encoder::new(),
             buf: Vec::new(),
-            clock: Clock::new(),
+            runtime: R::default(),
             pinger: None,
         }
     }
+}
 
+impl<W: AsyncWrite + Unpin, R: Runtime> EventSink<W, R> {
     /// Sends `: ping` after `interval` without a write ([`KeepAlive::ORS`] is 10 s).
     ///
     /// # Example
     /// ```
-    /// let sink = ssekit_smol::io::EventSink::new(Vec::new()).keep_alive(std::time::Duration::from_secs(15));
-    /// # let _ = sink;
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() {
+    /// let sink = ssekit_http::pipe::EventSink::<_, R>::new(Vec::new()).keep_alive(std::time::Duration::from_secs(15));
+    /// # let _ = sink; }
     /// ```
     pub fn keep_alive(self, interval: Duration) -> Self {
-        let now = self.clock.now();
+        let now = self.runtime.now();
         self.keep_alive_with(KeepAlive::new(interval, now))
     }
 
-    /// Uses a configured [`KeepAlive`] (another comment text, say). Its clock starts at
-    /// [`ssekit::Instant::ZERO`], which is when the sink was created.
+    /// Uses a configured [`KeepAlive`] (another comment text, say), on the runtime's clock
+    /// (its [`ssekit::Instant::ZERO`] is when the sink was created).
     ///
     /// # Example
     /// ```
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() -> Result<(), ssekit::EncodeError> {
     /// use ssekit::{server::KeepAlive, Instant};
     /// let ka = KeepAlive::new(KeepAlive::ORS, Instant::ZERO).with_comment("keep-alive")?;
-    /// let sink = ssekit_smol::io::EventSink::new(Vec::new()).keep_alive_with(ka);
-    /// # let _ = sink; Ok::<(), ssekit::EncodeError>(())
+    /// let sink = ssekit_http::pipe::EventSink::<_, R>::new(Vec::new()).keep_alive_with(ka);
+    /// # let _ = sink; Ok(()) }
     /// ```
     pub fn keep_alive_with(mut self, keep_alive: KeepAlive) -> Self {
-        self.pinger = Some(Pinger::new(keep_alive, self.clock));
+        self.pinger = Some(Pinger::new(keep_alive, self.runtime.clone()));
         self
     }
 
@@ -259,10 +269,10 @@ impl<W: AsyncWrite + Unpin> EventSink<W> {
     ///
     /// # Example
     /// ```
-    /// # smol::block_on(async {
-    /// let mut sink = ssekit_smol::io::EventSink::new(Vec::new());
+    /// # async fn doc<R: ssekit_http::runtime::Runtime + Default>() -> Result<(), ssekit_http::Error> {
+    /// let mut sink = ssekit_http::pipe::EventSink::<_, R>::new(Vec::new());
     /// sink.send(&ssekit::Event::message("x")).await?;
-    /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
+    /// # Ok(()) }
     /// ```
     pub async fn send(&mut self, event: &Event) -> Result<(), Error> {
         self.buf.clear();
@@ -278,11 +288,11 @@ impl<W: AsyncWrite + Unpin> EventSink<W> {
     ///
     /// # Example
     /// ```
-    /// # smol::block_on(async {
-    /// let mut sink = ssekit_smol::io::EventSink::new(Vec::new());
+    /// # async fn doc<R: ssekit_http::runtime::Runtime + Default>() -> Result<(), ssekit_http::Error> {
+    /// let mut sink = ssekit_http::pipe::EventSink::<_, R>::new(Vec::new());
     /// sink.send_bytes(b": hello\n\n").await?;
     /// assert_eq!(sink.into_inner(), b": hello\n\n");
-    /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
+    /// # Ok(()) }
     /// ```
     pub async fn send_bytes(&mut self, wire: &[u8]) -> Result<(), Error> {
         self.writer.write_all(wire).await?;
@@ -298,12 +308,12 @@ impl<W: AsyncWrite + Unpin> EventSink<W> {
     ///
     /// # Example
     /// ```
-    /// # smol::block_on(async {
+    /// # async fn doc<R: ssekit_http::runtime::Runtime + Default>() -> Result<(), ssekit_http::Error> {
     /// let events = futures_lite::stream::iter(vec![ssekit::Event::message("a")]);
-    /// let mut sink = ssekit_smol::io::EventSink::new(Vec::new()).keep_alive(std::time::Duration::from_secs(10));
+    /// let mut sink = ssekit_http::pipe::EventSink::<_, R>::new(Vec::new()).keep_alive(std::time::Duration::from_secs(10));
     /// sink.forward(events).await?;
     /// assert_eq!(sink.into_inner(), b"data: a\n\n");
-    /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
+    /// # Ok(()) }
     /// ```
     pub async fn forward<S>(&mut self, events: S) -> Result<(), Error>
     where
@@ -336,7 +346,9 @@ impl<W: AsyncWrite + Unpin> EventSink<W> {
     ///
     /// # Example
     /// ```
-    /// assert!(ssekit_smol::io::EventSink::new(Vec::new()).into_inner().is_empty());
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() {
+    /// assert!(ssekit_http::pipe::EventSink::<_, R>::new(Vec::new()).into_inner().is_empty());
+    /// # }
     /// ```
     pub fn into_inner(self) -> W {
         self.writer

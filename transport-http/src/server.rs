@@ -1,8 +1,30 @@
-//! The IO-free server pieces: [`response`] headers, the client's [`last_event_id`], and
-//! [`TrySendError`] for the transports' bounded queues, [`Hub`], the state of a broadcast,
-//! [`Frames`], the fair loop of both transports' response bodies, and [`Message`], what an
-//! application's stream sends (events, comments, `retry:`), with or without `Result`
-//! ([`encode_messages`]).
+//! The server side, written once for every [`Runtime`](crate::runtime::Runtime):
+//! [`SseBody`], a streaming response body with keep-alive comments; [`channel`], a bounded
+//! per-stream queue; [`Broadcast`], one live stream for many clients with `Last-Event-ID`
+//! replay; [`serve_with`], the accept loop (HTTP/1.1 and HTTP/2, TLS with ALPN, graceful
+//! shutdown); [`response`] for the headers and [`last_event_id`] for a reconnecting
+//! client's id. The transports name these on their runtime (`ssekit_hyper::server::SseBody`
+//! is `SseBody<Tokio>`) and re-export the rest.
+//!
+//! ```text
+//!  app ──Sender / Broadcast──▶ bounded queue ──▶ SseBody::poll_frame ──▶ hyper ──▶ socket
+//!                                                   ▲       │ ready events, frames ≤ FRAME_BYTES,
+//!                                        KeepAlive ─┘       │ yield after TURN_BYTES a turn
+//!                                                           └ ": ping" after `interval` of silence
+//! ```
+//!
+//! # Slow and vanished clients
+//! Nothing grows without bound. hyper polls the body only when its write buffer has room
+//! ([`serve_with`] caps it at [`WRITE_BUFFER`]; hyper's own default is 400 KiB), plus the
+//! kernel's socket buffer, so a client that stops reading stops the body being polled: a
+//! slow reader costs that buffer, one frame and its queue. Behind it, a [`channel`] queue
+//! holds at most `capacity` events; then [`Sender::send`] waits (backpressure onto the
+//! producer) and [`Sender::try_send`] answers [`TrySendError::Full`] at once, so a
+//! broadcaster can drop that one subscriber instead of waiting on it (the client reconnects
+//! with `Last-Event-ID` and is served from a [`ReplayBuffer`](ssekit::server::ReplayBuffer),
+//! or learns of the gap). When the client goes away hyper drops the body, and every later
+//! send answers [`TrySendError::Closed`]; keep-alive pings make a dead peer visible within
+//! one interval even when the application has nothing to send.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -11,7 +33,8 @@ use bytes::{Bytes, BytesMut};
 use futures_core::Stream;
 use http::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
-use crate::keep_alive::{Clock, Pinger};
+use crate::keep_alive::Pinger;
+use crate::runtime::Runtime;
 
 mod message;
 pub use message::{encode_messages, Message};
@@ -19,8 +42,22 @@ pub use message::{encode_messages, Message};
 mod any_body;
 #[cfg(feature = "hyper")]
 pub use any_body::AnyBody;
+mod body;
+pub use body::SseBody;
+#[cfg(feature = "server")]
+mod broadcast;
+#[cfg(feature = "server")]
+mod channel;
+#[cfg(feature = "server")]
+pub use broadcast::Broadcast;
+#[cfg(feature = "server")]
+pub use channel::{channel, Sender};
+#[cfg(feature = "hyper-server")]
+mod serve;
 #[cfg(feature = "hyper-server")]
 mod serve_options;
+#[cfg(feature = "hyper-server")]
+pub use serve::{full, serve_with, Accept, HttpService, ResponseBody};
 #[cfg(feature = "hyper-server")]
 pub use serve_options::{ServeOptions, TLS_HANDSHAKE_TIMEOUT};
 
@@ -318,20 +355,17 @@ pub const WRITE_BUFFER: usize = 8 << 10;
 ///
 /// # Example
 /// ```
-/// use std::future::Ready;
 /// use std::task::{Context, Poll, Waker};
 /// use bytes::Bytes;
-/// use ssekit::Instant;
-/// use ssekit_http::keep_alive::{Clock, Pinger};
+/// use ssekit_http::keep_alive::Pinger;
 /// use ssekit_http::server::{Frames, FRAME_BYTES, TURN_BYTES};
-///
-/// #[derive(Clone)]
-/// struct Frozen;
-/// impl Clock for Frozen {
-///     type Sleep = Ready<()>;
-///     fn now(&self) -> Instant { Instant::ZERO }
-///     fn sleep_until(&self, _at: Instant) -> Ready<()> { std::future::ready(()) }
-/// }
+/// # #[derive(Clone)] struct NoClock;
+/// # impl ssekit_http::runtime::Runtime for NoClock {
+/// #     type Sleep = std::future::Pending<()>;
+/// #     fn now(&self) -> ssekit::Instant { ssekit::Instant::ZERO }
+/// #     fn sleep_until(&self, _: ssekit::Instant) -> Self::Sleep { std::future::pending() }
+/// #     fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _: F) {}
+/// # }
 ///
 /// // A source that is always ready (64-byte events): the body still yields after a turn's
 /// // bytes, in frames of FRAME_BYTES.
@@ -339,13 +373,13 @@ pub const WRITE_BUFFER: usize = 8 << 10;
 /// let mut frames = Frames::new(futures_lite::stream::repeat(Ok::<_, ()>(event)));
 /// let mut cx = Context::from_waker(Waker::noop());
 /// let mut turn = Vec::new();
-/// while let Poll::Ready(Some(Ok(frame))) = frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx) {
+/// while let Poll::Ready(Some(Ok(frame))) = frames.poll_frame(None::<&mut Pinger<NoClock>>, &mut cx) {
 ///     turn.push(frame.len());
 /// }
 /// assert_eq!(turn, [FRAME_BYTES; 4]);
 /// assert_eq!(turn.iter().sum::<usize>(), TURN_BYTES);
 /// // The next poll starts a new turn.
-/// assert!(frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx).is_ready());
+/// assert!(frames.poll_frame(None::<&mut Pinger<NoClock>>, &mut cx).is_ready());
 /// ```
 pub struct Frames<S, E> {
     source: S,
@@ -403,9 +437,9 @@ where
     ///
     /// # Example
     /// See [`Frames`].
-    pub fn poll_frame<C: Clock>(
+    pub fn poll_frame<R: Runtime>(
         &mut self,
-        pinger: Option<&mut Pinger<C>>,
+        pinger: Option<&mut Pinger<R>>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Bytes, E>>> {
         if let Some(e) = self.failed.take() {
@@ -505,17 +539,7 @@ mod tests {
     use super::*;
     use std::task::Waker;
 
-    #[derive(Clone)]
-    struct Frozen;
-    impl Clock for Frozen {
-        type Sleep = std::future::Ready<()>;
-        fn now(&self) -> ssekit::Instant {
-            ssekit::Instant::ZERO
-        }
-        fn sleep_until(&self, _at: ssekit::Instant) -> Self::Sleep {
-            std::future::ready(())
-        }
-    }
+    use crate::runtime::manual::Manual;
 
     /// Polls until the body first answers `Pending`; returns the frames and bytes before.
     fn one_turn<S: Stream<Item = Result<Bytes, ()>> + Unpin>(
@@ -524,7 +548,7 @@ mod tests {
         let mut cx = Context::from_waker(Waker::noop());
         let (mut count, mut bytes) = (0, 0);
         while let Poll::Ready(Some(Ok(frame))) =
-            frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx)
+            frames.poll_frame(None::<&mut Pinger<Manual>>, &mut cx)
         {
             count += 1;
             bytes += frame.len();
@@ -548,7 +572,7 @@ mod tests {
         let mut cx = Context::from_waker(Waker::noop());
         for _ in 0..3 {
             let Poll::Ready(Some(Ok(frame))) =
-                frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx)
+                frames.poll_frame(None::<&mut Pinger<Manual>>, &mut cx)
             else {
                 panic!("a frame")
             };
@@ -566,11 +590,11 @@ mod tests {
         let items = ["a", "b", "c"].map(|s| Ok::<_, ()>(Bytes::from_static(s.as_bytes())));
         let mut frames = Frames::new(futures_lite::stream::iter(items));
         let mut cx = Context::from_waker(Waker::noop());
-        let first = frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx);
+        let first = frames.poll_frame(None::<&mut Pinger<Manual>>, &mut cx);
         assert!(matches!(first, Poll::Ready(Some(Ok(ref f))) if f == "abc"));
         assert!(frames.is_end_stream());
         assert!(matches!(
-            frames.poll_frame(None::<&mut Pinger<Frozen>>, &mut cx),
+            frames.poll_frame(None::<&mut Pinger<Manual>>, &mut cx),
             Poll::Ready(None)
         ));
     }

@@ -7,12 +7,12 @@
 //!       ▲                                                   │ accepted
 //!       └── handle_timeout ◀── Timer(deadline) ◀── Wait ──▶ body frame ─▶ Session::handle_data / handle_end
 //! ```
-//! The [`Session`] (from `ssekit-http`, shared with `ssekit-smol`) holds the core
+//! The [`Session`](ssekit_http::client::Session) (from `ssekit-http`, shared with `ssekit-smol`) holds the core
 //! `Reconnect` and `Decoder`: every decision (headers, `Last-Event-ID`, backoff, `retry:`,
 //! idle timeout, 204, giving up, duplicate suppression) is the core's. This module only
 //! connects, reads and waits.
 //!
-//! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`], up to
+//! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`](ssekit_http::client::Session), up to
 //! `max_redirects` per attempt (10 by default), by the rules of [`ssekit_http::redirect`];
 //! each is reported as an [`Item::Redirected`]. Any other 3xx gives up with
 //! [`Error::Refused`] (the status, `Content-Type` and start of the body), as any status but
@@ -24,18 +24,18 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use http::Request;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioExecutor;
 use ssekit::Event;
 use ssekit_http::client::{
-    only_events, Drive, Io, RequestSpec, Session, Target, HTTP2_KEEP_ALIVE_INTERVAL,
+    only_events, Drive, Io, RequestSpec, Target, HTTP2_KEEP_ALIVE_INTERVAL,
     HTTP2_KEEP_ALIVE_TIMEOUT,
 };
 pub use ssekit_http::client::{Ended, Item};
 use ssekit_http::io::HttpIo;
 
-use crate::time::Clock;
+use crate::runtime::Tokio;
 use crate::Error;
 
 /// The URL schemes the client connects to.
@@ -356,22 +356,21 @@ impl EventSource {
     /// # Ok(()) }
     /// ```
     pub fn stream(self) -> Items {
-        Box::pin(futures_util::stream::unfold(
-            self.driver(),
-            |mut d| async move { d.next().await.map(|item| (item, d)) },
-        ))
-    }
-
-    /// The run loop [`stream`](Self::stream) wraps, for callers in this crate that read its
-    /// session's state between items.
-    pub(crate) fn driver(self) -> Driver {
-        let io = HyperIo {
-            clock: Clock::tokio(),
-            client: self.client,
-            options: self.options,
-            response: None,
+        let client = match self.client {
+            Some(client) => client,
+            None => match self.options.build() {
+                Ok(client) => client,
+                Err(err) => return Box::pin(futures_util::stream::once(async { Err(err) })),
+            },
         };
-        Drive::new(self.spec.into_session(Target::Absolute), io)
+        let io = HyperIo {
+            runtime: Tokio::default(),
+            client,
+        };
+        let drive = Drive::new(self.spec.into_session(Target::Absolute), io);
+        Box::pin(futures_util::stream::unfold(drive, |mut d| async move {
+            d.next().await.map(|item| (item, d))
+        }))
     }
 
     /// Only the events. The stream ends with `None` when the stream (or the policy) ends
@@ -411,7 +410,7 @@ impl EventSource {
 #[derive(Clone)]
 pub struct HyperHttp {
     http: HttpClient,
-    clock: Clock,
+    runtime: Tokio,
 }
 
 impl std::fmt::Debug for HyperHttp {
@@ -428,7 +427,7 @@ impl HyperHttp {
     pub fn with_client(http: HttpClient) -> Self {
         HyperHttp {
             http,
-            clock: Clock::tokio(),
+            runtime: Tokio::default(),
         }
     }
 }
@@ -465,103 +464,35 @@ impl HttpIo for HyperHttp {
         ssekit_http::io::collect(resp, limit).await
     }
 
-    fn now(&self) -> ssekit::Instant {
-        self.clock.now()
-    }
+    type Runtime = Tokio;
 
-    async fn sleep_until(&self, at: ssekit::Instant) {
-        self.clock.sleep_until(at).await;
+    fn runtime(&self) -> &Tokio {
+        &self.runtime
     }
 }
 
 /// What [`EventSource::stream`] returns.
 pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
-/// What [`EventSource::driver`] returns.
-pub(crate) type Driver = Drive<HyperIo>;
-
-/// The IO of one stream on hyper-util's client: the shared [`Session`] decides, [`Drive`]
-/// loops, this connects, reads and waits.
-pub(crate) struct HyperIo {
-    clock: Clock,
-    /// The client, built from `options` on the first connection unless one was given.
-    client: Option<HttpClient>,
-    options: ClientOptions,
-    response: Option<Incoming>,
+/// The IO of one stream on hyper-util's client: [`Drive`] decides, this sends.
+struct HyperIo {
+    runtime: Tokio,
+    client: HttpClient,
 }
 
 impl Io for HyperIo {
-    fn now(&self) -> ssekit::Instant {
-        self.clock.now()
+    type Runtime = Tokio;
+    type Body = Incoming;
+
+    fn runtime(&self) -> &Tokio {
+        &self.runtime
     }
 
-    async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
-        let client = match &self.client {
-            Some(c) => c.clone(),
-            None => {
-                let c = self.options.clone().build()?;
-                self.client = Some(c.clone());
-                c
-            }
-        };
-        let limit = session.response_timeout();
-        let answer = match tokio::time::timeout(limit, client.request(req.map(Full::new))).await {
-            Ok(result) => result.map_err(Error::from),
-            Err(_) => Err(Error::no_response(limit)),
-        };
-        let now = self.clock.now();
-        match answer {
-            Err(err) => session.handle_connect_error(now, err),
-            Ok(resp) => {
-                if session.handle_head(now, resp.status().as_u16(), resp.headers()) {
-                    self.response = Some(resp.into_body());
-                }
-            }
-        }
-        Ok(())
-    }
-
-    async fn wait(&mut self, session: &mut Session, read: bool, deadline: Option<ssekit::Instant>) {
-        let clock = self.clock.clone();
-        let sleep = async move {
-            match deadline {
-                Some(at) => clock.sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
-        let Some(body) = self.response.as_mut().filter(|_| read) else {
-            sleep.await;
-            session.handle_timeout(self.clock.now());
-            return;
-        };
-        tokio::select! {
-            // A frame that is waiting wins over an expired idle deadline: the deadline
-            // passes while the application is slow to ask for the next item, and the
-            // stream is not idle then (smol's `or` polls the frame first too).
-            biased;
-            frame = body.frame() => {
-                let now = self.clock.now();
-                match frame {
-                    Some(Ok(frame)) => {
-                        if let Ok(data) = frame.into_data() {
-                            session.handle_data(now, data);
-                        }
-                    }
-                    Some(Err(e)) => {
-                        self.response = None;
-                        session.handle_end(now, Some(e.into()));
-                    }
-                    None => {
-                        self.response = None;
-                        session.handle_end(now, None);
-                    }
-                }
-            }
-            () = sleep => session.handle_timeout(self.clock.now()),
-        }
-    }
-
-    fn close(&mut self) {
-        self.response = None;
+    async fn send(
+        &mut self,
+        _uri: &http::Uri,
+        req: Request<Bytes>,
+    ) -> Result<http::Response<Incoming>, Error> {
+        Ok(self.client.request(req.map(Full::new)).await?)
     }
 }

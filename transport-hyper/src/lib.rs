@@ -20,7 +20,8 @@
 //! | [`server`] | [`SseBody`](server::SseBody) (keep-alive, ready events batched into bounded frames, a bounded turn per poll: fair under load), [`response`](server::response) headers, bounded [`channel`](server::channel), [`Broadcast`](server::Broadcast) with `Last-Event-ID` replay, [`serve`](server::serve) |
 //! | [`client`] | [`EventSource`](client::EventSource): any request, reconnects per core `Reconnect`, a `Stream` of [`Item`](client::Item)s; HTTPS with `rustls` |
 //! | [`ors`] | the ORS HTTP API as a [`Server`](ors::Server) over [`Environment`](ors::Environment)s, and a [`Client`](ors::Client) whose calls resume by task id (both written once in `ssekit-http`) |
-//! | [`runtime`] | [`Tokio`](runtime::Tokio): `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on tokio |
+//! | [`io`] | [`EventStream`](io::EventStream) over any `futures-io` reader, [`EventSink`](io::EventSink) over any writer, with keep-alive: SSE over pipes without HTTP |
+//! | [`runtime`] | [`Tokio`](runtime::Tokio): `ssekit-http`'s `Runtime` (clock, timer, spawn, cooperative budget) on tokio; everything else is written once over it |
 //! | `utcp` (feature `utcp`) | UTCP's SSE provider, `ssekit-utcp` on [`HyperHttp`](client::HyperHttp): provider object → a `ProviderSource` (an event stream whose OAuth2 token is renewed before it expires and after a 401); tool calls whose inputs and event data are checked against the tool's JSON Schemas; `/utcp` discovery, client and server |
 //!
 //! Slow or vanished clients cannot grow memory without bound: see [`server`] for the policy.
@@ -55,11 +56,11 @@
 
 pub mod client;
 pub mod from_other_crates;
+pub mod io;
 pub mod ors;
 mod proxy;
 pub mod runtime;
 pub mod server;
-mod time;
 #[cfg(feature = "utcp")]
 pub mod utcp;
 

@@ -9,12 +9,12 @@
 //!       ▲                                                        │ accepted
 //!       └── handle_timeout ◀── async_io::Timer(deadline) ◀── Wait ──▶ body frame ─▶ Session::handle_data / handle_end
 //! ```
-//! The [`Session`] (from `ssekit-http`, shared with `ssekit-hyper`) holds the core
+//! The [`Session`](ssekit_http::client::Session) (from `ssekit-http`, shared with `ssekit-hyper`) holds the core
 //! `Reconnect` and `Decoder`: every decision (headers, `Last-Event-ID`, backoff, `retry:`,
 //! idle timeout, 204, giving up, duplicate suppression) is the core's. This module only
 //! connects, reads and waits.
 //!
-//! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`], up to
+//! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`](ssekit_http::client::Session), up to
 //! `max_redirects` per attempt (10 by default), by the rules of [`ssekit_http::redirect`];
 //! each is reported as an [`Item::Redirected`]. Any other 3xx gives up with
 //! [`Error::Refused`] (the status, `Content-Type` and start of the body), as any status but
@@ -22,11 +22,9 @@
 
 use std::pin::Pin;
 
-use async_io::Timer;
 use bytes::Bytes;
 use futures_lite::{Stream, StreamExt};
 use http::Request;
-use http_body_util::BodyExt;
 use hyper::body::Incoming;
 /// The reconnect policy and the decoder's configuration, as the builder's
 /// [`reconnect`](EventSource::reconnect) and [`decoder`](EventSource::decoder) take them (the
@@ -34,12 +32,12 @@ use hyper::body::Incoming;
 pub use ssekit::client::{GiveUpReason, ReconnectConfig};
 pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
 use ssekit::Event;
-use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Session, Target};
+use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Target};
 pub use ssekit_http::client::{Ended, Item};
 use ssekit_http::io::HttpIo;
 pub use ssekit_http::proxy::Proxy;
 
-use crate::time::Clock;
+use crate::runtime::Smol;
 use crate::Error;
 
 mod pool;
@@ -146,8 +144,7 @@ impl EventSource {
     /// ```
     pub fn stream(self) -> Items {
         let io = SmolIo {
-            clock: Clock::new(),
-            response: None,
+            runtime: Smol::default(),
             client: self.client,
         };
         let driver = Drive::new(self.spec.into_session(Target::Origin), io);
@@ -187,7 +184,7 @@ impl EventSource {
 /// ```
 #[derive(Clone, Debug)]
 pub struct SmolHttp {
-    clock: Clock,
+    runtime: Smol,
     client: HttpClient,
 }
 
@@ -205,7 +202,7 @@ impl SmolHttp {
     /// ```
     pub fn with_client(client: HttpClient) -> Self {
         SmolHttp {
-            clock: Clock::new(),
+            runtime: Smol::default(),
             client,
         }
     }
@@ -285,12 +282,10 @@ impl HttpIo for SmolHttp {
         Ok(collected)
     }
 
-    fn now(&self) -> ssekit::Instant {
-        self.clock.now()
-    }
+    type Runtime = Smol;
 
-    async fn sleep_until(&self, at: ssekit::Instant) {
-        Timer::at(self.clock.at(at)).await;
+    fn runtime(&self) -> &Smol {
+        &self.runtime
     }
 }
 
@@ -299,83 +294,43 @@ pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
 /// A response body and the connection it holds (dropping it closes the connection, or
 /// resets the HTTP/2 stream).
-type Open = (Incoming, Held);
+struct HeldBody {
+    body: Incoming,
+    _held: Held,
+}
 
-/// The IO of one stream on smol: the shared [`Session`] decides, [`Drive`] loops, this
-/// connects, reads and waits.
+impl http_body::Body for HeldBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+}
+
+/// The IO of one stream on smol: [`Drive`] decides, this sends on the pool.
 struct SmolIo {
-    clock: Clock,
-    response: Option<Open>,
+    runtime: Smol,
     client: HttpClient,
 }
 
-enum Woke {
-    Frame(Option<Result<http_body::Frame<Bytes>, hyper::Error>>),
-    Timer,
-}
-
 impl Io for SmolIo {
-    fn now(&self) -> ssekit::Instant {
-        self.clock.now()
+    type Runtime = Smol;
+    type Body = HeldBody;
+
+    fn runtime(&self) -> &Smol {
+        &self.runtime
     }
 
-    async fn connect(&mut self, session: &mut Session, req: Request<Bytes>) -> Result<(), Error> {
-        let uri = session.uri().clone();
-        let limit = session.response_timeout();
-        let answer = futures_lite::future::or(self.client.send(&uri, req), async {
-            Timer::after(limit).await;
-            Err(Error::no_response(limit))
-        })
-        .await;
-        let now = self.clock.now();
-        match answer {
-            Err(err) => session.handle_connect_error(now, err),
-            Ok(Exchange { response, held }) => {
-                if session.handle_head(now, response.status().as_u16(), response.headers()) {
-                    self.response = Some((response.into_body(), held));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    async fn wait(&mut self, session: &mut Session, read: bool, deadline: Option<ssekit::Instant>) {
-        let clock = self.clock;
-        let sleep = async move {
-            match deadline {
-                Some(at) => {
-                    Timer::at(clock.at(at)).await;
-                }
-                None => std::future::pending::<()>().await,
-            }
-            Woke::Timer
-        };
-        let woke = match self.response.as_mut().filter(|_| read) {
-            Some((body, _)) => {
-                futures_lite::future::or(async { Woke::Frame(body.frame().await) }, sleep).await
-            }
-            None => sleep.await,
-        };
-        let now = self.clock.now();
-        match woke {
-            Woke::Frame(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    session.handle_data(now, data);
-                }
-            }
-            Woke::Frame(Some(Err(e))) => {
-                self.response = None;
-                session.handle_end(now, Some(e.into()));
-            }
-            Woke::Frame(None) => {
-                self.response = None;
-                session.handle_end(now, None);
-            }
-            Woke::Timer => session.handle_timeout(now),
-        }
-    }
-
-    fn close(&mut self) {
-        self.response = None;
+    async fn send(
+        &mut self,
+        uri: &http::Uri,
+        req: Request<Bytes>,
+    ) -> Result<http::Response<HeldBody>, Error> {
+        let Exchange { response, held } = self.client.send(uri, req).await?;
+        Ok(response.map(|body| HeldBody { body, _held: held }))
     }
 }

@@ -17,7 +17,7 @@
 //! | `client` (feature `http`) | `EventSource`: any request, reconnects per core `Reconnect`, a `Stream` of `Item`s; HTTPS with `rustls` (HTTP/2 by ALPN); `HttpClient`, one pool shared by many streams |
 //! | `utcp` (feature `utcp`) | UTCP's SSE provider, the same as `ssekit-hyper`'s (`ssekit-utcp` over `client::SmolHttp`): provider objects with auth and OAuth2 refresh, checked tool calls, `/utcp` discovery |
 //! | `ors` (feature `http`) | `Server`: the ORS HTTP API over `Environment`s (the same server as `ssekit-hyper`'s, written once in `ssekit-http`), `Calls` its `/call` half alone; `Client`: sessions and tool calls resumed by task id |
-//! | `runtime` (feature `http`) | `Smol`: `ssekit-http`'s runtime hooks (clock, timer, spawn, `SseBody`) on smol |
+//! | [`runtime`] | [`Smol`](runtime::Smol): `ssekit-http`'s `Runtime` (clock, timer, spawn) on smol; everything else is written once over it |
 //!
 //! ## Crate features
 //! - `http` (default): the HTTP server and client, HTTP/1.1 and HTTP/2, on hyper 1 driven by
@@ -59,11 +59,9 @@ pub mod client;
 pub mod io;
 #[cfg(feature = "http")]
 pub mod ors;
-#[cfg(feature = "http")]
 pub mod runtime;
 #[cfg(feature = "http")]
 pub mod server;
-mod time;
 #[cfg(feature = "utcp")]
 pub mod utcp;
 

@@ -1,18 +1,17 @@
-//! [`Smol`]: `ssekit-http`'s [`Runtime`] hooks on smol, so the protocol code written once
-//! there (the ORS [`Server`](crate::ors::Server)) runs here, with no tokio runtime.
+//! [`Smol`]: `ssekit-http`'s [`Runtime`] on smol and async-io. Everything above it (the
+//! response body, the queues, the broadcast, the accept loop, the ORS server, the clients'
+//! drive loops) is written once there; this is all of ssekit-smol's runtime.
 
 use std::future::Future;
 use std::time::Duration;
 
 use async_io::Timer;
 use ssekit::Instant;
-use ssekit_http::runtime::{Frames, Runtime};
+use ssekit_http::runtime::Runtime;
 
-use crate::server::SseBody;
-use crate::time::Clock;
-
-/// smol as a [`Runtime`]: tasks on smol's global executor (`smol::spawn`), `async-io`
-/// timers, and [`SseBody`]. Works from any thread, inside an executor or not.
+/// smol as a [`Runtime`]: tasks on smol's global executor (`smol::spawn`) and `async-io`
+/// timers. Works from any thread, inside an executor or not; its clock reads from when the
+/// value was made.
 ///
 /// # Example
 /// ```
@@ -21,54 +20,54 @@ use crate::time::Clock;
 /// smol::block_on(smol_rt.sleep(std::time::Duration::from_millis(1)));
 /// assert!(smol_rt.now().as_millis() >= 1);
 /// ```
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Smol {
-    clock: Clock,
+    origin: std::time::Instant,
 }
 
 impl Default for Smol {
     fn default() -> Self {
         Smol {
-            clock: Clock::new(),
+            origin: std::time::Instant::now(),
         }
     }
 }
 
-impl std::fmt::Debug for Smol {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Smol").finish_non_exhaustive()
-    }
-}
-
-/// hyper's executor hook: the HTTP/2 connections of [`serve_with`](crate::server::serve_with)
-/// and of the client spawn their streams as tasks on smol's global executor.
+/// hyper's executor hook: the HTTP/2 connections of the client spawn their streams as
+/// tasks on smol's global executor.
 ///
 /// # Example
 /// ```
 /// use hyper::rt::Executor;
-/// let (tx, rx) = async_channel::bounded(1);
+/// let (tx, rx) = smol::channel::bounded(1);
 /// ssekit_smol::runtime::Smol::default().execute(async move { let _ = tx.send(7).await; });
 /// assert_eq!(smol::block_on(rx.recv()), Ok(7));
 /// ```
+#[cfg(feature = "http")]
 impl<F> hyper::rt::Executor<F> for Smol
 where
     F: Future<Output = ()> + Send + 'static,
 {
     fn execute(&self, future: F) {
-        smol::spawn(future).detach();
+        self.spawn(future);
     }
 }
 
 impl Runtime for Smol {
-    type Body = SseBody;
     type Sleep = Timer;
 
     fn now(&self) -> Instant {
-        self.clock.now()
+        let elapsed = self.origin.elapsed();
+        Instant::from_millis(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX))
     }
 
     fn sleep_until(&self, at: Instant) -> Timer {
-        Timer::at(self.clock.at(at))
+        // A deadline that does not fit is a year away: it never fires.
+        let at = self
+            .origin
+            .checked_add(at.since_origin())
+            .unwrap_or_else(|| std::time::Instant::now() + Duration::from_secs(86_400 * 365));
+        Timer::at(at)
     }
 
     fn spawn<F>(&self, future: F)
@@ -76,9 +75,5 @@ impl Runtime for Smol {
         F: Future<Output = ()> + Send + 'static,
     {
         smol::spawn(future).detach();
-    }
-
-    fn sse_body(&self, frames: Frames, keep_alive: Duration) -> SseBody {
-        SseBody::from_bytes(frames).keep_alive(keep_alive)
     }
 }

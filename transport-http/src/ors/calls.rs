@@ -26,6 +26,7 @@ use tokio::sync::{watch, Notify};
 use super::{call_frames, complete, encode, named, refused, run_tool, Completion, Follow};
 use super::{TaskSignals, BUSY, SHUTTING_DOWN, TASK_LOST};
 use crate::runtime::{Frames, Runtime};
+use crate::server::SseBody;
 use crate::store::{changed_or_after, Log, Store, StoreError, TaskScope};
 
 /// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
@@ -305,7 +306,7 @@ impl<R: Runtime> Calls<R> {
     /// let body = calls.call(Some("no-such-task"), async { Err("unused".to_owned()) });
     /// # let _ = body;
     /// ```
-    pub fn call<F>(&self, task_id: Option<&str>, run: F) -> R::Body
+    pub fn call<F>(&self, task_id: Option<&str>, run: F) -> SseBody<R>
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
@@ -326,7 +327,7 @@ impl<R: Runtime> Calls<R> {
     /// let _running = calls.try_call(None, std::future::pending());
     /// assert_eq!(calls.try_call(None, async { Err("x".to_owned()) }).err(), Some(Busy));
     /// ```
-    pub fn try_call<F>(&self, task_id: Option<&str>, run: F) -> Result<R::Body, Busy>
+    pub fn try_call<F>(&self, task_id: Option<&str>, run: F) -> Result<SseBody<R>, Busy>
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
@@ -378,7 +379,7 @@ impl<R: Runtime> Calls<R> {
         scope: TaskScope,
         task_id: Option<&str>,
         run: F,
-    ) -> Result<R::Body, NotStarted>
+    ) -> Result<SseBody<R>, NotStarted>
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
@@ -495,7 +496,7 @@ impl<R: Runtime> Calls<R> {
     }
 
     /// The stream of an unknown (or expired, or not admitted) task id.
-    fn unknown(&self) -> R::Body {
+    fn unknown(&self) -> SseBody<R> {
         self.body(unknown_frames())
     }
 
@@ -589,16 +590,16 @@ impl<R: Runtime> Calls<R> {
     /// let body = calls.refuse("Session not found");
     /// # let _ = body;
     /// ```
-    pub fn refuse(&self, message: &str) -> R::Body {
+    pub fn refuse(&self, message: &str) -> SseBody<R> {
         let frames = refused(&mut lock(&self.inner.tasks).registry, message);
         self.body(Box::pin(stream::iter(frames)))
     }
 
     /// An event stream of `frames` with this server's keep-alive, ended by
     /// [`drain`](Self::drain).
-    pub(crate) fn body(&self, frames: Frames) -> R::Body {
+    pub(crate) fn body(&self, frames: Frames) -> SseBody<R> {
         let frames = self.until_drained(frames);
-        self.inner.runtime.sse_body(frames, self.inner.keep_alive)
+        SseBody::from_bytes_on(self.inner.runtime.clone(), frames).keep_alive(self.inner.keep_alive)
     }
 
     /// `task_id`, then the task's output as it is produced, until it finishes.

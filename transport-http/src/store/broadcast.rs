@@ -294,7 +294,6 @@ mod tests {
     pub(super) struct Stopped;
 
     impl Runtime for Stopped {
-        type Body = http_body_util::combinators::BoxBody<Bytes, crate::Error>;
         type Sleep = std::future::Pending<()>;
         fn now(&self) -> ssekit::Instant {
             ssekit::Instant::ZERO
@@ -303,12 +302,6 @@ mod tests {
             std::future::pending()
         }
         fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _future: F) {}
-        fn sse_body(&self, _frames: Frames, _keep_alive: Duration) -> Self::Body {
-            use http_body_util::BodyExt;
-            http_body_util::Empty::new()
-                .map_err(|never| match never {})
-                .boxed()
-        }
     }
 
     #[test]

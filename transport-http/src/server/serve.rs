@@ -1,0 +1,234 @@
+//! The accept loop of every runtime: [`serve_with`] accepts on a [`Runtime`]'s listener,
+//! shakes hands (TLS, ALPN), and serves each connection with hyper (HTTP/1.1 and HTTP/2) on
+//! a task of that runtime, until a stop signal; then it closes gracefully.
+//!
+//! ```text
+//!  R::accept ─▶ [R::accept_tls within TLS_HANDSHAKE_TIMEOUT] ─▶ R::spawn(hyper auto connection)
+//!  stop ─▶ listener dropped ─▶ every connection: graceful_shutdown ─▶ serve_with returns
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response};
+use http_body::Body;
+use hyper::body::Incoming;
+use hyper_util::server::conn::auto::Builder;
+
+use super::ServeOptions;
+use crate::io::first_of;
+use crate::runtime::{Connection, Executor, Runtime, Timer};
+use crate::BoxError;
+
+/// A listening socket of the runtime `R`: what [`serve_with`] accepts connections on.
+/// ssekit-hyper implements it for `tokio::net::TcpListener` on `Tokio`, ssekit-smol for
+/// `smol::net::TcpListener` on `Smol` (a trait of this crate, named after a type of
+/// theirs, so each transport can implement it for a listener type it does not own).
+///
+/// # Example
+/// A listener that hands out in-memory connections (a test harness, a simulation):
+/// ```
+/// use ssekit_http::runtime::{Connection, Runtime};
+/// use ssekit_http::server::Accept;
+///
+/// struct Queue<C>(async_channel::Receiver<C>);
+/// impl<R: Runtime, C: Connection> Accept<R> for Queue<C> {
+///     type Conn = C;
+///     async fn accept(&self, _runtime: &R) -> std::io::Result<C> {
+///         self.0.recv().await.map_err(|_| std::io::ErrorKind::NotConnected.into())
+///     }
+/// }
+/// ```
+pub trait Accept<R: Runtime>: Send + Sync + 'static {
+    /// An accepted connection.
+    type Conn: Connection;
+
+    /// The next connection, ready for HTTP (`TCP_NODELAY` set, as an event stream's small
+    /// writes want).
+    fn accept(&self, runtime: &R) -> impl Future<Output = std::io::Result<Self::Conn>> + Send;
+
+    /// The TLS handshake of an accepted connection, as the server `config` says (ALPN
+    /// `h2` and `http/1.1`). The default refuses: a listener without TLS.
+    ///
+    /// # Example
+    /// ```
+    /// # use ssekit_http::{runtime::Runtime, server::Accept};
+    /// # async fn tls<R: Runtime, L: Accept<R>>(listener: &L, rt: &R, config: std::sync::Arc<rustls::ServerConfig>) -> std::io::Result<()> {
+    /// let conn = listener.accept(rt).await?;
+    /// let conn = L::accept_tls(rt, config, conn).await?;
+    /// # let _ = conn; Ok(()) }
+    /// ```
+    #[cfg(feature = "rustls")]
+    fn accept_tls(
+        runtime: &R,
+        config: Arc<rustls::ServerConfig>,
+        conn: Self::Conn,
+    ) -> impl Future<Output = std::io::Result<Box<dyn Connection>>> + Send {
+        let _ = (runtime, config, conn);
+        std::future::ready(Err(std::io::ErrorKind::Unsupported.into()))
+    }
+}
+
+/// A hyper service that `serve_with` can run: it answers a request with a response whose
+/// body is a [`ResponseBody`]. Any `service_fn` of an async handler qualifies, and so does
+/// the ORS `Server`.
+///
+/// # Example
+/// ```
+/// use ssekit_http::server::{full, HttpService};
+/// fn accepts<S: HttpService<http_body_util::Full<bytes::Bytes>>>(_: S) {}
+/// accepts(hyper::service::service_fn(|_req| async {
+///     Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
+/// }));
+/// ```
+pub trait HttpService<B>:
+    hyper::service::Service<
+        Request<Incoming>,
+        Response = Response<B>,
+        Future: Send + 'static,
+        Error: Into<BoxError>,
+    > + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<T, B> HttpService<B> for T where
+    T: hyper::service::Service<
+            Request<Incoming>,
+            Response = Response<B>,
+            Future: Send + 'static,
+            Error: Into<BoxError>,
+        > + Clone
+        + Send
+        + 'static
+{
+}
+
+/// A response body `serve_with` can send: bytes, any error type that converts to a
+/// [`BoxError`]. An [`SseBody`](super::SseBody), an [`AnyBody`](super::AnyBody), hyper's and
+/// http-body-util's bodies all are.
+///
+/// # Example
+/// ```
+/// fn sendable<B: ssekit_http::server::ResponseBody>(_: B) {}
+/// sendable(ssekit_http::server::full("ok"));
+/// ```
+pub trait ResponseBody: Body<Data = Bytes, Error: Into<BoxError>> + Send + 'static {}
+
+impl<B: Body<Data = Bytes, Error: Into<BoxError>> + Send + 'static> ResponseBody for B {}
+
+/// A complete body (JSON, an error page) for handlers that answer beside an
+/// [`SseBody`](super::SseBody).
+///
+/// # Example
+/// ```
+/// let body = ssekit_http::server::full("{\"status\":\"ok\"}");
+/// assert_eq!(http_body::Body::size_hint(&body).exact(), Some(15));
+/// ```
+pub fn full(bytes: impl Into<Bytes>) -> http_body_util::Full<Bytes> {
+    http_body_util::Full::new(bytes.into())
+}
+
+/// Accepts connections on `listener` until `stop` completes, serving each with `service`
+/// on its own task of `runtime`, as `options` say: HTTP/1.1 and HTTP/2 (h2c by prior
+/// knowledge, as `curl --http2-prior-knowledge` sends it; over TLS as ALPN agreed), a write
+/// buffer of [`WRITE_BUFFER`](super::WRITE_BUFFER) per connection, and vectored writes.
+///
+/// When `stop` completes the listener is closed (no new connections), every connection
+/// finishes the response it is sending and closes (idle keep-alive connections at once), and
+/// this returns when all are closed. Open event streams keep their connection until they
+/// end: end them first (the ORS server's `shutdown` does), or bound the wait with a timeout.
+/// A failed accept (out of file descriptors and the like) is retried after 10 ms instead of
+/// spinning; a TLS handshake gets [`TLS_HANDSHAKE_TIMEOUT`](super::TLS_HANDSHAKE_TIMEOUT).
+///
+/// The transports call it with their runtime: `ssekit_hyper::server::serve_with(listener,
+/// service, stop, options)` is `serve_with(Tokio::default(), ...)`.
+///
+/// # Example
+/// ```
+/// use ssekit_http::runtime::Runtime;
+/// use ssekit_http::server::{full, serve_with, Accept, ServeOptions};
+///
+/// async fn run<R: Runtime + Default>(listener: impl Accept<R>) -> std::io::Result<()> {
+///     let service = hyper::service::service_fn(|_req| async {
+///         Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
+///     });
+///     let stop = std::future::pending();
+///     serve_with(R::default(), listener, service, stop, ServeOptions::default()).await
+/// }
+/// ```
+pub async fn serve_with<R, L, S, B>(
+    runtime: R,
+    listener: L,
+    service: S,
+    stop: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> std::io::Result<()>
+where
+    R: Runtime,
+    L: Accept<R>,
+    S: HttpService<B>,
+    B: ResponseBody,
+{
+    // Every connection holds a receiver: `send(true)` asks them to close, and the sender's
+    // `closed()` completes when the last one has.
+    let (closing, closing_rx) = tokio::sync::watch::channel(false);
+    let builder =
+        Arc::new(options.connection_builder(Executor(runtime.clone()), Timer(runtime.clone())));
+    let mut stop = std::pin::pin!(stop);
+    while let Some(accepted) = first_of(listener.accept(&runtime), stop.as_mut()).await {
+        let Ok(conn) = accepted else {
+            runtime.sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let (service, builder, closing) = (service.clone(), builder.clone(), closing_rx.clone());
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = options.tls_config().cloned() {
+            let rt = runtime.clone();
+            runtime.spawn(async move {
+                let timeout = rt.sleep(super::TLS_HANDSHAKE_TIMEOUT);
+                let handshake = first_of(L::accept_tls(&rt, tls, conn), async {
+                    timeout.await;
+                })
+                .await;
+                if let Some(Ok(conn)) = handshake {
+                    serve_connection(&builder, conn, service, closing).await;
+                }
+            });
+            continue;
+        }
+        runtime.spawn(async move { serve_connection(&builder, conn, service, closing).await });
+    }
+    drop(listener);
+    drop(closing_rx);
+    let _ = closing.send(true);
+    closing.closed().await;
+    Ok(())
+}
+
+/// Serves one connection until it ends, or, once `closing` says so, until the response it
+/// is sending is done.
+async fn serve_connection<R, S, B>(
+    builder: &Builder<Executor<R>>,
+    conn: impl Connection,
+    service: S,
+    mut closing: tokio::sync::watch::Receiver<bool>,
+) where
+    R: Runtime,
+    S: HttpService<B>,
+    B: ResponseBody,
+{
+    let conn = builder.serve_connection(conn, service);
+    let mut conn = std::pin::pin!(conn);
+    let asked = async {
+        let _ = closing.wait_for(|closing| *closing).await;
+    };
+    if first_of(conn.as_mut(), asked).await.is_some() {
+        return;
+    }
+    conn.as_mut().graceful_shutdown();
+    let _ = conn.await;
+}
