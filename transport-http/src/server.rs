@@ -1,4 +1,4 @@
-//! The server side, written once for every [`Runtime`](crate::runtime::Runtime):
+//! The server side, written once for every [`Runtime`]:
 //! [`SseBody`], a streaming response body with keep-alive comments; [`channel`], a bounded
 //! per-stream queue; [`Broadcast`], one live stream for many clients with `Last-Event-ID`
 //! replay; [`serve_with`], the accept loop (HTTP/1.1 and HTTP/2, TLS with ALPN, graceful

@@ -8,8 +8,8 @@
 //! runtime crate, the other runtime lacked it (smol users could not serve the ORS API at
 //! all). What a runtime adds is small, so it is asked for through [`Runtime`]: the time
 //! ([`Runtime::now`]), a background task for tools, setups and teardowns
-//! ([`Runtime::spawn`]), and the transport's SSE response body with its keep-alive timer
-//! ([`Runtime::sse_body`]). `ssekit_hyper::ors::Server` is `Server<Tokio>` and
+//! ([`Runtime::spawn`]), and timers for the keep-alive of its response bodies
+//! ([`SseBody`](crate::server::SseBody) on the runtime). `ssekit_hyper::ors::Server` is `Server<Tokio>` and
 //! `ssekit_smol::ors::Server` is `Server<Smol>`: the same server, byte for byte.
 //!
 //! ```text
