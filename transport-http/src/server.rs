@@ -1,7 +1,7 @@
 //! The server side, written once for every [`Runtime`]:
 //! [`SseBody`], a streaming response body with keep-alive comments; [`channel`], a bounded
 //! per-stream queue; [`Broadcast`], one live stream for many clients with `Last-Event-ID`
-//! replay; [`serve_with`], the accept loop (HTTP/1.1 and HTTP/2, TLS with ALPN, graceful
+//! replay; [`serve`] / [`serve_until`] / [`serve_with`], the accept loop (HTTP/1.1 and HTTP/2, TLS with ALPN, graceful
 //! shutdown); [`response`] for the headers and [`last_event_id`] for a reconnecting
 //! client's id. The transports name these on their runtime (`ssekit_hyper::server::SseBody`
 //! is `SseBody<Tokio>`) and re-export the rest.
@@ -57,7 +57,9 @@ mod serve;
 #[cfg(feature = "hyper-server")]
 mod serve_options;
 #[cfg(feature = "hyper-server")]
-pub use serve::{full, serve_with, Accept, HttpService, ResponseBody};
+pub use serve::{
+    full, serve, serve_on, serve_until, serve_with, Accept, HttpService, ResponseBody,
+};
 #[cfg(feature = "hyper-server")]
 pub use serve_options::{ServeOptions, TLS_HANDSHAKE_TIMEOUT};
 

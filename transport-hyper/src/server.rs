@@ -5,14 +5,12 @@
 //! on a `tokio::net::TcpListener` (HTTP/1.1 and HTTP/2, TLS with ALPN, graceful shutdown).
 //! How slow and vanished clients are bounded: see [`ssekit_http::server`].
 
-use std::future::Future;
-
 use hyper_util::rt::TokioIo;
 use tokio::net::{TcpListener, TcpStream};
 
 pub use ssekit_http::server::{
-    full, last_event_id, response, Accept, AnyBody, HttpService, Message, ResponseBody, Sender,
-    ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
+    full, last_event_id, response, serve, serve_on, serve_until, serve_with, Accept, AnyBody,
+    HttpService, Message, ResponseBody, Sender, ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
 };
 
 use crate::runtime::Tokio;
@@ -59,81 +57,6 @@ pub type Broadcast = ssekit_http::server::Broadcast<Tokio>;
 /// ```
 pub fn channel(capacity: usize) -> (Sender, SseBody) {
     ssekit_http::server::channel(capacity)
-}
-
-/// Accepts connections on `listener` forever, serving each with `service` on its own tokio
-/// task with the default [`ServeOptions`]. [`serve_until`] stops gracefully; [`serve_with`]
-/// takes options (TLS with ALPN, limits, timeouts).
-///
-/// # Example
-/// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
-/// use hyper::service::service_fn;
-/// use ssekit_hyper::server::{response, serve, SseBody};
-///
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// serve(listener, service_fn(|_req| async {
-///     let events = futures_util::stream::iter(vec![ssekit::Event::message("hi")]);
-///     Ok::<_, std::convert::Infallible>(response(SseBody::new(events)))
-/// }))
-/// .await
-/// # }
-/// ```
-pub async fn serve<S: HttpService<B>, B: ResponseBody>(
-    listener: TcpListener,
-    service: S,
-) -> std::io::Result<()> {
-    serve_with(
-        listener,
-        service,
-        std::future::pending(),
-        ServeOptions::default(),
-    )
-    .await
-}
-
-/// As [`serve`], until `stop` completes; then it closes gracefully (see
-/// [`ssekit_http::server::serve_with`]).
-///
-/// # Example
-/// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
-/// use hyper::service::service_fn;
-/// use ssekit_hyper::server::{full, serve_until};
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let stop = tokio::time::sleep(std::time::Duration::from_secs(60));
-/// serve_until(listener, service_fn(|_req| async { Ok::<_, std::convert::Infallible>(http::Response::new(full("ok"))) }), stop).await
-/// # }
-/// ```
-pub async fn serve_until<S: HttpService<B>, B: ResponseBody>(
-    listener: TcpListener,
-    service: S,
-    stop: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    serve_with(listener, service, stop, ServeOptions::default()).await
-}
-
-/// As [`serve_until`], with `options`: TLS (ALPN `h2` and `http/1.1`), limits, timeouts.
-/// The accept loop is [`ssekit_http::server::serve_with`] on [`Tokio`].
-///
-/// # Example
-/// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> std::io::Result<()> {
-/// use hyper::service::service_fn;
-/// use ssekit_hyper::server::{full, serve_with, ServeOptions};
-/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let options = ServeOptions::default().max_concurrent_streams(1000);
-/// let service = service_fn(|_req| async { Ok::<_, std::convert::Infallible>(http::Response::new(full("ok"))) });
-/// serve_with(listener, service, std::future::pending(), options).await
-/// # }
-/// ```
-pub async fn serve_with<S: HttpService<B>, B: ResponseBody>(
-    listener: TcpListener,
-    service: S,
-    stop: impl Future<Output = ()>,
-    options: ServeOptions,
-) -> std::io::Result<()> {
-    ssekit_http::server::serve_with(Tokio::default(), listener, service, stop, options).await
 }
 
 /// tokio's listener as the accept loop's: `TCP_NODELAY` on each connection, TLS through

@@ -6,14 +6,12 @@
 //! graceful shutdown), with no tokio runtime. How slow and vanished clients are bounded: see
 //! [`ssekit_http::server`].
 
-use std::future::Future;
-
 use smol::net::{TcpListener, TcpStream};
 use smol_hyper::rt::FuturesIo;
 
 pub use ssekit_http::server::{
-    full, last_event_id, response, Accept, AnyBody, HttpService, Message, ResponseBody, Sender,
-    ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
+    full, last_event_id, response, serve, serve_on, serve_until, serve_with, Accept, AnyBody,
+    HttpService, Message, ResponseBody, Sender, ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
 };
 
 use crate::runtime::Smol;
@@ -58,84 +56,6 @@ pub type Broadcast = ssekit_http::server::Broadcast<Smol>;
 /// ```
 pub fn channel(capacity: usize) -> (Sender, SseBody) {
     ssekit_http::server::channel(capacity)
-}
-
-/// Accepts connections on `listener` forever, serving each with `service` on a task of
-/// smol's global executor with the default [`ServeOptions`]. [`serve_until`] stops
-/// gracefully; [`serve_with`] takes options (TLS with ALPN, limits, timeouts).
-///
-/// # Example
-/// ```no_run
-/// use hyper::service::service_fn;
-/// use ssekit_smol::server::{response, serve, SseBody};
-/// # smol::block_on(async {
-/// let listener = smol::net::TcpListener::bind("127.0.0.1:0").await?;
-/// serve(listener, service_fn(|_req| async {
-///     let events = futures_lite::stream::iter(vec![ssekit::Event::message("hi")]);
-///     Ok::<_, std::convert::Infallible>(response(SseBody::new(events)))
-/// }))
-/// .await
-/// # }).unwrap();
-/// ```
-pub async fn serve<S: HttpService<B>, B: ResponseBody>(
-    listener: TcpListener,
-    service: S,
-) -> std::io::Result<()> {
-    serve_with(
-        listener,
-        service,
-        std::future::pending(),
-        ServeOptions::default(),
-    )
-    .await
-}
-
-/// As [`serve`], until `stop` completes; then it closes gracefully (see
-/// [`ssekit_http::server::serve_with`]).
-///
-/// # Example
-/// ```no_run
-/// # smol::block_on(async {
-/// use hyper::service::service_fn;
-/// use ssekit_smol::server::{full, serve_until};
-/// let listener = smol::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let stop = async { async_io::Timer::after(std::time::Duration::from_secs(60)).await; };
-/// serve_until(listener, service_fn(|_req| async {
-///     Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
-/// }), stop).await
-/// # }).unwrap();
-/// ```
-pub async fn serve_until<S: HttpService<B>, B: ResponseBody>(
-    listener: TcpListener,
-    service: S,
-    stop: impl Future<Output = ()>,
-) -> std::io::Result<()> {
-    serve_with(listener, service, stop, ServeOptions::default()).await
-}
-
-/// As [`serve_until`], with `options`: TLS (feature `rustls`; ALPN `h2` and `http/1.1`),
-/// limits, timeouts. The accept loop is [`ssekit_http::server::serve_with`] on [`Smol`].
-///
-/// # Example
-/// ```no_run
-/// # smol::block_on(async {
-/// use hyper::service::service_fn;
-/// use ssekit_smol::server::{full, serve_with, ServeOptions};
-/// let listener = smol::net::TcpListener::bind("127.0.0.1:0").await?;
-/// let options = ServeOptions::default().max_concurrent_streams(1000);
-/// let service = service_fn(|_req| async {
-///     Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
-/// });
-/// serve_with(listener, service, std::future::pending(), options).await
-/// # }).unwrap();
-/// ```
-pub async fn serve_with<S: HttpService<B>, B: ResponseBody>(
-    listener: TcpListener,
-    service: S,
-    stop: impl Future<Output = ()>,
-    options: ServeOptions,
-) -> std::io::Result<()> {
-    ssekit_http::server::serve_with(Smol::default(), listener, service, stop, options).await
 }
 
 /// smol's listener as the accept loop's: `TCP_NODELAY` on each connection, TLS through

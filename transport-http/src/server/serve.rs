@@ -132,20 +132,87 @@ pub fn full(bytes: impl Into<Bytes>) -> http_body_util::Full<Bytes> {
     http_body_util::Full::new(bytes.into())
 }
 
-/// Accepts connections on `listener` until `stop` completes, serving each with `service`
-/// on its own task of `runtime`, as `options` say: HTTP/1.1 and HTTP/2 (h2c by prior
-/// knowledge, as `curl --http2-prior-knowledge` sends it; over TLS as ALPN agreed), a write
-/// buffer of [`WRITE_BUFFER`](super::WRITE_BUFFER) per connection, and vectored writes.
+/// Accepts connections on `listener` forever, serving each with `service` on its own task
+/// of the listener's runtime, with the default [`ServeOptions`]: HTTP/1.1 and HTTP/2 (h2c
+/// by prior knowledge, as `curl --http2-prior-knowledge` sends it), a write buffer of
+/// [`WRITE_BUFFER`](super::WRITE_BUFFER) per connection, vectored writes. The runtime is the
+/// one the listener's [`Accept`] names (a `tokio::net::TcpListener` serves on ssekit-hyper's
+/// `Tokio`, a `smol::net::TcpListener` on ssekit-smol's `Smol`), so a call names none.
+/// [`serve_until`] stops gracefully; [`serve_with`] takes options (TLS with ALPN, limits,
+/// timeouts); [`serve_on`] takes the runtime value too.
 ///
-/// When `stop` completes the listener is closed (no new connections), every connection
-/// finishes the response it is sending and closes (idle keep-alive connections at once), and
-/// this returns when all are closed. Open event streams keep their connection until they
-/// end: end them first (the ORS server's `shutdown` does), or bound the wait with a timeout.
-/// A failed accept (out of file descriptors and the like) is retried after 10 ms instead of
-/// spinning; a TLS handshake gets [`TLS_HANDSHAKE_TIMEOUT`](super::TLS_HANDSHAKE_TIMEOUT).
+/// # Example
+/// ```
+/// use ssekit_http::runtime::Runtime;
+/// use ssekit_http::server::{response, serve, Accept, SseBody};
 ///
-/// The transports call it with their runtime: `ssekit_hyper::server::serve_with(listener,
-/// service, stop, options)` is `serve_with(Tokio::default(), ...)`.
+/// async fn run<R: Runtime + Default>(listener: impl Accept<R>) -> std::io::Result<()> {
+///     serve(listener, hyper::service::service_fn(|_req| async {
+///         let events = futures_lite::stream::iter(vec![ssekit::Event::message("hi")]);
+///         Ok::<_, std::convert::Infallible>(response(SseBody::<R>::new(events)))
+///     }))
+///     .await
+/// }
+/// ```
+pub async fn serve<R, L, S, B>(listener: L, service: S) -> std::io::Result<()>
+where
+    R: Runtime + Default,
+    L: Accept<R>,
+    S: HttpService<B>,
+    B: ResponseBody,
+{
+    let options = ServeOptions::default();
+    serve_on(
+        R::default(),
+        listener,
+        service,
+        std::future::pending(),
+        options,
+    )
+    .await
+}
+
+/// As [`serve`], until `stop` completes: then the listener is closed (no new connections),
+/// every connection finishes the response it is sending and closes (idle keep-alive
+/// connections at once), and this returns when all are closed. Open event streams keep
+/// their connection until they end: end them first (the ORS server's `shutdown` does), or
+/// bound the wait with a timeout.
+///
+/// # Example
+/// ```
+/// use ssekit_http::runtime::Runtime;
+/// use ssekit_http::server::{full, serve_until, Accept};
+///
+/// async fn run<R: Runtime + Default>(listener: impl Accept<R>, stop: impl Future<Output = ()>) -> std::io::Result<()> {
+///     let service = hyper::service::service_fn(|_req| async {
+///         Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
+///     });
+///     serve_until(listener, service, stop).await
+/// }
+/// ```
+pub async fn serve_until<R, L, S, B>(
+    listener: L,
+    service: S,
+    stop: impl Future<Output = ()>,
+) -> std::io::Result<()>
+where
+    R: Runtime + Default,
+    L: Accept<R>,
+    S: HttpService<B>,
+    B: ResponseBody,
+{
+    serve_on(
+        R::default(),
+        listener,
+        service,
+        stop,
+        ServeOptions::default(),
+    )
+    .await
+}
+
+/// As [`serve_until`], with `options`: TLS (ALPN `h2` and `http/1.1`, feature `rustls`),
+/// limits, timeouts.
 ///
 /// # Example
 /// ```
@@ -156,11 +223,44 @@ pub fn full(bytes: impl Into<Bytes>) -> http_body_util::Full<Bytes> {
 ///     let service = hyper::service::service_fn(|_req| async {
 ///         Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
 ///     });
-///     let stop = std::future::pending();
-///     serve_with(R::default(), listener, service, stop, ServeOptions::default()).await
+///     let options = ServeOptions::default().max_concurrent_streams(1000);
+///     serve_with(listener, service, std::future::pending(), options).await
 /// }
 /// ```
 pub async fn serve_with<R, L, S, B>(
+    listener: L,
+    service: S,
+    stop: impl Future<Output = ()>,
+    options: ServeOptions,
+) -> std::io::Result<()>
+where
+    R: Runtime + Default,
+    L: Accept<R>,
+    S: HttpService<B>,
+    B: ResponseBody,
+{
+    serve_on(R::default(), listener, service, stop, options).await
+}
+
+/// The accept loop of [`serve`], [`serve_until`] and [`serve_with`], on the runtime value
+/// given (a simulation's, one shared with the rest of a server). Each connection is served
+/// on its own task of `runtime`; a failed accept (out of file descriptors and the like) is
+/// retried after 10 ms instead of spinning; a TLS handshake gets
+/// [`TLS_HANDSHAKE_TIMEOUT`](super::TLS_HANDSHAKE_TIMEOUT).
+///
+/// # Example
+/// ```
+/// use ssekit_http::runtime::Runtime;
+/// use ssekit_http::server::{full, serve_on, Accept, ServeOptions};
+///
+/// async fn run<R: Runtime>(runtime: R, listener: impl Accept<R>) -> std::io::Result<()> {
+///     let service = hyper::service::service_fn(|_req| async {
+///         Ok::<_, std::convert::Infallible>(http::Response::new(full("ok")))
+///     });
+///     serve_on(runtime, listener, service, std::future::pending(), ServeOptions::default()).await
+/// }
+/// ```
+pub async fn serve_on<R, L, S, B>(
     runtime: R,
     listener: L,
     service: S,
