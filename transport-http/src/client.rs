@@ -32,11 +32,13 @@ use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
 
 mod drive;
+mod source;
 use crate::{
     entropy, redacted_url, retry_after, ContentCoding, Error, RedirectError, Refused, RequestError,
     RequestErrorKind,
 };
 pub use drive::{Drive, Io};
+pub use source::{ClientOptions, Connect, EventSource, Items};
 
 /// The most items decoded ahead of the application (see `Session::drain`).
 const DRAIN_BATCH: usize = 32;

@@ -1,42 +1,44 @@
-//! # ssekit-http — the IO-free HTTP half shared by the ssekit transports
+//! # ssekit-http — SSE over HTTP, written once for every runtime
 //!
-//! Everything about SSE over HTTP that does not touch a socket, a runtime or a timer,
-//! written once for [`ssekit-hyper`] (tokio) and [`ssekit-smol`] (smol / async-io): both
-//! re-export these types, so an [`Item`](client::Item) or an [`Error`] is the same type on
-//! either runtime. Like the [`ssekit`] core it is deterministic: no IO, no clock (callers
-//! pass [`ssekit::Instant`]s), and no randomness but [`entropy::os_seed`], for the seeds that
-//! must not be guessable where the caller gave none (reconnect jitter, task-id keys).
+//! Everything about SSE over HTTP that is not a socket or a runtime, written once for
+//! [`ssekit-hyper`] (tokio) and [`ssekit-smol`] (smol / async-io), generic over one seam,
+//! [`runtime::Runtime`] (a clock, a timer, `spawn`, a cooperative budget). Both transports
+//! name these types on their runtime and re-export the rest, so an [`Item`](client::Item) or
+//! an [`Error`] is the same type on either. The protocol state machines (the client's
+//! [`Session`](client::Session), the ORS task state, the broadcast's [`Hub`](server::Hub))
+//! are deterministic: no IO, no clock (callers pass [`ssekit::Instant`]s), and no randomness
+//! but [`entropy::os_seed`], for the seeds that must not be guessable where the caller gave
+//! none (reconnect jitter, task-id keys).
 //!
 //! ```text
-//!  EventSource builder ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step::Connect(request) ─▶ transport: HTTP exchange
-//!                                          ▲  handle_head / handle_data / handle_end / handle_timeout
-//!                                          └──────────────────────────────── transport: body frames, timer
-//!  server:  response(body) headers;  last_event_id(headers);  TrySendError;  Hub (Broadcast state)
-//!  ors:     call_frames (Chunker) ─▶ complete (TaskRegistry) ─▶ Follow (one /call connection)
-//!  io:      HttpIo (events, request_limited, now, sleep_until): what the ORS client and the UTCP provider need of a transport
+//!  client:  EventSource<C> ─▶ RequestSpec ─▶ Session ──poll(now)──▶ Step ─▶ Drive ─▶ C's Io::send (the transport's HTTP client)
+//!                                             ▲ handle_head / handle_data / handle_end / handle_timeout (Drive, on R's timer)
+//!  server:  SseBody<R> (Frames + Pinger on R), channel, Broadcast<R>, serve* over a listener's Accept<R>
+//!  ors:     call_frames (Chunker) ─▶ complete (TaskRegistry) ─▶ Follow (one /call connection); Server<R>, Client<T: HttpIo>
+//!  pipe:    EventStream (AsyncRead), EventSink<W, R> (AsyncWrite + keep-alive)
 //! ```
-//!
-//! The run loop of a transport's client: call [`Session::poll`](client::Session::poll) with
-//! the time, do what the [`Step`](client::Step) says (hand an item to the caller, make the
-//! HTTP request, drop the connection, or wait for the next body frame or the deadline),
-//! feed back what happened, repeat.
 //!
 //! **Why a crate and not a feature of the core.** The core is `no_std` and knows no HTTP
 //! types; these pieces need `http`'s `Request`, `HeaderMap` and `Method` (std) and an
 //! umbrella error with `std::io::Error` in it, which the core's conventions rule out. A
 //! feature would have given the core a second dependency story and a `std`-only corner.
-//! As its own crate it depends on the core, `http`, `bytes`, `serde_json` (for the
-//! error's JSON variant) and `getrandom` (for [`entropy`]) and nothing else, and both
-//! transports depend on the same copy.
-//! It is also why the builder is a macro: see [`event_source_builder!`].
+//! As its own crate both transports depend on the same copy, and a third runtime is an
+//! `impl Runtime`, an `impl server::Accept` for its listener and an `impl client::Connect`
+//! for its HTTP client.
 //!
 //! [`ssekit-hyper`]: https://docs.rs/ssekit-hyper
 //! [`ssekit-smol`]: https://docs.rs/ssekit-smol
 //!
 //! # Crate features
-//! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results, and
+//! - `hyper`: `From<hyper::Error>` for [`Error`], so `?` works on hyper's results;
 //!   `io::collect`, the bounded read of a response body both transports' [`io::HttpIo`]
-//!   implementations share (no IO is added: `http-body` and `http-body-util` come in).
+//!   implementations share; `runtime::Timer` and `runtime::Executor`, a runtime as hyper's
+//!   timer and executor; `server::AnyBody`.
+//! - `server`: `server::channel` and `server::Broadcast` (their queues are tokio's `mpsc`:
+//!   its `sync` module, no runtime).
+//! - `hyper-server`: the accept loop (`server::serve*`, `server::Accept`, `ServeOptions`).
+//! - `rustls`: TLS for the accept loop and the clients' `ClientOptions::tls`.
+//! - `axum`: `IntoResponse` for `server::SseBody` (through `axum-core`).
 //! - `hyper-util`: `From<hyper_util::client::legacy::Error>` for [`Error`].
 //! - `ors-server`: the ORS server (`ors::Server`, `ors::Calls`), generic over a
 //!   [`runtime::Runtime`]; it brings tokio's `sync` module (no tokio runtime), which hyper
@@ -62,7 +64,6 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod auth;
-mod builder;
 pub mod client;
 pub mod entropy;
 mod error;
@@ -83,12 +84,3 @@ pub use error::{
     RequestErrorKind, ToolError,
 };
 pub use redirect::RedirectError;
-
-/// What [`event_source_builder!`] expands to refers to; not a public API.
-#[doc(hidden)]
-pub mod __private {
-    pub use bytes::Bytes;
-    pub use http::{Method, Request};
-    pub use ssekit::client::ReconnectConfig;
-    pub use ssekit::Config;
-}

@@ -5,14 +5,15 @@
 //! connection pool) can be shared by many streams: over HTTP/2 they share one connection.
 //!
 //! ```text
-//!  Session::poll ─▶ Connect{request} ─▶ HttpClient (pool, hyper on smol) ─▶ Session::handle_head(status, headers)
-//!       ▲                                                        │ accepted
+//!  Session::poll ─▶ Connect{request} ─▶ StreamIo::send (HttpClient: pool, hyper on smol) ─▶ Session::handle_head(status, headers)
+//!       ▲                                                                          │ accepted
 //!       └── handle_timeout ◀── async_io::Timer(deadline) ◀── Wait ──▶ body frame ─▶ Session::handle_data / handle_end
 //! ```
-//! The [`Session`](ssekit_http::client::Session) (from `ssekit-http`, shared with `ssekit-hyper`) holds the core
-//! `Reconnect` and `Decoder`: every decision (headers, `Last-Event-ID`, backoff, `retry:`,
-//! idle timeout, 204, giving up, duplicate suppression) is the core's. This module only
-//! connects, reads and waits.
+//! `EventSource` is `ssekit-http`'s, written once: the [`Session`](ssekit_http::client::Session)
+//! holds the core `Reconnect` and `Decoder` (every decision: headers, `Last-Event-ID`,
+//! backoff, `retry:`, idle timeout, 204, giving up, duplicate suppression), and
+//! [`Drive`](ssekit_http::client::Drive) makes every call. This module builds the pool and
+//! sends a request.
 //!
 //! Redirects (301, 302, 303, 307, 308) are followed by the [`Session`](ssekit_http::client::Session), up to
 //! `max_redirects` per attempt (10 by default), by the rules of [`ssekit_http::redirect`];
@@ -23,7 +24,7 @@
 use std::pin::Pin;
 
 use bytes::Bytes;
-use futures_lite::{Stream, StreamExt};
+use futures_lite::StreamExt;
 use http::Request;
 use hyper::body::Incoming;
 /// The reconnect policy and the decoder's configuration, as the builder's
@@ -31,9 +32,8 @@ use hyper::body::Incoming;
 /// core's types, named here so that the builder's signatures link to them).
 pub use ssekit::client::{GiveUpReason, ReconnectConfig};
 pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
-use ssekit::Event;
-use ssekit_http::client::{only_events, Drive, Io, RequestSpec, Target};
-pub use ssekit_http::client::{Ended, Item};
+use ssekit_http::client::{Connect, Io, RequestSpec, Target};
+pub use ssekit_http::client::{Ended, Item, Items};
 use ssekit_http::io::HttpIo;
 pub use ssekit_http::proxy::Proxy;
 
@@ -44,9 +44,10 @@ mod pool;
 pub use pool::{ClientOptions, HttpClient};
 use pool::{Exchange, Held};
 
-/// A reconnecting SSE client on smol (`http://`; `https://` with the `rustls` feature). Build it, then take
-/// [`stream`](Self::stream) (everything) or [`events`](Self::events) (events only). The
-/// builder and the drive state are `ssekit-http`'s, shared with `ssekit-hyper`.
+/// A reconnecting SSE client on smol (`http://`; `https://` with the `rustls` feature):
+/// [`ssekit_http::client::EventSource`]. Build it, then take
+/// [`stream`](ssekit_http::client::EventSource::stream) (everything) or
+/// [`events`](ssekit_http::client::EventSource::events) (events only).
 ///
 /// # Example
 /// ```no_run
@@ -58,116 +59,27 @@ use pool::{Exchange, Held};
 /// }
 /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
 /// ```
-#[derive(Debug)]
-pub struct EventSource {
-    spec: RequestSpec,
-    client: HttpClient,
-}
+pub type EventSource = ssekit_http::client::EventSource<Smol>;
 
-/// The URL schemes the client connects to.
-#[cfg(feature = "rustls")]
-pub(crate) const SCHEMES: &[&str] = &["http", "https"];
-#[cfg(not(feature = "rustls"))]
-pub(crate) const SCHEMES: &[&str] = &["http"];
-
-impl EventSource {
-    pub(crate) fn from_spec(spec: RequestSpec) -> Self {
-        EventSource {
-            spec,
-            client: HttpClient::new(),
-        }
-    }
-
-    ssekit_http::event_source_builder!(ssekit_smol, SCHEMES);
-
-    /// Uses this rustls configuration for `https://` (a private root, a client
-    /// certificate); without it the Mozilla roots of `webpki-roots` are trusted.
-    ///
-    /// # Example
-    /// ```
-    /// let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    /// let tls = rustls::ClientConfig::builder_with_provider(provider)
-    ///     .with_safe_default_protocol_versions()?
-    ///     .with_root_certificates(rustls::RootCertStore::empty())
-    ///     .with_no_client_auth();
-    /// let source = ssekit_smol::client::EventSource::get("https://127.0.0.1:1/")?.tls(tls);
-    /// # let _ = source; Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
+/// smol's pool as the HTTP client of [`EventSource`].
+impl Connect for Smol {
+    type Client = HttpClient;
+    type Io = StreamIo;
     #[cfg(feature = "rustls")]
-    pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
-        self.client = self.client.options().tls(config).client();
-        self
+    const SCHEMES: &'static [&'static str] = &["http", "https"];
+    #[cfg(not(feature = "rustls"))]
+    const SCHEMES: &'static [&'static str] = &["http"];
+    const TARGET: Target = Target::Origin;
+
+    fn client(options: ClientOptions) -> Result<HttpClient, Error> {
+        Ok(pool::pool(options))
     }
 
-    /// Connects through `proxy` (a `CONNECT` tunnel, for `https://` and `http://` alike)
-    /// instead of the environment's proxies ([`Proxy::from_env`], the default);
-    /// [`Proxy::none`] goes direct.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit_smol::client::{EventSource, Proxy};
-    /// let source = EventSource::get("https://api.example.com/events")?
-    ///     .proxy(Proxy::all("http://proxy.internal:3128")?);
-    /// # let _ = source; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn proxy(mut self, proxy: Proxy) -> Self {
-        self.client = self.client.options().proxy(proxy).client();
-        self
-    }
-
-    /// Uses this client (its proxies, TLS configuration and connection pool, shared with
-    /// every stream and request given a clone of it) in place of one of its own.
-    ///
-    /// # Example
-    /// See [`HttpClient`].
-    pub fn client(mut self, client: HttpClient) -> Self {
-        self.client = client;
-        self
-    }
-
-    /// Everything that happens, as a stream: connections, events, comments, `retry:`,
-    /// disconnects and waits. It ends after a 204, or a clean end without reconnecting
-    /// (without an error), or with the error that made the policy give up: without
-    /// reconnecting, a stream cut inside an event ends with [`Error::Truncated`] after its
-    /// `Disconnected(Ended::Truncated)`. Dropping it closes the connection.
-    ///
-    /// # Example
-    /// ```no_run
-    /// use futures_lite::StreamExt;
-    /// use ssekit_smol::client::{EventSource, Item};
-    /// # smol::block_on(async {
-    /// let mut items = EventSource::get("http://127.0.0.1:8080/events")?.stream();
-    /// while let Some(item) = items.next().await {
-    ///     if let Item::Disconnected(why) = item? { eprintln!("{why}") }
-    /// }
-    /// # Ok::<(), ssekit_smol::Error>(()) }).unwrap();
-    /// ```
-    pub fn stream(self) -> Items {
-        let io = SmolIo {
+    fn io(client: HttpClient) -> StreamIo {
+        StreamIo {
             runtime: Smol::default(),
-            client: self.client,
-        };
-        let driver = Drive::new(self.spec.into_session(Target::Origin), io);
-        Box::pin(futures_lite::stream::unfold(driver, |mut d| async move {
-            d.next().await.map(|item| (item, d))
-        }))
-    }
-
-    /// Only the events. The stream ends with `None` when the stream (or the policy) ends
-    /// cleanly, and with the error that ended it otherwise: without reconnecting, a stream
-    /// cut inside an event ends with `Some(Err(`[`Error::Truncated`]`))`, a compressed
-    /// response with [`Error::ContentEncoding`].
-    ///
-    /// # Example
-    /// ```no_run
-    /// use futures_lite::StreamExt;
-    /// # smol::block_on(async {
-    /// let mut events = ssekit_smol::client::EventSource::get("http://127.0.0.1:8080/events")?.events();
-    /// let first = events.next().await.transpose()?;
-    /// # let _ = first; Ok::<(), ssekit_smol::Error>(()) }).unwrap();
-    /// ```
-    pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
-        Box::pin(self.stream().filter_map(only_events))
+            client,
+        }
     }
 }
 
@@ -224,7 +136,7 @@ impl SmolHttp {
     /// ```
     #[cfg(feature = "rustls")]
     pub fn with_tls(config: rustls::ClientConfig) -> Self {
-        SmolHttp::with_client(ClientOptions::default().tls(config).client())
+        SmolHttp::with_client(pool::pool(ClientOptions::default().tls(config)))
     }
 
     /// Connects through `proxy` instead of the environment's, in its streams and requests
@@ -239,13 +151,13 @@ impl SmolHttp {
     /// ```
     #[must_use]
     pub fn with_proxy(mut self, proxy: Proxy) -> Self {
-        self.client = self.client.options().proxy(proxy).client();
+        self.client = pool::pool(self.client.options().proxy(proxy));
         self
     }
 }
 
 impl HttpIo for SmolHttp {
-    const SCHEMES: &'static [&'static str] = SCHEMES;
+    const SCHEMES: &'static [&'static str] = <Smol as Connect>::SCHEMES;
     type Events = Items;
 
     fn new() -> Result<Self, Error> {
@@ -253,11 +165,9 @@ impl HttpIo for SmolHttp {
     }
 
     fn events(&self, spec: RequestSpec) -> Items {
-        let source = EventSource {
-            spec,
-            client: self.client.clone(),
-        };
-        source.stream()
+        EventSource::from_spec(spec)
+            .client(self.client.clone())
+            .stream()
     }
 
     async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
@@ -289,12 +199,9 @@ impl HttpIo for SmolHttp {
     }
 }
 
-/// What [`EventSource::stream`] returns.
-pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
-
 /// A response body and the connection it holds (dropping it closes the connection, or
 /// resets the HTTP/2 stream).
-struct HeldBody {
+pub struct HeldBody {
     body: Incoming,
     _held: Held,
 }
@@ -311,13 +218,15 @@ impl http_body::Body for HeldBody {
     }
 }
 
-/// The IO of one stream on smol: [`Drive`] decides, this sends on the pool.
-struct SmolIo {
+/// The IO of one event stream on smol's pool: [`Drive`](ssekit_http::client::Drive)
+/// decides, this sends ([`EventSource::stream`](ssekit_http::client::EventSource::stream)
+/// makes one).
+pub struct StreamIo {
     runtime: Smol,
     client: HttpClient,
 }
 
-impl Io for SmolIo {
+impl Io for StreamIo {
     type Runtime = Smol;
     type Body = HeldBody;
 

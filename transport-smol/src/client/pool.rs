@@ -21,11 +21,12 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2, TrySendError};
 use smol_hyper::rt::FuturesIo;
-use ssekit_http::client::{origin_form, HTTP2_KEEP_ALIVE_INTERVAL, HTTP2_KEEP_ALIVE_TIMEOUT};
-use ssekit_http::proxy::{Proxy, ProxyServer};
+use ssekit_http::client::origin_form;
+use ssekit_http::proxy::ProxyServer;
 
 use ssekit_http::{RequestError, RequestErrorKind};
 
+use crate::runtime::Smol;
 use crate::Error;
 
 /// How long a connection nobody uses stays in the pool (hyper-util's default too).
@@ -78,7 +79,7 @@ impl std::fmt::Debug for HttpClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let pooled = self.lock_pool().len();
         f.debug_struct("HttpClient")
-            .field("proxy", &self.shared.options.proxy)
+            .field("proxy", self.shared.options.proxy_config())
             .field("pooled_origins", &pooled)
             .finish_non_exhaustive()
     }
@@ -90,8 +91,9 @@ impl Default for HttpClient {
     }
 }
 
-/// How to build an [`HttpClient`]: its proxies and (feature `rustls`) its TLS
-/// configuration.
+/// How to build an [`HttpClient`]: its proxies, (feature `rustls`) its TLS configuration
+/// (when its ALPN list is empty the client offers `h2` and `http/1.1`) and its HTTP/2
+/// keep-alive: [`ssekit_http::client::ClientOptions`] on smol. Building cannot fail on smol.
 ///
 /// # Example
 /// ```
@@ -103,103 +105,27 @@ impl Default for HttpClient {
 /// let b = EventSource::get("https://api.example.com/b")?.client(client);
 /// # let _ = (a, b); Ok::<(), ssekit_smol::Error>(())
 /// ```
-#[derive(Clone, Debug)]
-#[must_use]
-pub struct ClientOptions {
-    proxy: Proxy,
+pub type ClientOptions = ssekit_http::client::ClientOptions<Smol>;
+
+/// A pool as `options` say.
+pub(crate) fn pool(options: ClientOptions) -> HttpClient {
     #[cfg(feature = "rustls")]
-    tls: Option<rustls::ClientConfig>,
-    keep_alive: (Option<Duration>, Duration),
-}
-
-impl Default for ClientOptions {
-    /// The environment's proxies ([`Proxy::from_env`]), the Mozilla roots, HTTP/2 pings
-    /// every [`HTTP2_KEEP_ALIVE_INTERVAL`] while streams are open.
-    fn default() -> Self {
-        ClientOptions {
-            proxy: Proxy::from_env(),
-            #[cfg(feature = "rustls")]
-            tls: None,
-            keep_alive: (Some(HTTP2_KEEP_ALIVE_INTERVAL), HTTP2_KEEP_ALIVE_TIMEOUT),
-        }
+    let tls = Tls {
+        given: options.tls_config().cloned().map(with_alpn),
+        default: std::sync::OnceLock::new(),
+    };
+    #[cfg(not(feature = "rustls"))]
+    let tls = Tls;
+    HttpClient {
+        shared: Arc::new(Shared {
+            options,
+            tls,
+            pool: Mutex::default(),
+            dialing: Mutex::default(),
+        }),
     }
 }
 
-impl ClientOptions {
-    /// Connects through `proxy` ([`Proxy::none`] to go direct whatever the environment says).
-    ///
-    /// # Example
-    /// See [`ClientOptions`].
-    pub fn proxy(mut self, proxy: Proxy) -> Self {
-        self.proxy = proxy;
-        self
-    }
-
-    /// Uses this rustls configuration for `https://` (a private root, a client
-    /// certificate); when its ALPN list is empty the client offers `h2` and `http/1.1`.
-    ///
-    /// # Example
-    /// ```
-    /// # fn doc(tls: rustls::ClientConfig) {
-    /// let options = ssekit_smol::client::ClientOptions::default().tls(tls);
-    /// # let _ = options; }
-    /// ```
-    #[cfg(feature = "rustls")]
-    pub fn tls(mut self, config: rustls::ClientConfig) -> Self {
-        self.tls = Some(config);
-        self
-    }
-
-    /// Pings an HTTP/2 connection every `interval` while it carries streams (`None`: never)
-    /// and closes it when a ping is not answered within `timeout`: its streams fail and
-    /// reconnect on a new connection instead of waiting on a dead one (default
-    /// [`HTTP2_KEEP_ALIVE_INTERVAL`], [`HTTP2_KEEP_ALIVE_TIMEOUT`]).
-    ///
-    /// # Example
-    /// ```
-    /// use std::time::Duration;
-    /// let options = ssekit_smol::client::ClientOptions::default()
-    ///     .http2_keep_alive(Duration::from_secs(15), Duration::from_secs(5));
-    /// # let _ = options;
-    /// ```
-    pub fn http2_keep_alive(
-        mut self,
-        interval: impl Into<Option<Duration>>,
-        timeout: Duration,
-    ) -> Self {
-        self.keep_alive = (interval.into(), timeout);
-        self
-    }
-
-    /// The client. (It cannot fail today; the `Result` matches `ssekit-hyper`'s
-    /// `ClientOptions::build`, whose TLS roots can.)
-    ///
-    /// # Example
-    /// See [`ClientOptions`].
-    pub fn build(self) -> Result<HttpClient, Error> {
-        Ok(self.client())
-    }
-
-    pub(crate) fn client(self) -> HttpClient {
-        #[cfg(feature = "rustls")]
-        let tls = Tls {
-            given: self.tls.clone().map(with_alpn),
-            default: std::sync::OnceLock::new(),
-        };
-        #[cfg(not(feature = "rustls"))]
-        let tls = Tls;
-        HttpClient {
-            shared: Arc::new(Shared {
-                options: self,
-                tls,
-                pool: Mutex::default(),
-                dialing: Mutex::default(),
-            }),
-        }
-    }
-}
-
-/// `config` offering `h2` and `http/1.1` by ALPN, unless it names protocols itself.
 #[cfg(feature = "rustls")]
 fn with_alpn(mut config: rustls::ClientConfig) -> Arc<rustls::ClientConfig> {
     if config.alpn_protocols.is_empty() {
@@ -281,7 +207,7 @@ impl HttpClient {
     /// # Example
     /// See [`HttpClient`].
     pub fn new() -> HttpClient {
-        ClientOptions::default().client()
+        pool(ClientOptions::default())
     }
 
     /// The options this client was built with (to build another with one changed).
@@ -465,7 +391,7 @@ impl HttpClient {
     /// TCP to the origin of `uri`, or to its proxy and through a `CONNECT` tunnel; TLS for
     /// `https://`, then HTTP/2 or HTTP/1.1 as ALPN agreed.
     async fn dial(&self, uri: &http::Uri, origin: &Origin) -> Result<Dialed, Error> {
-        let tcp = match self.shared.options.proxy.for_uri(uri) {
+        let tcp = match self.shared.options.proxy_config().for_uri(uri) {
             None => smol::net::TcpStream::connect((origin.host.as_str(), origin.port)).await?,
             Some(proxy) => {
                 let mut tcp = smol::net::TcpStream::connect((proxy.host(), proxy.port())).await?;
@@ -503,7 +429,7 @@ impl HttpClient {
             .connect(name, tcp)
             .await?;
         if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
-            let (interval, timeout) = self.shared.options.keep_alive;
+            let (interval, timeout) = self.shared.options.http2_keep_alive_config();
             let (sender, conn) = http2::Builder::new(crate::runtime::Smol::default())
                 .timer(smol_hyper::rt::SmolTimer::new())
                 .keep_alive_interval(interval)
