@@ -38,7 +38,7 @@ use crate::{
     RequestErrorKind,
 };
 pub use drive::{Drive, Io};
-pub use source::{ClientOptions, Connect, EventSource, Items};
+pub use source::{ClientOptions, Connect, EventSource, Items, StreamIo};
 
 /// The most items decoded ahead of the application (see `Session::drain`).
 const DRAIN_BATCH: usize = 32;

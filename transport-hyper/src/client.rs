@@ -25,7 +25,7 @@ use http::Request;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioExecutor;
-use ssekit_http::client::{Connect, Io, RequestSpec, Target};
+use ssekit_http::client::{Connect, RequestSpec, Target};
 pub use ssekit_http::client::{Ended, Item, Items};
 use ssekit_http::io::HttpIo;
 
@@ -146,7 +146,7 @@ pub type EventSource = ssekit_http::client::EventSource<Tokio>;
 /// hyper-util's pooled client as the HTTP client of [`EventSource`] on tokio.
 impl Connect for Tokio {
     type Client = HttpClient;
-    type Io = StreamIo;
+    type Body = Incoming;
     #[cfg(feature = "rustls")]
     const SCHEMES: &'static [&'static str] = &["http", "https"];
     #[cfg(not(feature = "rustls"))]
@@ -176,11 +176,12 @@ impl Connect for Tokio {
         }
     }
 
-    fn io(client: HttpClient) -> StreamIo {
-        StreamIo {
-            runtime: Tokio::default(),
-            client,
-        }
+    async fn send(
+        client: &HttpClient,
+        _uri: &http::Uri,
+        req: Request<Bytes>,
+    ) -> Result<http::Response<Incoming>, Error> {
+        Ok(client.request(req.map(Full::new)).await?)
     }
 }
 
@@ -269,30 +270,5 @@ impl HttpIo for HyperHttp {
 
     fn runtime(&self) -> &Tokio {
         &self.runtime
-    }
-}
-
-/// The IO of one event stream on hyper-util's client: [`Drive`](ssekit_http::client::Drive)
-/// decides, this sends ([`EventSource::stream`](ssekit_http::client::EventSource::stream)
-/// makes one).
-pub struct StreamIo {
-    runtime: Tokio,
-    client: HttpClient,
-}
-
-impl Io for StreamIo {
-    type Runtime = Tokio;
-    type Body = Incoming;
-
-    fn runtime(&self) -> &Tokio {
-        &self.runtime
-    }
-
-    async fn send(
-        &mut self,
-        _uri: &http::Uri,
-        req: Request<Bytes>,
-    ) -> Result<http::Response<Incoming>, Error> {
-        Ok(self.client.request(req.map(Full::new)).await?)
     }
 }

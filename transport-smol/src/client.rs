@@ -32,7 +32,7 @@ use hyper::body::Incoming;
 /// core's types, named here so that the builder's signatures link to them).
 pub use ssekit::client::{GiveUpReason, ReconnectConfig};
 pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
-use ssekit_http::client::{Connect, Io, RequestSpec, Target};
+use ssekit_http::client::{Connect, RequestSpec, Target};
 pub use ssekit_http::client::{Ended, Item, Items};
 use ssekit_http::io::HttpIo;
 pub use ssekit_http::proxy::Proxy;
@@ -64,7 +64,7 @@ pub type EventSource = ssekit_http::client::EventSource<Smol>;
 /// smol's pool as the HTTP client of [`EventSource`].
 impl Connect for Smol {
     type Client = HttpClient;
-    type Io = StreamIo;
+    type Body = HeldBody;
     #[cfg(feature = "rustls")]
     const SCHEMES: &'static [&'static str] = &["http", "https"];
     #[cfg(not(feature = "rustls"))]
@@ -75,11 +75,13 @@ impl Connect for Smol {
         Ok(pool::pool(options))
     }
 
-    fn io(client: HttpClient) -> StreamIo {
-        StreamIo {
-            runtime: Smol::default(),
-            client,
-        }
+    async fn send(
+        client: &HttpClient,
+        uri: &http::Uri,
+        req: Request<Bytes>,
+    ) -> Result<http::Response<HeldBody>, Error> {
+        let Exchange { response, held } = client.send(uri, req).await?;
+        Ok(response.map(|body| HeldBody { body, _held: held }))
     }
 }
 
@@ -215,31 +217,5 @@ impl http_body::Body for HeldBody {
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
         Pin::new(&mut self.body).poll_frame(cx)
-    }
-}
-
-/// The IO of one event stream on smol's pool: [`Drive`](ssekit_http::client::Drive)
-/// decides, this sends ([`EventSource::stream`](ssekit_http::client::EventSource::stream)
-/// makes one).
-pub struct StreamIo {
-    runtime: Smol,
-    client: HttpClient,
-}
-
-impl Io for StreamIo {
-    type Runtime = Smol;
-    type Body = HeldBody;
-
-    fn runtime(&self) -> &Smol {
-        &self.runtime
-    }
-
-    async fn send(
-        &mut self,
-        uri: &http::Uri,
-        req: Request<Bytes>,
-    ) -> Result<http::Response<HeldBody>, Error> {
-        let Exchange { response, held } = self.client.send(uri, req).await?;
-        Ok(response.map(|body| HeldBody { body, _held: held }))
     }
 }

@@ -3,6 +3,7 @@
 //! for its runtime type (its HTTP client, and the [`Io`] of one stream on it).
 
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::time::Duration;
@@ -10,7 +11,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_lite::StreamExt;
-use http::{Method, Request};
+use http::{Method, Request, Response, Uri};
+use http_body::Body;
 use ssekit::client::ReconnectConfig;
 use ssekit::{Config, Event};
 
@@ -19,14 +21,16 @@ use super::{
     HTTP2_KEEP_ALIVE_TIMEOUT,
 };
 use crate::proxy::Proxy;
+use crate::runtime::Runtime;
 use crate::Error;
 
 /// What [`EventSource::stream`] returns.
 pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 
-/// A transport's HTTP client, as [`EventSource`] uses it. ssekit-hyper implements it for
-/// `Tokio` (hyper-util's pooled client), ssekit-smol for `Smol` (its own pool); a third
-/// runtime implements it for its runtime type.
+/// A runtime's HTTP client, as [`EventSource`] uses it: how to build one, and how to send a
+/// request on it. ssekit-hyper implements it for `Tokio` (hyper-util's pooled client),
+/// ssekit-smol for `Smol` (its own pool); a third runtime implements it for its runtime
+/// type.
 ///
 /// # Example
 /// ```
@@ -35,11 +39,11 @@ pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
 ///     EventSource::get(url)
 /// }
 /// ```
-pub trait Connect: Sized + Send + 'static {
+pub trait Connect: Runtime + Default {
     /// The HTTP client (a connection pool), cloned cheaply and shared by streams.
     type Client: Clone + Send + Sync + 'static;
-    /// The IO of one stream on that client.
-    type Io: Io + 'static;
+    /// A response body (with whatever keeps its connection).
+    type Body: Body<Data = Bytes, Error: Into<Error>> + Send + Unpin + 'static;
     /// The URL schemes the client connects to.
     const SCHEMES: &'static [&'static str];
     /// The request target the client wants: absolute (`GET http://host/path`, for a client
@@ -47,8 +51,55 @@ pub trait Connect: Sized + Send + 'static {
     const TARGET: Target;
     /// A client as `options` say.
     fn client(options: ClientOptions<Self>) -> Result<Self::Client, Error>;
-    /// The IO of one stream on `client`.
-    fn io(client: Self::Client) -> Self::Io;
+    /// Sends `request` to `uri` on `client` and returns the response as soon as its head
+    /// arrived (see [`Io::send`]).
+    fn send(
+        client: &Self::Client,
+        uri: &Uri,
+        request: Request<Bytes>,
+    ) -> impl Future<Output = Result<Response<Self::Body>, Error>> + Send;
+}
+
+/// The [`Io`] of one event stream on a [`Connect`] client: [`Drive`] decides, this sends.
+/// [`EventSource::stream`] makes one.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::{Connect, Drive, RequestSpec, StreamIo};
+/// fn drive<C: Connect>(client: C::Client, spec: RequestSpec) -> Drive<StreamIo<C>> {
+///     Drive::new(spec.into_session(C::TARGET), StreamIo::new(C::default(), client))
+/// }
+/// ```
+pub struct StreamIo<C: Connect> {
+    runtime: C,
+    client: C::Client,
+}
+
+impl<C: Connect> StreamIo<C> {
+    /// The IO of a stream on `client`, timed on `runtime`.
+    ///
+    /// # Example
+    /// See [`StreamIo`].
+    pub fn new(runtime: C, client: C::Client) -> Self {
+        StreamIo { runtime, client }
+    }
+}
+
+impl<C: Connect> Io for StreamIo<C> {
+    type Runtime = C;
+    type Body = C::Body;
+
+    fn runtime(&self) -> &C {
+        &self.runtime
+    }
+
+    async fn send(
+        &mut self,
+        uri: &Uri,
+        request: Request<Bytes>,
+    ) -> Result<Response<C::Body>, Error> {
+        C::send(&self.client, uri, request).await
+    }
 }
 
 /// How a transport's HTTP client is built: its proxies, (feature `rustls`) its TLS
@@ -462,7 +513,8 @@ impl<C: Connect> EventSource<C> {
                 Err(err) => return Box::pin(futures_lite::stream::once(Err(err))),
             },
         };
-        let drive = Drive::new(self.spec.into_session(C::TARGET), C::io(client));
+        let io = StreamIo::new(C::default(), client);
+        let drive = Drive::new(self.spec.into_session(C::TARGET), io);
         Box::pin(futures_lite::stream::unfold(drive, |mut d| async move {
             d.next().await.map(|item| (item, d))
         }))
