@@ -32,12 +32,16 @@ use ssekit::{Config, DecodeError, Decoder, Event, Frame, Instant, StreamEnd, Utf
 use crate::redirect::{self, BODY_HEADERS, CREDENTIAL_HEADERS};
 
 mod drive;
+#[cfg(feature = "pool")]
+mod pool;
 mod source;
 use crate::{
     entropy, redacted_url, retry_after, ContentCoding, Error, RedirectError, Refused, RequestError,
     RequestErrorKind,
 };
 pub use drive::{Drive, Io};
+#[cfg(feature = "pool")]
+pub use pool::{Dial, Pool, PooledBody};
 pub use source::{ClientOptions, Connect, EventSource, Items, StreamIo};
 
 /// The most items decoded ahead of the application (see `Session::drain`).

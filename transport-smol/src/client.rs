@@ -21,18 +21,15 @@
 //! [`Error::Refused`] (the status, `Content-Type` and start of the body), as any status but
 //! 200, 204 and the retried ones does.
 
-use std::pin::Pin;
-
 use bytes::Bytes;
 use futures_lite::StreamExt;
 use http::Request;
-use hyper::body::Incoming;
 /// The reconnect policy and the decoder's configuration, as the builder's
 /// [`reconnect`](EventSource::reconnect) and [`decoder`](EventSource::decoder) take them (the
 /// core's types, named here so that the builder's signatures link to them).
 pub use ssekit::client::{GiveUpReason, ReconnectConfig};
 pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
-use ssekit_http::client::{Connect, RequestSpec, Target};
+use ssekit_http::client::{Connect, Dial, PooledBody, RequestSpec, Target};
 pub use ssekit_http::client::{Ended, Item, Items};
 use ssekit_http::io::HttpIo;
 pub use ssekit_http::proxy::Proxy;
@@ -40,9 +37,46 @@ pub use ssekit_http::proxy::Proxy;
 use crate::runtime::Smol;
 use crate::Error;
 
-mod pool;
-pub use pool::{ClientOptions, HttpClient};
-use pool::{Exchange, Held};
+/// How to build an [`HttpClient`]: its proxies, (feature `rustls`) its TLS configuration
+/// (when its ALPN list is empty the client offers `h2` and `http/1.1`) and its HTTP/2
+/// keep-alive: [`ssekit_http::client::ClientOptions`] on smol. Building cannot fail on smol.
+///
+/// # Example
+/// ```
+/// use ssekit_smol::client::{ClientOptions, EventSource, Proxy};
+/// let client = ClientOptions::default()
+///     .proxy(Proxy::all("http://proxy.internal:3128")?.no_proxy("localhost,.corp.example"))
+///     .build()?;
+/// let a = EventSource::get("https://api.example.com/a")?.client(client.clone());
+/// let b = EventSource::get("https://api.example.com/b")?.client(client);
+/// # let _ = (a, b); Ok::<(), ssekit_smol::Error>(())
+/// ```
+pub type ClientOptions = ssekit_http::client::ClientOptions<Smol>;
+
+/// One HTTP client for many streams and requests on smol: [`ssekit_http::client::Pool`]
+/// (proxies, TLS configuration, a pool of HTTP/1.1 and HTTP/2 connections) on smol's
+/// sockets. Clone it into every [`EventSource`] and [`SmolHttp`] that should share it.
+///
+/// # Example
+/// ```
+/// use ssekit_smol::client::{EventSource, HttpClient};
+/// let client = HttpClient::new();
+/// let a = EventSource::get("https://api.example.com/a")?.client(client.clone());
+/// let b = EventSource::get("https://api.example.com/b")?.client(client);
+/// # let _ = (a, b); Ok::<(), ssekit_smol::Error>(())
+/// ```
+pub type HttpClient = ssekit_http::client::Pool<Smol>;
+
+/// smol's TCP sockets as the pool's.
+impl Dial for Smol {
+    type Tcp = smol::net::TcpStream;
+
+    async fn tcp(host: &str, port: u16) -> std::io::Result<smol::net::TcpStream> {
+        let tcp = smol::net::TcpStream::connect((host, port)).await?;
+        let _ = tcp.set_nodelay(true);
+        Ok(tcp)
+    }
+}
 
 /// A reconnecting SSE client on smol (`http://`; `https://` with the `rustls` feature):
 /// [`ssekit_http::client::EventSource`]. Build it, then take
@@ -64,7 +98,7 @@ pub type EventSource = ssekit_http::client::EventSource<Smol>;
 /// smol's pool as the HTTP client of [`EventSource`].
 impl Connect for Smol {
     type Client = HttpClient;
-    type Body = HeldBody;
+    type Body = PooledBody;
     #[cfg(feature = "rustls")]
     const SCHEMES: &'static [&'static str] = &["http", "https"];
     #[cfg(not(feature = "rustls"))]
@@ -72,16 +106,15 @@ impl Connect for Smol {
     const TARGET: Target = Target::Origin;
 
     fn client(options: ClientOptions) -> Result<HttpClient, Error> {
-        Ok(pool::pool(options))
+        Ok(HttpClient::with_options(options))
     }
 
     async fn send(
         client: &HttpClient,
         uri: &http::Uri,
         req: Request<Bytes>,
-    ) -> Result<http::Response<HeldBody>, Error> {
-        let Exchange { response, held } = client.send(uri, req).await?;
-        Ok(response.map(|body| HeldBody { body, _held: held }))
+    ) -> Result<http::Response<PooledBody>, Error> {
+        client.send(uri, req).await
     }
 }
 
@@ -138,7 +171,9 @@ impl SmolHttp {
     /// ```
     #[cfg(feature = "rustls")]
     pub fn with_tls(config: rustls::ClientConfig) -> Self {
-        SmolHttp::with_client(pool::pool(ClientOptions::default().tls(config)))
+        SmolHttp::with_client(HttpClient::with_options(
+            ClientOptions::default().tls(config),
+        ))
     }
 
     /// Connects through `proxy` instead of the environment's, in its streams and requests
@@ -153,7 +188,7 @@ impl SmolHttp {
     /// ```
     #[must_use]
     pub fn with_proxy(mut self, proxy: Proxy) -> Self {
-        self.client = pool::pool(self.client.options().proxy(proxy));
+        self.client = HttpClient::with_options(self.client.options().proxy(proxy));
         self
     }
 }
@@ -186,36 +221,12 @@ impl HttpIo for SmolHttp {
         req: Request<Bytes>,
         limit: usize,
     ) -> Result<http::Response<Bytes>, Error> {
-        let uri = req.uri().clone();
-        let Exchange { response, held } = self.client.send(&uri, req).await?;
-        let collected = ssekit_http::io::collect(response, limit).await?;
-        // Read to its end: the connection can carry the next request.
-        self.client.release(held);
-        Ok(collected)
+        self.client.request_limited(req, limit).await
     }
 
     type Runtime = Smol;
 
     fn runtime(&self) -> &Smol {
         &self.runtime
-    }
-}
-
-/// A response body and the connection it holds (dropping it closes the connection, or
-/// resets the HTTP/2 stream).
-pub struct HeldBody {
-    body: Incoming,
-    _held: Held,
-}
-
-impl http_body::Body for HeldBody {
-    type Data = Bytes;
-    type Error = hyper::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, hyper::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
     }
 }
