@@ -4,7 +4,7 @@
 //! Requests are HTTP/1.0 over std sockets on 127.0.0.1, so bodies arrive as sent.
 
 mod common;
-#[path = "../../store-redis/tests/support/redis_server.rs"]
+#[path = "../../conformance/tests/support/redis_server.rs"]
 mod redis_server;
 
 use std::io::{BufRead, BufReader, Read, Write};
