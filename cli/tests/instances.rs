@@ -4,7 +4,7 @@
 //! Requests are HTTP/1.0 over std sockets on 127.0.0.1, so bodies arrive as sent.
 
 mod common;
-#[path = "../../store-redis/tests/support/redis_server.rs"]
+#[path = "../../conformance/tests/support/redis_server.rs"]
 mod redis_server;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -215,7 +215,7 @@ fn a_call_resumes_on_any_instance_and_a_killed_one_ends_in_an_error() {
     // A running call on A, followed from B; A is killed: B says the task was lost and
     // never sends a result. "Within the 3 s lease and a second" is what the code decided:
     // B re-reads the task every third of the lease and gives up on the first read that
-    // finds it lapsed (`store-redis/tests/instances.rs` checks that decision); here a hang
+    // finds it lapsed (`conformance/tests/instances.rs` checks that decision); here a hang
     // guard (the socket's read timeout) fails a B that never gives up. How soon after the
     // kill the error came only measures the machine (a `< 5 s` bound was asserted before).
     let slow = r#"{"name": "work", "input": {"delay_ms": 30000}}"#;

@@ -33,14 +33,17 @@
 //! appears in an error or in [`RedisStore`]'s `Debug` output.
 //!
 //! # Example
+//! An ORS server on the runtime `R` (`ssekit_hyper::runtime::Tokio`,
+//! `ssekit_smol::runtime::Smol`) whose state is in Redis:
 //! ```no_run
-//! # #[tokio::main] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::sync::Arc;
+//! use ssekit_http::{ors::{Server, ServerConfig}, runtime::Runtime, store::StoreError};
 //! use ssekit_redis::RedisStore;
-//! let store = RedisStore::connect("redis://127.0.0.1:6379/0", ssekit_hyper::runtime::Tokio::default()).await?;
-//! let config = ssekit_http::ors::ServerConfig::default().store(Arc::new(store));
-//! let server = ssekit_hyper::ors::Server::with_config(Vec::new(), config);
-//! # let _ = server; Ok(()) }
+//! async fn server<R: Runtime + Default>() -> Result<Server<R>, StoreError> {
+//!     let store = RedisStore::connect("redis://127.0.0.1:6379/0", R::default()).await?;
+//!     let config = ServerConfig::default().store(Arc::new(store));
+//!     Ok(Server::with_config(Vec::new(), config))
+//! }
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -77,10 +80,12 @@ type Sleeper = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> 
 ///
 /// # Example
 /// ```no_run
-/// # smol::block_on(async {
-/// let store = ssekit_redis::RedisStore::connect("redis://:s3cret@127.0.0.1:6379", ssekit_smol::runtime::Smol::default()).await?;
-/// assert_eq!(store.url(), "redis://:***@127.0.0.1:6379");
-/// # Ok::<(), ssekit_http::store::StoreError>(()) }).unwrap();
+/// use ssekit_http::{runtime::Runtime, store::StoreError};
+/// async fn connect<R: Runtime>(runtime: R) -> Result<(), StoreError> {
+///     let store = ssekit_redis::RedisStore::connect("redis://:s3cret@127.0.0.1:6379", runtime).await?;
+///     assert_eq!(store.url(), "redis://:***@127.0.0.1:6379");
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone)]
 pub struct RedisStore {
@@ -145,10 +150,12 @@ impl RedisStore {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
     /// use std::time::Duration;
-    /// let store = ssekit_redis::RedisStore::connect_with("redis://127.0.0.1", "tools-eu:", Duration::from_secs(1), ssekit_smol::runtime::Smol::default()).await?;
-    /// # let _ = store; Ok::<(), ssekit_http::store::StoreError>(()) }).unwrap();
+    /// use ssekit_http::{runtime::Runtime, store::StoreError};
+    /// use ssekit_redis::RedisStore;
+    /// async fn connect<R: Runtime>(runtime: R) -> Result<RedisStore, StoreError> {
+    ///     RedisStore::connect_with("redis://127.0.0.1", "tools-eu:", Duration::from_secs(1), runtime).await
+    /// }
     /// ```
     pub async fn connect_with<R: Runtime>(
         url: &str,

@@ -1,6 +1,6 @@
 //! Broadcast without sockets: Last-Event-ID resumption and slow clients dropped. Clients
 //! resuming over HTTP across a server-side disconnect is a scenario of the conformance
-//! suite (`transport-smol/tests/conformance.rs`), on every server x client pairing.
+//! suite (`conformance/tests/conformance.rs`), on every server x client pairing.
 
 mod common;
 

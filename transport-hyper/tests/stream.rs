@@ -1,7 +1,7 @@
 //! What only the hyper transport has, over real 127.0.0.1 sockets: its `SseBody` inside
 //! axum, and ready events coalesced into few body frames. Every scenario both transports
 //! share (round trip, keep-alive, resume, errors, slow readers, ...) is in the one
-//! conformance suite, `transport-smol/tests/conformance.rs`, which runs it over every
+//! conformance suite, `conformance/tests/conformance.rs`, which runs it over every
 //! smol/hyper server x client pairing.
 
 mod common;

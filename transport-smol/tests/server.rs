@@ -2,8 +2,8 @@
 //! subscriber's queue costs and holds (it grows with its events, so an idle one costs the
 //! same whatever `per_client` is, and holds at most `per_client`); capacities past
 //! `MAX_QUEUED` are lowered, not a panic. Its response head, `Broadcast` resumption and slow
-//! readers are scenarios of the conformance suite (`tests/conformance.rs`), on every server
-//! x client pairing.
+//! readers are scenarios of the conformance suite (`conformance/tests/conformance.rs`), on
+//! every server x client pairing.
 
 #[path = "../../core/tests/support/counting.rs"]
 mod counting;

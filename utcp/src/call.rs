@@ -216,23 +216,24 @@ pub type Outputs = Pin<Box<dyn Stream<Item = Result<Output, CallError>> + Send>>
 ///
 /// # Example
 /// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use futures_util::StreamExt;
-/// use ssekit_hyper::utcp::{OnMismatch, SseProvider, Tool};
-/// let provider = SseProvider::from_json(r#"{"name":"market_updates","provider_type":"sse",
-///     "url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#)?;
-/// let tool = Tool::from_json(r#"{"name":"watch_stock","inputs":{"required":["symbol"]},
-///     "outputs":{"properties":{"price":{"type":"number"}}}}"#)?;
-/// let inputs = serde_json::json!({"symbol": "AAPL"});
-/// let mut updates = provider
-///     .call(&tool, inputs.as_object().ok_or("not an object")?)
-///     .await?
-///     .on_mismatch(OnMismatch::End)
-///     .outputs();
-/// while let Some(update) = updates.next().await {
-///     println!("{}", update?.value["price"]);
+/// use ssekit_utcp::{HttpIo, OnMismatch, SseProvider, Tool};
+/// async fn watch_stock<T: HttpIo>() -> Result<(), Box<dyn std::error::Error>> {
+///     let provider = SseProvider::<T>::from_json(r#"{"name":"market_updates","provider_type":"sse",
+///         "url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#)?;
+///     let tool = Tool::from_json(r#"{"name":"watch_stock","inputs":{"required":["symbol"]},
+///         "outputs":{"properties":{"price":{"type":"number"}}}}"#)?;
+///     let inputs = serde_json::json!({"symbol": "AAPL"});
+///     let mut updates = provider
+///         .call(&tool, inputs.as_object().ok_or("not an object")?)
+///         .await?
+///         .on_mismatch(OnMismatch::End)
+///         .outputs();
+///     while let Some(update) = updates.next().await {
+///         println!("{}", update?.value["price"]);
+///     }
+///     Ok(())
 /// }
-/// # Ok(()) }
 /// ```
 #[must_use = "a tool call does nothing until its outputs are read"]
 pub struct ToolCall<T> {
@@ -259,13 +260,13 @@ impl<T: HttpIo> ToolCall<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-    /// # let tool = ssekit_utcp::Tool::from_json(r#"{"name":"t"}"#)?;
-    /// let outputs = provider.call(&tool, &serde_json::Map::new()).await?
-    ///     .on_mismatch(ssekit_utcp::OnMismatch::End)
-    ///     .outputs();
-    /// # drop(outputs); Ok(()) }
+    /// use ssekit_utcp::{CallError, HttpIo, OnMismatch, Outputs, SseProvider, Tool};
+    /// async fn strict<T: HttpIo>(provider: &SseProvider<T>, tool: &Tool) -> Result<Outputs, CallError> {
+    ///     let outputs = provider.call(tool, &serde_json::Map::new()).await?
+    ///         .on_mismatch(OnMismatch::End)
+    ///         .outputs();
+    ///     Ok(outputs)
+    /// }
     /// ```
     pub fn on_mismatch(mut self, policy: OnMismatch) -> Self {
         self.on_mismatch = policy;
@@ -278,13 +279,13 @@ impl<T: HttpIo> ToolCall<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-    /// # let tool = ssekit_utcp::Tool::from_json(r#"{"name":"t"}"#)?;
-    /// let outputs = provider.call(&tool, &serde_json::Map::new()).await?
-    ///     .max_output(64 * 1024)
-    ///     .outputs();
-    /// # drop(outputs); Ok(()) }
+    /// use ssekit_utcp::{CallError, HttpIo, Outputs, SseProvider, Tool};
+    /// async fn small<T: HttpIo>(provider: &SseProvider<T>, tool: &Tool) -> Result<Outputs, CallError> {
+    ///     let outputs = provider.call(tool, &serde_json::Map::new()).await?
+    ///         .max_output(64 * 1024)
+    ///         .outputs();
+    ///     Ok(outputs)
+    /// }
     /// ```
     pub fn max_output(mut self, bytes: usize) -> Self {
         self.max_output = bytes;
@@ -296,19 +297,19 @@ impl<T: HttpIo> ToolCall<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use futures_util::StreamExt;
-    /// # let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-    /// # let tool = ssekit_utcp::Tool::from_json(r#"{"name":"t"}"#)?;
-    /// let mut outputs = provider.call(&tool, &serde_json::Map::new()).await?.outputs();
-    /// while let Some(output) = outputs.next().await {
-    ///     match output {
-    ///         Ok(output) => println!("{}", output.value),
-    ///         Err(bad) if bad.event().is_some() => eprintln!("skipped: {bad}"),
-    ///         Err(fatal) => return Err(fatal.into()),
+    /// use ssekit_utcp::{CallError, HttpIo, SseProvider, Tool};
+    /// async fn print<T: HttpIo>(provider: &SseProvider<T>, tool: &Tool) -> Result<(), CallError> {
+    ///     let mut outputs = provider.call(tool, &serde_json::Map::new()).await?.outputs();
+    ///     while let Some(output) = outputs.next().await {
+    ///         match output {
+    ///             Ok(output) => println!("{}", output.value),
+    ///             Err(bad) if bad.event().is_some() => eprintln!("skipped: {bad}"),
+    ///             Err(fatal) => return Err(fatal),
+    ///         }
     ///     }
+    ///     Ok(())
     /// }
-    /// # Ok(()) }
     /// ```
     pub fn outputs(self) -> Outputs {
         let ToolCall {
@@ -374,14 +375,15 @@ impl<T: HttpIo> SseProvider<T> {
     /// events with [`ToolCall::outputs`].
     ///
     /// # Example
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use ssekit_hyper::utcp::{CallError, SseProvider, Tool};
-    /// let provider = SseProvider::from_json(r#"{"name":"m","provider_type":"sse","url":"http://127.0.0.1:1/stream"}"#)?;
-    /// let tool = Tool::from_json(r#"{"name":"watch_stock","inputs":{"type":"object","required":["symbol"]}}"#)?;
-    /// let refused = provider.call(&tool, &serde_json::Map::new()).await;
-    /// assert!(matches!(refused, Err(CallError::Inputs(ref m)) if m.path == "/symbol"));
-    /// # Ok(()) }
+    /// ```no_run
+    /// use ssekit_utcp::{CallError, HttpIo, SseProvider, Tool};
+    /// async fn without_symbol<T: HttpIo>() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let provider = SseProvider::<T>::from_json(r#"{"name":"m","provider_type":"sse","url":"http://127.0.0.1:1/stream"}"#)?;
+    ///     let tool = Tool::from_json(r#"{"name":"watch_stock","inputs":{"type":"object","required":["symbol"]}}"#)?;
+    ///     let refused = provider.call(&tool, &serde_json::Map::new()).await;
+    ///     assert!(matches!(refused, Err(CallError::Inputs(ref m)) if m.path == "/symbol"));
+    ///     Ok(())
+    /// }
     /// ```
     pub async fn call(
         &self,

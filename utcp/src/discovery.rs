@@ -159,13 +159,14 @@ pub(crate) fn origin(uri: &http::Uri) -> String {
 ///
 /// # Example
 /// ```no_run
-/// # smol::block_on(async {
-/// use ssekit_smol::client::SmolHttp;
-/// let manual = ssekit_utcp::discover::<SmolHttp>("https://markets.example.com/stream").await?;
-/// for tool in &manual.tools {
-///     println!("{}: {}", tool.name, tool.description);
+/// use ssekit_utcp::{DiscoveryError, HttpIo};
+/// async fn list<T: HttpIo>() -> Result<(), DiscoveryError> {
+///     let manual = ssekit_utcp::discover::<T>("https://markets.example.com/stream").await?;
+///     for tool in &manual.tools {
+///         println!("{}: {}", tool.name, tool.description);
+///     }
+///     Ok(())
 /// }
-/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 /// ```
 pub async fn discover<T: HttpIo>(provider_url: &str) -> Result<Manual, DiscoveryError> {
     Discovery::<T>::new().fetch(provider_url).await
@@ -176,15 +177,16 @@ pub async fn discover<T: HttpIo>(provider_url: &str) -> Result<Manual, Discovery
 ///
 /// # Example
 /// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::time::Duration;
-/// let manual = ssekit_hyper::utcp::Discovery::new()
-///     .timeout(Duration::from_secs(3))
-///     .max_size(1 << 20)
-///     .header("X-API-Key", "k-123")
-///     .fetch("https://notify.example.com/events")
-///     .await?;
-/// # let _ = manual; Ok(()) }
+/// use ssekit_utcp::{Discovery, DiscoveryError, HttpIo, Manual};
+/// async fn manual<T: HttpIo>() -> Result<Manual, DiscoveryError> {
+///     Discovery::<T>::new()
+///         .timeout(Duration::from_secs(3))
+///         .max_size(1 << 20)
+///         .header("X-API-Key", "k-123")
+///         .fetch("https://notify.example.com/events")
+///         .await
+/// }
 /// ```
 #[derive(Clone)]
 #[must_use]
@@ -224,8 +226,9 @@ impl<T> Discovery<T> {
     ///
     /// # Example
     /// ```
-    /// let discovery = ssekit_hyper::utcp::Discovery::new();
-    /// # let _ = discovery;
+    /// fn discovery<T>() -> ssekit_utcp::Discovery<T> {
+    ///     ssekit_utcp::Discovery::new()
+    /// }
     /// ```
     pub fn new() -> Self {
         Discovery::default()
@@ -235,8 +238,9 @@ impl<T> Discovery<T> {
     ///
     /// # Example
     /// ```
-    /// let d = ssekit_hyper::utcp::Discovery::new().timeout(std::time::Duration::from_secs(2));
-    /// # let _ = d;
+    /// fn quick<T>() -> ssekit_utcp::Discovery<T> {
+    ///     ssekit_utcp::Discovery::new().timeout(std::time::Duration::from_secs(2))
+    /// }
     /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
@@ -248,8 +252,9 @@ impl<T> Discovery<T> {
     ///
     /// # Example
     /// ```
-    /// let d = ssekit_hyper::utcp::Discovery::new().max_size(64 * 1024);
-    /// # let _ = d;
+    /// fn small<T>() -> ssekit_utcp::Discovery<T> {
+    ///     ssekit_utcp::Discovery::new().max_size(64 * 1024)
+    /// }
     /// ```
     pub fn max_size(mut self, bytes: usize) -> Self {
         self.max_size = bytes;
@@ -262,8 +267,9 @@ impl<T> Discovery<T> {
     ///
     /// # Example
     /// ```
-    /// let d = ssekit_hyper::utcp::Discovery::new().header("Authorization", "Bearer t");
-    /// # let _ = d;
+    /// fn authorized<T>() -> ssekit_utcp::Discovery<T> {
+    ///     ssekit_utcp::Discovery::new().header("Authorization", "Bearer t")
+    /// }
     /// ```
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push((name.to_owned(), value.to_owned()));
@@ -274,10 +280,10 @@ impl<T> Discovery<T> {
     ///
     /// # Example
     /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_http::Error> {
-    /// let shared = ssekit_hyper::client::HyperHttp::with_client(ssekit_hyper::client::http_client()?);
-    /// let d = ssekit_hyper::utcp::Discovery::new().io(shared);
-    /// # let _ = d; Ok(()) }
+    /// // `shared`: the transport's client made once (ssekit-hyper's `HyperHttp::with_client`).
+    /// fn on<T>(shared: T) -> ssekit_utcp::Discovery<T> {
+    ///     ssekit_utcp::Discovery::new().io(shared)
+    /// }
     /// ```
     pub fn io(mut self, io: T) -> Self {
         self.io = Some(io);
@@ -290,9 +296,10 @@ impl<T: HttpIo> Discovery<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let manual = ssekit_hyper::utcp::Discovery::new().fetch("http://127.0.0.1:8080/stream").await?;
-    /// # let _ = manual; Ok(()) }
+    /// use ssekit_utcp::{Discovery, DiscoveryError, HttpIo, Manual};
+    /// async fn manual<T: HttpIo>() -> Result<Manual, DiscoveryError> {
+    ///     Discovery::<T>::new().fetch("http://127.0.0.1:8080/stream").await
+    /// }
     /// ```
     pub async fn fetch(&self, provider_url: &str) -> Result<Manual, DiscoveryError> {
         let io = match &self.io {
@@ -309,13 +316,14 @@ impl<T: HttpIo> Discovery<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"notify","provider_type":"sse",
-    ///     "url":"https://notify.example.com/events",
-    ///     "auth":{"auth_type":"api_key","api_key":"$NOTIFY_KEY","var_name":"X-API-Key"}}"#)?
-    ///     .with_variables(|name| std::env::var(name).ok())?;
-    /// let manual = ssekit_hyper::utcp::Discovery::new().max_size(64 * 1024).fetch_provider(&provider).await?;
-    /// # let _ = manual; Ok(()) }
+    /// use ssekit_utcp::{Discovery, HttpIo, Manual, SseProvider};
+    /// async fn manual<T: HttpIo>() -> Result<Manual, Box<dyn std::error::Error>> {
+    ///     let provider = SseProvider::<T>::from_json(r#"{"name":"notify","provider_type":"sse",
+    ///         "url":"https://notify.example.com/events",
+    ///         "auth":{"auth_type":"api_key","api_key":"$NOTIFY_KEY","var_name":"X-API-Key"}}"#)?
+    ///         .with_variables(|name| std::env::var(name).ok())?;
+    ///     Ok(Discovery::new().max_size(64 * 1024).fetch_provider(&provider).await?)
+    /// }
     /// ```
     pub async fn fetch_provider(
         &self,
@@ -404,15 +412,17 @@ impl<T: HttpIo> SseProvider<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"market_updates",
-    ///     "provider_type":"sse","url":"https://markets.example.com/stream",
-    ///     "auth":{"auth_type":"basic","username":"u","password":"$MARKETS_PASSWORD"}}"#)?
-    ///     .with_variables(|name| std::env::var(name).ok())?;
-    /// for tool in provider.discover().await?.tools {
-    ///     println!("{}", tool.name);
+    /// use ssekit_utcp::{HttpIo, SseProvider};
+    /// async fn list<T: HttpIo>() -> Result<(), Box<dyn std::error::Error>> {
+    ///     let provider = SseProvider::<T>::from_json(r#"{"name":"market_updates",
+    ///         "provider_type":"sse","url":"https://markets.example.com/stream",
+    ///         "auth":{"auth_type":"basic","username":"u","password":"$MARKETS_PASSWORD"}}"#)?
+    ///         .with_variables(|name| std::env::var(name).ok())?;
+    ///     for tool in provider.discover().await?.tools {
+    ///         println!("{}", tool.name);
+    ///     }
+    ///     Ok(())
     /// }
-    /// # Ok(()) }
     /// ```
     pub async fn discover(&self) -> Result<Manual, DiscoveryError> {
         Discovery::<T>::new().fetch_provider(self).await

@@ -9,12 +9,34 @@
 /// for the examples. `ssekit_hyper::utcp` and `ssekit_smol::utcp` are this.
 ///
 /// # Example
+/// In a transport crate `my_transport` whose [`HttpIo`](crate::HttpIo) is `MyHttp` (a stub
+/// here, whose requests never run):
 /// ```
-/// mod utcp {
-///     ssekit_utcp::transport_module!(ssekit_smol, ssekit_smol::client::SmolHttp);
+/// # use ssekit_http::{client::{Item, RequestSpec}, Error};
+/// # use ssekit_utcp::HttpIo;
+/// #[derive(Clone)]
+/// pub struct MyHttp;
+/// impl HttpIo for MyHttp {
+///     // ...
+/// #   const SCHEMES: &'static [&'static str] = &["http"];
+/// #   type Events = ();
+/// #   fn new() -> Result<Self, Error> { Ok(MyHttp) }
+/// #   fn events(&self, _: RequestSpec) {}
+/// #   async fn next(_: &mut ()) -> Option<Result<Item, Error>> { None }
+/// #   async fn request(&self, _: http::Request<bytes::Bytes>) -> Result<http::Response<bytes::Bytes>, Error> { unreachable!() }
+/// #   fn now(&self) -> ssekit::Instant { ssekit::Instant::ZERO }
+/// #   async fn sleep_until(&self, _: ssekit::Instant) {}
 /// }
-/// let provider = utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
-/// # let _ = provider; Ok::<(), ssekit_http::Error>(())
+///
+/// pub mod utcp {
+///     ssekit_utcp::transport_module!(my_transport, crate::MyHttp);
+/// }
+///
+/// fn main() -> Result<(), ssekit_utcp::Error> {
+///     let provider = utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+///     assert_eq!(provider.name, "n");
+///     Ok(())
+/// }
 /// ```
 #[macro_export]
 macro_rules! transport_module {

@@ -93,21 +93,25 @@
 //! retrieval) and `futures-util`, and on no runtime or timer.
 //!
 //! # Example
-//! The same call on smol (on hyper, write `ssekit_hyper::utcp` and run it on tokio):
+//! A tool found at `/utcp`, called, and its outputs read, on any transport `T` (with
+//! `use ssekit_smol::utcp::*` on smol, or `ssekit_hyper::utcp::*` on tokio, `SseProvider`
+//! names the transport and the rest is the same):
 //! ```no_run
-//! use futures_lite::StreamExt;
-//! use ssekit_smol::utcp::{SseProvider, Tool};
-//! # smol::block_on(async {
-//! let provider = SseProvider::from_json(r#"{"name":"market_updates","provider_type":"sse",
-//!     "url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#)?;
-//! let manual = provider.discover().await?;
-//! let tool: &Tool = manual.tool("watch_stock").ok_or("no such tool")?;
-//! let inputs = serde_json::json!({"symbol": "AAPL"});
-//! let mut updates = provider.call(tool, inputs.as_object().ok_or("not an object")?).await?.outputs();
-//! while let Some(update) = updates.next().await {
-//!     println!("{}", update?.value["price"]);
+//! use futures_util::StreamExt;
+//! use ssekit_utcp::{HttpIo, SseProvider, Tool};
+//!
+//! async fn watch_stock<T: HttpIo>() -> Result<(), Box<dyn std::error::Error>> {
+//!     let provider = SseProvider::<T>::from_json(r#"{"name":"market_updates","provider_type":"sse",
+//!         "url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#)?;
+//!     let manual = provider.discover().await?;
+//!     let tool: &Tool = manual.tool("watch_stock").ok_or("no such tool")?;
+//!     let inputs = serde_json::json!({"symbol": "AAPL"});
+//!     let mut updates = provider.call(tool, inputs.as_object().ok_or("not an object")?).await?.outputs();
+//!     while let Some(update) = updates.next().await {
+//!         println!("{}", update?.value["price"]);
+//!     }
+//!     Ok(())
 //! }
-//! # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -348,8 +352,9 @@ const DEFAULT_RETRY_MS: u64 = 30_000;
 /// [`io`](Self::io): a shared HTTP client, a private TLS root.
 ///
 /// # Example
+/// Reading the object takes no transport: `()` stands for one here.
 /// ```
-/// let provider: ssekit_hyper::utcp::SseProvider = serde_json::from_str(r#"{
+/// let provider: ssekit_utcp::SseProvider<()> = serde_json::from_str(r#"{
 ///   "name": "market_updates", "provider_type": "sse",
 ///   "url": "https://markets.example.com/stream", "event_type": "price_update"
 /// }"#)?;
@@ -357,7 +362,7 @@ const DEFAULT_RETRY_MS: u64 = 30_000;
 /// assert!(provider.reconnect);
 /// assert_eq!(provider.retry_timeout, 30_000);
 /// // The official library's serializer writes a 1.x call template like this.
-/// let template: ssekit_hyper::utcp::SseProvider = serde_json::from_str(r#"{
+/// let template: ssekit_utcp::SseProvider<()> = serde_json::from_str(r#"{
 ///   "name": "5f1c", "call_template_type": "sse", "auth": null, "allowed_communication_protocols": null,
 ///   "url": "https://markets.example.com/stream", "event_type": null, "reconnect": true,
 ///   "retry_timeout": 30000, "headers": null, "body_field": null, "header_fields": null
@@ -517,12 +522,14 @@ impl<T> SseProvider<T> {
     /// [`SseProvider`]). Another type than `"sse"` is an error naming it.
     ///
     /// # Example
+    /// Parsing takes no transport: `()` stands for one here.
     /// ```
-    /// let p = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+    /// type SseProvider = ssekit_utcp::SseProvider<()>;
+    /// let p = SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
     /// assert_eq!(p.name, "n");
-    /// let p = ssekit_hyper::utcp::SseProvider::from_json(r#"{"call_template_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
+    /// let p = SseProvider::from_json(r#"{"call_template_type":"sse","url":"http://127.0.0.1:1/e"}"#)?;
     /// assert_eq!(p.name, "");
-    /// let err = ssekit_hyper::utcp::SseProvider::from_json(r#"{"call_template_type":"http","url":"http://127.0.0.1:1/e"}"#);
+    /// let err = SseProvider::from_json(r#"{"call_template_type":"http","url":"http://127.0.0.1:1/e"}"#);
     /// assert!(err.unwrap_err().to_string().contains(r#"the provider type is "http""#));
     /// # Ok::<(), ssekit_http::Error>(())
     /// ```
@@ -539,8 +546,8 @@ impl<T> SseProvider<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit_hyper::utcp::{Auth, SseProvider};
-    /// let p = SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e",
+    /// use ssekit_utcp::{Auth, SseProvider};
+    /// let p = SseProvider::<()>::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e",
     ///   "auth":{"auth_type":"api_key","api_key":"$YOUR_API_KEY","var_name":"X-API-Key"}}"#)?;
     /// let p = p.with_variables(|name| (name == "YOUR_API_KEY").then(|| "k-123".to_owned()))?;
     /// assert!(matches!(p.auth, Some(Auth::ApiKey { ref api_key, .. }) if api_key == "k-123"));
@@ -688,17 +695,19 @@ impl<T: HttpIo> SseProvider<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_http::Error> {
     /// use futures_util::StreamExt;
-    /// let provider = ssekit_hyper::utcp::SseProvider::from_json(
-    ///     r#"{"name":"market_updates","provider_type":"sse","url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#,
-    /// )?;
-    /// let inputs = serde_json::json!({"symbol": "AAPL"});
-    /// let mut events = provider.connect(inputs.as_object().unwrap()).await?.events();
-    /// while let Some(update) = events.next().await {
-    ///     println!("{}", update?.data());
+    /// use ssekit_utcp::{Error, HttpIo, SseProvider};
+    /// async fn prices<T: HttpIo>() -> Result<(), Error> {
+    ///     let provider = SseProvider::<T>::from_json(
+    ///         r#"{"name":"market_updates","provider_type":"sse","url":"http://127.0.0.1:8080/stream","event_type":"price_update"}"#,
+    ///     )?;
+    ///     let inputs = serde_json::json!({"symbol": "AAPL"});
+    ///     let mut events = provider.connect(inputs.as_object().unwrap()).await?.events();
+    ///     while let Some(update) = events.next().await {
+    ///         println!("{}", update?.data());
+    ///     }
+    ///     Ok(())
     /// }
-    /// # Ok(()) }
     /// ```
     pub async fn connect(&self, inputs: &Map<String, Value>) -> Result<ProviderSource<T>, Error> {
         let io = self.transport()?;
@@ -755,11 +764,11 @@ impl<T: HttpIo> SseProvider<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit_http::io::HttpIo;
-    /// let io = ssekit_smol::client::SmolHttp::new()?;
-    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
-    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?.io(io);
-    /// # let _ = provider; Ok::<(), ssekit_http::Error>(())
+    /// use ssekit_utcp::{Error, HttpIo, SseProvider};
+    /// // `shared`: the transport's client made once (`T::new()?`, or with a TLS root of yours).
+    /// fn provider<T: HttpIo>(shared: T) -> Result<SseProvider<T>, Error> {
+    ///     Ok(SseProvider::from_json(r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/e"}"#)?.io(shared))
+    /// }
     /// ```
     #[must_use]
     pub fn io(mut self, io: T) -> Self {

@@ -270,7 +270,7 @@ impl Tool {
     /// ```
     /// let tool = ssekit_utcp::Tool::new("t", "", serde_json::json!({}), serde_json::json!({}))?
     ///     .with_provider(serde_json::json!({"name": "p", "provider_type": "sse", "url": "http://127.0.0.1:1/e"}));
-    /// assert!(tool.sse_provider_for::<ssekit_smol::client::SmolHttp>().is_some());
+    /// assert_eq!(tool.call_template_type(), Some("sse"));
     /// # Ok::<(), ssekit_utcp::SchemaError>(())
     /// ```
     #[must_use]
@@ -367,11 +367,11 @@ impl Tool {
     /// (in scope with `use ssekit_smol::utcp::*`) names it for you: `tool.sse_provider()`.
     ///
     /// # Example
+    /// `()` for `T` reads the provider without a transport (to check it, say).
     /// ```
-    /// use ssekit_smol::client::SmolHttp;
     /// let tool = ssekit_utcp::Tool::from_value(&serde_json::json!({"name": "t",
     ///     "tool_call_template": {"name": "p", "call_template_type": "sse", "url": "http://127.0.0.1:1/e"}}))?;
-    /// let provider = tool.sse_provider_for::<SmolHttp>().transpose()?;
+    /// let provider = tool.sse_provider_for::<()>().transpose()?;
     /// assert_eq!(provider.map(|p| p.url), Some("http://127.0.0.1:1/e".to_owned()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -62,19 +62,20 @@ pub const TOKEN_REFRESH_MARGIN: Duration = Duration::from_secs(30);
 /// URL's user info or query.
 ///
 /// # Example
-/// ```
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use ssekit_hyper::utcp::{SseProvider, TokenUrlError};
-/// let provider = SseProvider::from_json(r#"{"name": "n", "provider_type": "sse",
-///     "url": "https://api.example.com/events",
-///     "auth": {"auth_type": "oauth2", "token_url": "http://auth.example.com/token",
-///              "client_id": "c", "client_secret": "s"}}"#)?;
-/// let Err(err) = provider.connect(&serde_json::Map::new()).await else { panic!() };
-/// assert_eq!(
-///     TokenUrlError::of(&err),
-///     Some(&TokenUrlError::Cleartext { url: "http://auth.example.com/token".into() })
-/// );
-/// # Ok(()) }
+/// ```no_run
+/// use ssekit_utcp::{HttpIo, SseProvider, TokenUrlError};
+/// async fn cleartext<T: HttpIo>() -> Result<(), Box<dyn std::error::Error>> {
+///     let provider = SseProvider::<T>::from_json(r#"{"name": "n", "provider_type": "sse",
+///         "url": "https://api.example.com/events",
+///         "auth": {"auth_type": "oauth2", "token_url": "http://auth.example.com/token",
+///                  "client_id": "c", "client_secret": "s"}}"#)?;
+///     let Err(err) = provider.connect(&serde_json::Map::new()).await else { panic!() };
+///     assert_eq!(
+///         TokenUrlError::of(&err),
+///         Some(&TokenUrlError::Cleartext { url: "http://auth.example.com/token".into() })
+///     );
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]

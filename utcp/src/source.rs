@@ -160,19 +160,21 @@ struct Refresh {
 ///
 /// # Example
 /// ```no_run
-/// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_http::Error> {
 /// use futures_util::StreamExt;
-/// let provider = ssekit_hyper::utcp::SseProvider::from_json(r#"{"name": "feed", "provider_type": "sse",
-///     "url": "https://api.example.com/events",
-///     "auth": {"auth_type": "oauth2", "token_url": "https://auth.example.com/token",
-///              "client_id": "c", "client_secret": "$FEED_SECRET"}}"#)?
-///     .with_variables(|name| std::env::var(name).ok())?;
-/// let source: ssekit_hyper::utcp::ProviderSource = provider.connect(&serde_json::Map::new()).await?;
-/// let mut events = source.events(); // hours long: tokens are renewed as they expire
-/// while let Some(event) = events.next().await {
-///     println!("{}", event?.data());
+/// use ssekit_utcp::{Error, HttpIo, ProviderSource, SseProvider};
+/// async fn feed<T: HttpIo>() -> Result<(), Error> {
+///     let provider = SseProvider::<T>::from_json(r#"{"name": "feed", "provider_type": "sse",
+///         "url": "https://api.example.com/events",
+///         "auth": {"auth_type": "oauth2", "token_url": "https://auth.example.com/token",
+///                  "client_id": "c", "client_secret": "$FEED_SECRET"}}"#)?
+///         .with_variables(|name| std::env::var(name).ok())?;
+///     let source: ProviderSource<T> = provider.connect(&serde_json::Map::new()).await?;
+///     let mut events = source.events(); // hours long: tokens are renewed as they expire
+///     while let Some(event) = events.next().await {
+///         println!("{}", event?.data());
+///     }
+///     Ok(())
 /// }
-/// # Ok(()) }
 /// ```
 #[must_use = "a provider source does nothing until its stream is read"]
 pub struct ProviderSource<T> {
@@ -224,18 +226,18 @@ impl<T: HttpIo> ProviderSource<T> {
     ///
     /// # Example
     /// ```no_run
-    /// use futures_lite::StreamExt;
+    /// use futures_util::StreamExt;
     /// use ssekit_http::client::Item;
-    /// # smol::block_on(async {
-    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
-    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:8080/events"}"#)?;
-    /// let mut items = provider.connect(&serde_json::Map::new()).await?.stream();
-    /// while let Some(item) = items.next().await {
-    ///     if let Item::Disconnected(why) = item? {
-    ///         eprintln!("{why}");
+    /// use ssekit_utcp::{Error, HttpIo, SseProvider};
+    /// async fn watch<T: HttpIo>(provider: &SseProvider<T>) -> Result<(), Error> {
+    ///     let mut items = provider.connect(&serde_json::Map::new()).await?.stream();
+    ///     while let Some(item) = items.next().await {
+    ///         if let Item::Disconnected(why) = item? {
+    ///             eprintln!("{why}");
+    ///         }
     ///     }
+    ///     Ok(())
     /// }
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
     /// ```
     pub fn stream(self) -> Items {
         let events = self.io.events(self.source);
@@ -263,13 +265,12 @@ impl<T: HttpIo> ProviderSource<T> {
     ///
     /// # Example
     /// ```no_run
-    /// use futures_lite::StreamExt;
-    /// # smol::block_on(async {
-    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
-    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:8080/events"}"#)?;
-    /// let mut events = provider.connect(&serde_json::Map::new()).await?.events();
-    /// let first = events.next().await.transpose()?;
-    /// # let _ = first; Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use futures_util::StreamExt;
+    /// use ssekit_utcp::{Error, HttpIo, SseProvider};
+    /// async fn first<T: HttpIo>(provider: &SseProvider<T>) -> Result<Option<ssekit::Event>, Error> {
+    ///     let mut events = provider.connect(&serde_json::Map::new()).await?.events();
+    ///     events.next().await.transpose()
+    /// }
     /// ```
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
         Box::pin(
@@ -286,15 +287,13 @@ impl<T: HttpIo> ProviderSource<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit_http::io::HttpIo;
-    /// # smol::block_on(async {
-    /// let provider = ssekit_smol::utcp::SseProvider::from_json(
-    ///     r#"{"name":"n","provider_type":"sse","url":"http://127.0.0.1:1/events"}"#)?;
-    /// let spec = provider.connect(&serde_json::Map::new()).await?
-    ///     .into_spec()
-    ///     .response_timeout(std::time::Duration::from_secs(5));
-    /// let items = ssekit_smol::client::SmolHttp::new()?.events(spec);
-    /// # let _ = items; Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_utcp::{Error, HttpIo, SseProvider};
+    /// async fn open<T: HttpIo>(provider: &SseProvider<T>, io: &T) -> Result<T::Events, Error> {
+    ///     let spec = provider.connect(&serde_json::Map::new()).await?
+    ///         .into_spec()
+    ///         .response_timeout(std::time::Duration::from_secs(5));
+    ///     Ok(io.events(spec))
+    /// }
     /// ```
     pub fn into_spec(self) -> RequestSpec {
         self.source

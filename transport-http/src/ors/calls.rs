@@ -145,12 +145,12 @@ struct Inner<R> {
 /// # Example
 /// ```
 /// use ssekit::profile::ors::{ToolOutput, ToolResult};
-/// use ssekit_smol::ors::Calls;
-/// let calls = Calls::default();
+/// use ssekit_http::{ors::Calls, runtime::Runtime};
 /// // In a handler for POST /{env}/call, after parsing {name, input, task_id}:
-/// let body = calls.call(None, async { Ok(ToolResult::success(ToolOutput::text("4"))) });
-/// let resp = ssekit_smol::server::response(body);
-/// # let _ = resp;
+/// fn answer<R: Runtime>(calls: &Calls<R>) -> http::Response<ssekit_http::server::SseBody<R>> {
+///     let body = calls.call(None, async { Ok(ToolResult::success(ToolOutput::text("4"))) });
+///     ssekit_http::server::response(body)
+/// }
 /// ```
 pub struct Calls<R> {
     inner: Arc<Inner<R>>,
@@ -181,8 +181,10 @@ impl<R: Runtime + Default> Default for Calls<R> {
     ///
     /// # Example
     /// ```
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// # let _ = calls;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// fn calls<R: Runtime + Default>() -> Calls<R> {
+    ///     Calls::default()
+    /// }
     /// ```
     fn default() -> Self {
         Calls::new(TaskConfig::new(crate::entropy::os_seed()))
@@ -197,10 +199,12 @@ impl<R: Runtime + Default> Calls<R> {
     /// # Example
     /// ```
     /// use ssekit::server::TaskConfig;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
     /// use std::time::Duration;
-    /// let config = TaskConfig::new(ssekit_http::entropy::os_seed()).result_ttl(Duration::from_secs(120));
-    /// let calls = ssekit_smol::ors::Calls::new(config);
-    /// # let _ = calls;
+    /// fn calls<R: Runtime + Default>() -> Calls<R> {
+    ///     let config = TaskConfig::new(ssekit_http::entropy::os_seed()).result_ttl(Duration::from_secs(120));
+    ///     Calls::new(config)
+    /// }
     /// ```
     pub fn new(config: TaskConfig) -> Self {
         Calls::with_options(config, KeepAlive::ORS, ssekit::chunk::DEFAULT_MAX_CHUNK)
@@ -212,9 +216,11 @@ impl<R: Runtime + Default> Calls<R> {
     /// # Example
     /// ```
     /// use std::time::Duration;
-    /// let config = ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed());
-    /// let calls = ssekit_smol::ors::Calls::with_options(config, Duration::from_secs(5), 1024);
-    /// # let _ = calls;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// fn calls<R: Runtime + Default>() -> Calls<R> {
+    ///     let config = ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed());
+    ///     Calls::with_options(config, Duration::from_secs(5), 1024)
+    /// }
     /// ```
     pub fn with_options(config: TaskConfig, keep_alive: Duration, max_chunk: usize) -> Self {
         Calls::with_runtime(config, keep_alive, max_chunk, R::default())
@@ -228,10 +234,11 @@ impl<R: Runtime> Calls<R> {
     /// # Example
     /// ```
     /// use std::time::Duration;
-    /// use ssekit_http::ors::Calls;
-    /// let config = ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed());
-    /// let calls = Calls::with_runtime(config, Duration::from_secs(5), 4096, ssekit_smol::runtime::Smol::default());
-    /// # let _ = calls;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// fn calls<R: Runtime>(runtime: R) -> Calls<R> {
+    ///     let config = ssekit::server::TaskConfig::new(ssekit_http::entropy::os_seed());
+    ///     Calls::with_runtime(config, Duration::from_secs(5), 4096, runtime)
+    /// }
     /// ```
     pub fn with_runtime(
         config: TaskConfig,
@@ -271,9 +278,11 @@ impl<R: Runtime> Calls<R> {
     ///
     /// # Example
     /// ```
-    /// # fn doc(store: std::sync::Arc<dyn ssekit_http::store::Store>) {
-    /// let calls = ssekit_smol::ors::Calls::default().with_store(store, std::time::Duration::from_secs(3));
-    /// # let _ = calls; }
+    /// use std::sync::Arc;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime, store::Store};
+    /// fn calls<R: Runtime + Default>(store: Arc<dyn Store>) -> Calls<R> {
+    ///     Calls::default().with_store(store, std::time::Duration::from_secs(3))
+    /// }
     /// ```
     #[must_use]
     pub fn with_store(self, store: Arc<dyn Store>, lease: Duration) -> Self {
@@ -302,9 +311,10 @@ impl<R: Runtime> Calls<R> {
     ///
     /// # Example
     /// ```
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// let body = calls.call(Some("no-such-task"), async { Err("unused".to_owned()) });
-    /// # let _ = body;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// fn resume<R: Runtime>(calls: &Calls<R>) -> ssekit_http::server::SseBody<R> {
+    ///     calls.call(Some("no-such-task"), async { Err("unused".to_owned()) })
+    /// }
     /// ```
     pub fn call<F>(&self, task_id: Option<&str>, run: F) -> SseBody<R>
     where
@@ -320,12 +330,14 @@ impl<R: Runtime> Calls<R> {
     /// 5xx answers with backoff, and the call never ran, so retrying it is safe.
     ///
     /// # Example
-    /// ```
+    /// ```no_run
     /// use ssekit::server::TaskConfig;
-    /// use ssekit_smol::ors::{Busy, Calls};
-    /// let calls = Calls::new(TaskConfig::new(ssekit_http::entropy::os_seed()).max_running(1));
-    /// let _running = calls.try_call(None, std::future::pending());
-    /// assert_eq!(calls.try_call(None, async { Err("x".to_owned()) }).err(), Some(Busy));
+    /// use ssekit_http::{ors::{Busy, Calls}, runtime::Runtime};
+    /// fn one_at_a_time<R: Runtime + Default>() {
+    ///     let calls = Calls::<R>::new(TaskConfig::new(ssekit_http::entropy::os_seed()).max_running(1));
+    ///     let _running = calls.try_call(None, std::future::pending());
+    ///     assert_eq!(calls.try_call(None, async { Err("x".to_owned()) }).err(), Some(Busy));
+    /// }
     /// ```
     pub fn try_call<F>(&self, task_id: Option<&str>, run: F) -> Result<SseBody<R>, Busy>
     where
@@ -366,13 +378,13 @@ impl<R: Runtime> Calls<R> {
     /// resumes anywhere.
     ///
     /// # Example
-    /// ```
-    /// # smol::block_on(async {
-    /// use ssekit_http::store::TaskScope;
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// let body = calls.try_call_in(TaskScope::new("sid", "echo"), None, async { Err("x".to_owned()) }).await;
-    /// assert!(body.is_ok());
-    /// # });
+    /// ```no_run
+    /// use ssekit_http::{ors::Calls, runtime::Runtime, store::TaskScope};
+    /// async fn in_session<R: Runtime + Default>() {
+    ///     let calls = Calls::<R>::default();
+    ///     let body = calls.try_call_in(TaskScope::new("sid", "echo"), None, async { Err("x".to_owned()) }).await;
+    ///     assert!(body.is_ok());
+    /// }
     /// ```
     pub async fn try_call_in<F>(
         &self,
@@ -507,11 +519,12 @@ impl<R: Runtime> Calls<R> {
     /// returns how many tools were still running. Resumes are served until the end.
     ///
     /// # Example
-    /// ```
-    /// # smol::block_on(async {
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// assert_eq!(calls.drain(std::time::Duration::from_secs(5)).await, 0);
-    /// # });
+    /// ```no_run
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// async fn idle<R: Runtime + Default>() {
+    ///     let calls = Calls::<R>::default();
+    ///     assert_eq!(calls.drain(std::time::Duration::from_secs(5)).await, 0);
+    /// }
     /// ```
     pub async fn drain(&self, deadline: Duration) -> usize {
         let life = &self.inner.life;
@@ -537,9 +550,10 @@ impl<R: Runtime> Calls<R> {
     ///
     /// # Example
     /// ```
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// let frames = calls.until_drained(Box::pin(futures_lite::stream::iter([bytes::Bytes::from_static(b"data: x\n\n")])));
-    /// # let _ = frames;
+    /// use ssekit_http::{ors::Calls, runtime::{Frames, Runtime}};
+    /// fn news<R: Runtime>(calls: &Calls<R>) -> Frames {
+    ///     calls.until_drained(Box::pin(futures_lite::stream::iter([bytes::Bytes::from_static(b"data: x\n\n")])))
+    /// }
     /// ```
     pub fn until_drained(&self, frames: Frames) -> Frames {
         let closing = self.inner.life.closing.subscribe();
@@ -586,9 +600,10 @@ impl<R: Runtime> Calls<R> {
     ///
     /// # Example
     /// ```
-    /// let calls = ssekit_smol::ors::Calls::default();
-    /// let body = calls.refuse("Session not found");
-    /// # let _ = body;
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// fn no_session<R: Runtime>(calls: &Calls<R>) -> ssekit_http::server::SseBody<R> {
+    ///     calls.refuse("Session not found")
+    /// }
     /// ```
     pub fn refuse(&self, message: &str) -> SseBody<R> {
         let frames = refused(&mut lock(&self.inner.tasks).registry, message);

@@ -25,13 +25,15 @@ use crate::Error;
 /// # Example
 /// ```no_run
 /// use serde_json::json;
-/// # smol::block_on(async {
-/// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-/// let sid = ors.open_session("gsm8k", &json!({"question": "2 + 2?", "answer": 4})).await?;
-/// let result = ors.call_tool("gsm8k", &sid, "submit", json!({"answer": 4})).await?;
-/// assert_eq!(result.output.and_then(|o| o.reward), Some(1.0));
-/// ors.delete(&sid).await?;
-/// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+/// use ssekit_http::{io::HttpIo, ors::Client, Error};
+/// async fn gsm8k<T: HttpIo>() -> Result<(), Error> {
+///     let ors = Client::<T>::new("http://127.0.0.1:8080")?;
+///     let sid = ors.open_session("gsm8k", &json!({"question": "2 + 2?", "answer": 4})).await?;
+///     let result = ors.call_tool("gsm8k", &sid, "submit", json!({"answer": 4})).await?;
+///     assert_eq!(result.output.and_then(|o| o.reward), Some(1.0));
+///     ors.delete(&sid).await?;
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone, Debug)]
 pub struct Client<T> {
@@ -50,8 +52,11 @@ impl<T: HttpIo> Client<T> {
     /// OS, so that clients (and calls) do not retry in lockstep.
     ///
     /// # Example
-    /// ```
-    /// assert!(ssekit_smol::ors::Client::new("ftp://x").is_err());
+    /// ```no_run
+    /// use ssekit_http::{io::HttpIo, ors::Client};
+    /// fn ftp<T: HttpIo>() {
+    ///     assert!(Client::<T>::new("ftp://x").is_err());
+    /// }
     /// ```
     pub fn new(base_url: &str) -> Result<Self, Error> {
         let base = base_url.trim_end_matches('/').to_owned();
@@ -73,9 +78,10 @@ impl<T: HttpIo> Client<T> {
     /// # Example
     /// ```
     /// use std::time::Duration;
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?
-    ///     .reconnect(ssekit::client::ReconnectConfig::ors().retry_timeout(Duration::from_millis(50)));
-    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// use ssekit_http::{io::HttpIo, ors::Client};
+    /// fn quick<T: HttpIo>(ors: Client<T>) -> Client<T> {
+    ///     ors.reconnect(ssekit::client::ReconnectConfig::ors().retry_timeout(Duration::from_millis(50)))
+    /// }
     /// ```
     pub fn reconnect(mut self, config: ReconnectConfig) -> Self {
         self.reconnect = config;
@@ -87,8 +93,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.idle_timeout(std::time::Duration::from_secs(60));
-    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// use ssekit_http::{io::HttpIo, ors::Client};
+    /// fn patient<T: HttpIo>(ors: Client<T>) -> Client<T> {
+    ///     ors.idle_timeout(std::time::Duration::from_secs(60))
+    /// }
     /// ```
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.idle_timeout = timeout;
@@ -104,8 +112,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.max_redirects(0);
-    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// use ssekit_http::{io::HttpIo, ors::Client};
+    /// fn no_redirects<T: HttpIo>(ors: Client<T>) -> Client<T> {
+    ///     ors.max_redirects(0)
+    /// }
     /// ```
     pub fn max_redirects(mut self, max: u32) -> Self {
         self.max_redirects = max;
@@ -117,8 +127,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.api_key(Some("s3cret".into()));
-    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// use ssekit_http::{io::HttpIo, ors::Client};
+    /// fn keyed<T: HttpIo>(ors: Client<T>) -> Client<T> {
+    ///     ors.api_key(Some("s3cret".into()))
+    /// }
     /// ```
     pub fn api_key(mut self, key: Option<String>) -> Self {
         self.api_key = key;
@@ -129,10 +141,11 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```
-    /// use ssekit_http::ors::OrsIo;
-    /// let io = ssekit_smol::ors::SmolOrs::new()?;
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?.io(io);
-    /// # let _ = ors; Ok::<(), ssekit_http::Error>(())
+    /// use ssekit_http::ors::{Client, OrsIo};
+    /// // `shared`: the transport's client made once (`T::new()?`, or with a TLS root of yours).
+    /// fn client<T: OrsIo>(shared: T) -> Result<Client<T>, ssekit_http::Error> {
+    ///     Ok(Client::new("http://127.0.0.1:1")?.io(shared))
+    /// }
     /// ```
     pub fn io(mut self, io: T) -> Self {
         self.io = io;
@@ -173,10 +186,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let splits = ors.request_json(http::Method::GET, "/gsm8k/splits", None, None).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::Client, Error};
+    /// async fn splits<T: HttpIo>(ors: &Client<T>) -> Result<serde_json::Value, Error> {
+    ///     ors.request_json(http::Method::GET, "/gsm8k/splits", None, None).await
+    /// }
     /// ```
     ///
     /// The answer is parsed into a [`Value`], which can take up to about 100 times the
@@ -249,10 +262,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = ors.create_session().await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::Client, Error};
+    /// async fn session<T: HttpIo>(ors: &Client<T>) -> Result<String, Error> {
+    ///     ors.create_session().await
+    /// }
     /// ```
     pub async fn create_session(&self) -> Result<String, Error> {
         let mut items = self.post_stream("/create_session", "{}".into(), None)?;
@@ -271,11 +284,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = "sid";
-    /// ors.create(sid, "gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::Client, Error};
+    /// async fn bind<T: HttpIo>(ors: &Client<T>, sid: &str) -> Result<(), Error> {
+    ///     ors.create(sid, "gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await
+    /// }
     /// ```
     pub async fn create(&self, session: &str, env: &str, task: &Value) -> Result<(), Error> {
         let body = json!({"env_name": env, "task_spec": task});
@@ -287,10 +299,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = ors.open_session("gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::Client, Error};
+    /// async fn session<T: HttpIo>(ors: &Client<T>) -> Result<String, Error> {
+    ///     ors.open_session("gsm8k", &serde_json::json!({"question": "1+1", "answer": 2})).await
+    /// }
     /// ```
     pub async fn open_session(&self, env: &str, task: &Value) -> Result<String, Error> {
         let sid = self.create_session().await?;
@@ -302,11 +314,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = "sid";
-    /// ors.ping(sid).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::Client, Error};
+    /// async fn keep<T: HttpIo>(ors: &Client<T>, sid: &str) -> Result<(), Error> {
+    ///     ors.ping(sid).await
+    /// }
     /// ```
     pub async fn ping(&self, session: &str) -> Result<(), Error> {
         self.request_checked(Method::POST, "/ping", Some(session), None)
@@ -317,11 +328,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = "sid";
-    /// ors.delete(sid).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::Client, Error};
+    /// async fn end<T: HttpIo>(ors: &Client<T>, sid: &str) -> Result<(), Error> {
+    ///     ors.delete(sid).await
+    /// }
     /// ```
     pub async fn delete(&self, session: &str) -> Result<(), Error> {
         self.request_checked(Method::POST, "/delete", Some(session), None)
@@ -337,11 +347,10 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = "sid";
-    /// let r = ors.call_tool("gsm8k", sid, "submit", serde_json::json!({"answer": 72})).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::{Client, ToolResult}, Error};
+    /// async fn submit<T: HttpIo>(ors: &Client<T>, sid: &str) -> Result<ToolResult, Error> {
+    ///     ors.call_tool("gsm8k", sid, "submit", serde_json::json!({"answer": 72})).await
+    /// }
     /// ```
     pub async fn call_tool(
         &self,
@@ -358,13 +367,12 @@ impl<T: HttpIo> Client<T> {
     ///
     /// # Example
     /// ```no_run
-    /// # smol::block_on(async {
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:8080")?;
-    /// let sid = "sid";
-    /// let input = serde_json::json!({"steps": 200});
-    /// let cut = ssekit_http::ors::CallOptions::default().cut_after(Some(2));
-    /// let r = ors.call_tool_traced("gsm8k", sid, "work", input, cut, |t| println!("{t:?}")).await?;
-    /// # Ok::<(), ssekit_http::Error>(()) }).unwrap();
+    /// use ssekit_http::{io::HttpIo, ors::{CallOptions, Client, ToolResult}, Error};
+    /// async fn work<T: HttpIo>(ors: &Client<T>, sid: &str) -> Result<ToolResult, Error> {
+    ///     let input = serde_json::json!({"steps": 200});
+    ///     let cut = CallOptions::default().cut_after(Some(2));
+    ///     ors.call_tool_traced("gsm8k", sid, "work", input, cut, |t| println!("{t:?}")).await
+    /// }
     /// ```
     pub async fn call_tool_traced(
         &self,

@@ -48,14 +48,14 @@ use crate::{BoxError, Error};
 /// The response body of every ORS route: JSON or an event stream.
 ///
 /// # Example
-/// ```
-/// # smol::block_on(async {
-/// use ssekit_http::ors::OrsBody;
-/// let server = ssekit_smol::ors::Server::new(Vec::new());
-/// let req = http::Request::get("/list_environments").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
-/// let resp: http::Response<OrsBody> = server.handle(req).await;
-/// assert_eq!(resp.headers()["content-type"], "application/json");
-/// # });
+/// ```no_run
+/// use ssekit_http::{ors::{OrsBody, Server}, runtime::Runtime};
+/// async fn environments<R: Runtime>(server: &Server<R>) -> http::Response<OrsBody> {
+///     let req = http::Request::get("/list_environments").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
+///     let resp: http::Response<OrsBody> = server.handle(req).await;
+///     assert_eq!(resp.headers()["content-type"], "application/json");
+///     resp
+/// }
 /// ```
 pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 
@@ -426,11 +426,11 @@ struct Inner<R> {
 /// request.
 ///
 /// # Example
-/// ```no_run
-/// # smol::block_on(async {
+/// ```
 /// use std::sync::Arc;
 /// use serde_json::{json, Value};
-/// use ssekit_http::ors::{text_result, Environment, Split, ToolFuture, ToolSpec};
+/// use ssekit_http::ors::{text_result, Environment, Server, Split, ToolFuture, ToolSpec};
+/// use ssekit_http::runtime::Runtime;
 ///
 /// struct Echo;
 /// impl Environment for Echo {
@@ -443,9 +443,11 @@ struct Inner<R> {
 ///         Box::pin(async move { Ok(text_result(&input.to_string(), None, true)) })
 ///     }
 /// }
-/// let listener = smol::net::TcpListener::bind("127.0.0.1:8080").await?;
-/// ssekit_smol::server::serve(listener, ssekit_smol::ors::Server::new(vec![Arc::new(Echo)])).await
-/// # }).unwrap();
+/// // Serve it with a transport: `ssekit_smol::server::serve(listener, echo())` on smol,
+/// // `ssekit_hyper::server::serve` on tokio.
+/// fn echo<R: Runtime + Default>() -> Server<R> {
+///     Server::new(vec![Arc::new(Echo)])
+/// }
 /// ```
 pub struct Server<R> {
     inner: Arc<Inner<R>>,
@@ -482,8 +484,10 @@ impl<R: Runtime + Default> Server<R> {
     ///
     /// # Example
     /// ```
-    /// let server = ssekit_smol::ors::Server::new(Vec::new());
-    /// # let _ = server;
+    /// use ssekit_http::{ors::Server, runtime::Runtime};
+    /// fn empty<R: Runtime + Default>() -> Server<R> {
+    ///     Server::new(Vec::new())
+    /// }
     /// ```
     pub fn new(environments: Vec<Arc<dyn Environment>>) -> Self {
         Server::with_config(environments, ServerConfig::default())
@@ -493,9 +497,10 @@ impl<R: Runtime + Default> Server<R> {
     ///
     /// # Example
     /// ```
-    /// use ssekit_http::ors::ServerConfig;
-    /// let server = ssekit_smol::ors::Server::with_config(Vec::new(), ServerConfig::default());
-    /// # let _ = server;
+    /// use ssekit_http::{ors::{Server, ServerConfig}, runtime::Runtime};
+    /// fn empty<R: Runtime + Default>() -> Server<R> {
+    ///     Server::with_config(Vec::new(), ServerConfig::default())
+    /// }
     /// ```
     pub fn with_config(environments: Vec<Arc<dyn Environment>>, config: ServerConfig) -> Self {
         Server::with_runtime(environments, config, R::default())
@@ -508,9 +513,10 @@ impl<R: Runtime> Server<R> {
     ///
     /// # Example
     /// ```
-    /// use ssekit_http::ors::{Server, ServerConfig};
-    /// let server = Server::with_runtime(Vec::new(), ServerConfig::default(), ssekit_smol::runtime::Smol::default());
-    /// # let _ = server;
+    /// use ssekit_http::{ors::{Server, ServerConfig}, runtime::Runtime};
+    /// fn empty<R: Runtime>(runtime: R) -> Server<R> {
+    ///     Server::with_runtime(Vec::new(), ServerConfig::default(), runtime)
+    /// }
     /// ```
     pub fn with_runtime(
         environments: Vec<Arc<dyn Environment>>,
@@ -542,12 +548,12 @@ impl<R: Runtime> Server<R> {
     /// Answers one request. Use this to mount the API inside another router.
     ///
     /// # Example
-    /// ```
-    /// # smol::block_on(async {
-    /// let server = ssekit_smol::ors::Server::new(Vec::new());
-    /// let req = http::Request::get("/health").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
-    /// assert_eq!(server.handle(req).await.status(), 200);
-    /// # });
+    /// ```no_run
+    /// use ssekit_http::{ors::Server, runtime::Runtime};
+    /// async fn health<R: Runtime>(server: &Server<R>) {
+    ///     let req = http::Request::get("/health").body(http_body_util::Empty::<bytes::Bytes>::new()).unwrap();
+    ///     assert_eq!(server.handle(req).await.status(), 200);
+    /// }
     /// ```
     pub async fn handle<B>(&self, req: Request<B>) -> Response<OrsBody>
     where
@@ -1000,11 +1006,12 @@ impl<R: Runtime> Server<R> {
     /// accepting connections first; exit once this returns and the connections closed.
     ///
     /// # Example
-    /// ```
-    /// # smol::block_on(async {
-    /// let server = ssekit_smol::ors::Server::new(Vec::new());
-    /// assert_eq!(server.shutdown(std::time::Duration::from_secs(30)).await, 0);
-    /// # });
+    /// ```no_run
+    /// use ssekit_http::{ors::Server, runtime::Runtime};
+    /// async fn idle<R: Runtime + Default>() {
+    ///     let server = Server::<R>::new(Vec::new());
+    ///     assert_eq!(server.shutdown(std::time::Duration::from_secs(30)).await, 0);
+    /// }
     /// ```
     pub async fn shutdown(&self, deadline: Duration) -> usize {
         self.inner.calls.drain(deadline).await
@@ -1015,9 +1022,10 @@ impl<R: Runtime> Server<R> {
     ///
     /// # Example
     /// ```
-    /// let server = ssekit_smol::ors::Server::new(Vec::new());
-    /// let frames = server.until_shutdown(Box::pin(futures_lite::stream::empty()));
-    /// # let _ = frames;
+    /// use ssekit_http::{ors::Server, runtime::{Frames, Runtime}};
+    /// fn quiet<R: Runtime>(server: &Server<R>) -> Frames {
+    ///     server.until_shutdown(Box::pin(futures_lite::stream::empty()))
+    /// }
     /// ```
     pub fn until_shutdown(&self, frames: Frames) -> Frames {
         self.inner.calls.until_drained(frames)

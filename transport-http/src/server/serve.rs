@@ -33,7 +33,7 @@ use crate::BoxError;
 /// use ssekit_http::runtime::{Connection, Runtime};
 /// use ssekit_http::server::Accept;
 ///
-/// struct Queue<C>(async_channel::Receiver<C>);
+/// struct Queue<C>(smol::channel::Receiver<C>);
 /// impl<R: Runtime, C: Connection> Accept<R> for Queue<C> {
 ///     type Conn = C;
 ///     async fn accept(&self, _runtime: &R) -> std::io::Result<C> {

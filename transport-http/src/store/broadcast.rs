@@ -19,18 +19,18 @@ use crate::runtime::{Frames, Runtime};
 /// every instance), so an event's own id is not sent.
 ///
 /// # Example
-/// ```
-/// # smol::block_on(async {
+/// ```no_run
 /// use std::sync::Arc;
 /// use futures_lite::StreamExt;
-/// use ssekit_http::store::{MemoryStore, SharedBroadcast};
-/// let news = SharedBroadcast::new(Arc::new(MemoryStore::default()), "news");
-/// let id = news.publish(&ssekit::Event::message("first")).await?;
-/// news.publish(&ssekit::Event::message("second")).await?;
-/// let runtime = ssekit_smol::runtime::Smol::default();
-/// let mut missed = news.subscribe(Some(&id), runtime).await?;
-/// assert_eq!(missed.next().await.unwrap(), "id: 2-0\ndata: second\n\n");
-/// # Ok::<(), Box<dyn std::error::Error>>(()) }).unwrap();
+/// use ssekit_http::{runtime::Runtime, store::{MemoryStore, SharedBroadcast}};
+/// async fn replay<R: Runtime>(runtime: R) -> Result<(), Box<dyn std::error::Error>> {
+///     let news = SharedBroadcast::new(Arc::new(MemoryStore::default()), "news");
+///     let id = news.publish(&ssekit::Event::message("first")).await?;
+///     news.publish(&ssekit::Event::message("second")).await?;
+///     let mut missed = news.subscribe(Some(&id), runtime).await?;
+///     assert_eq!(missed.next().await.unwrap(), "id: 2-0\ndata: second\n\n");
+///     Ok(())
+/// }
 /// ```
 #[derive(Clone)]
 pub struct SharedBroadcast {

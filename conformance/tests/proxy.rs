@@ -4,6 +4,7 @@
 //! error with its status; one that needs no tunnel for a host in `NO_PROXY` is not used.
 
 #[allow(unused_macros, unused_imports)]
+#[path = "../../transport-smol/tests/tls_kit/mod.rs"]
 mod tls_kit;
 
 use std::convert::Infallible;

@@ -1,7 +1,8 @@
 //! A real `redis-server` on a free loopback port, for the tests of one process: started by
-//! [`RedisServer::start`], killed when dropped. Shared by `ssekit-redis`'s tests and the
-//! CLI's multi-instance tests (`#[path]`). Without `redis-server` on the PATH the tests fail
-//! under `CI=true` (CI installs it) and are skipped elsewhere, with a message.
+//! [`RedisServer::start`], killed when dropped. Shared by the conformance crate's
+//! `instances` test and the CLI's multi-instance tests (`#[path]`). Without `redis-server`
+//! on the PATH the tests fail under `CI=true` (CI installs it) and are skipped elsewhere,
+//! with a message.
 
 #![allow(dead_code)]
 

@@ -5,7 +5,6 @@
 //! `smol::block_on`, the Redis connections on smol), with runtime-neutral timers.
 
 #[allow(unused_macros)]
-#[path = "../../transport-http/tests/ors_kit/mod.rs"]
 mod ors_kit;
 mod support;
 

@@ -7,7 +7,7 @@
 //! serve_with` or by `ssekit_hyper::server::serve_with` (tokio).
 //!
 //! ```text
-//! cargo run -p ssekit-smol --example h2_server -- 127.0.0.1:0 smol    # or: hyper
+//! cargo run -p ssekit-conformance --example h2_server -- 127.0.0.1:0 smol    # or: hyper
 //! # prints: listening on https://127.0.0.1:PORT
 //! ```
 

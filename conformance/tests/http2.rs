@@ -3,9 +3,8 @@
 //! negotiates `h2` by ALPN and carries every stream to an origin on one connection, also
 //! when they start together, against the smol and the hyper server alike; an idle HTTP/1.1
 //! connection carries the next request, and one the server closed is replaced.
-#![cfg(feature = "rustls")]
-
 #[allow(unused_macros, unused_imports)]
+#[path = "../../transport-smol/tests/tls_kit/mod.rs"]
 mod tls_kit;
 
 use std::convert::Infallible;
