@@ -24,9 +24,16 @@
 /// #   fn events(&self, _: RequestSpec) {}
 /// #   async fn next(_: &mut ()) -> Option<Result<Item, Error>> { None }
 /// #   async fn request(&self, _: http::Request<bytes::Bytes>) -> Result<http::Response<bytes::Bytes>, Error> { unreachable!() }
-/// #   fn now(&self) -> ssekit::Instant { ssekit::Instant::ZERO }
-/// #   async fn sleep_until(&self, _: ssekit::Instant) {}
+/// #   type Runtime = Stopped;
+/// #   fn runtime(&self) -> &Stopped { &Stopped }
 /// }
+/// # #[derive(Clone)] pub struct Stopped;
+/// # impl ssekit_http::runtime::Runtime for Stopped {
+/// #     type Sleep = std::future::Pending<()>;
+/// #     fn now(&self) -> ssekit::Instant { ssekit::Instant::ZERO }
+/// #     fn sleep_until(&self, _: ssekit::Instant) -> Self::Sleep { std::future::pending() }
+/// #     fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _: F) {}
+/// # }
 ///
 /// pub mod utcp {
 ///     ssekit_utcp::transport_module!(my_transport, crate::MyHttp);
