@@ -42,7 +42,7 @@ use crate::{
 pub use drive::{Drive, Io};
 #[cfg(feature = "pool")]
 pub use pool::{Dial, Pool, PooledBody};
-pub use source::{ClientOptions, Connect, EventSource, Items, StreamIo};
+pub use source::{schemes, ClientOptions, Connect, EventSource, Http, Items, StreamIo};
 
 /// The most items decoded ahead of the application (see `Session::drain`).
 const DRAIN_BATCH: usize = 32;

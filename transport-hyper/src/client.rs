@@ -25,9 +25,8 @@ use http::Request;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioExecutor;
-use ssekit_http::client::{Connect, RequestSpec, Target};
+use ssekit_http::client::{Connect, Target};
 pub use ssekit_http::client::{Ended, Item, Items};
-use ssekit_http::io::HttpIo;
 
 use crate::runtime::Tokio;
 use crate::Error;
@@ -147,10 +146,7 @@ pub type EventSource = ssekit_http::client::EventSource<Tokio>;
 impl Connect for Tokio {
     type Client = HttpClient;
     type Body = Incoming;
-    #[cfg(feature = "rustls")]
-    const SCHEMES: &'static [&'static str] = &["http", "https"];
-    #[cfg(not(feature = "rustls"))]
-    const SCHEMES: &'static [&'static str] = &["http"];
+    const SCHEMES: &'static [&'static str] = ssekit_http::client::schemes(cfg!(feature = "rustls"));
     const TARGET: Target = Target::Absolute;
 
     fn client(options: ClientOptions) -> Result<HttpClient, Error> {
@@ -176,6 +172,15 @@ impl Connect for Tokio {
         }
     }
 
+    async fn request_limited(
+        client: &HttpClient,
+        req: Request<Bytes>,
+        limit: usize,
+    ) -> Result<http::Response<Bytes>, Error> {
+        let resp = client.request(req.map(Full::new)).await?;
+        ssekit_http::io::collect(resp, limit).await
+    }
+
     async fn send(
         client: &HttpClient,
         _uri: &http::Uri,
@@ -197,78 +202,15 @@ fn build_client(
         .build(connector)
 }
 
-/// What the protocol clients written once over [`HttpIo`] (the UTCP provider, the ORS
-/// client) do their IO with on hyper: one pooled HTTP client for their requests and
-/// streams, tokio's timer.
+/// What the protocol clients written once over `HttpIo` (the UTCP provider, the ORS
+/// client) do their IO with on tokio: one pooled HTTP client for their requests and streams,
+/// tokio's timer: [`ssekit_http::client::Http`] on [`Tokio`].
 ///
 /// # Example
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-/// use ssekit_http::io::HttpIo;
-/// let own = ssekit_hyper::client::HyperHttp::new()?;
+/// /// let own = ssekit_hyper::client::HyperHttp::new()?;
 /// let shared = ssekit_hyper::client::HyperHttp::with_client(ssekit_hyper::client::http_client()?);
 /// # let _ = (own, shared); Ok(()) }
 /// ```
-#[derive(Clone)]
-pub struct HyperHttp {
-    http: HttpClient,
-    runtime: Tokio,
-}
-
-impl std::fmt::Debug for HyperHttp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HyperHttp").finish_non_exhaustive()
-    }
-}
-
-impl HyperHttp {
-    /// Uses this HTTP client (to share a pool, or for a private TLS root).
-    ///
-    /// # Example
-    /// See [`HyperHttp`].
-    pub fn with_client(http: HttpClient) -> Self {
-        HyperHttp {
-            http,
-            runtime: Tokio::default(),
-        }
-    }
-}
-
-impl HttpIo for HyperHttp {
-    const SCHEMES: &'static [&'static str] = <Tokio as Connect>::SCHEMES;
-    type Events = Items;
-
-    fn new() -> Result<Self, Error> {
-        http_client().map(HyperHttp::with_client)
-    }
-
-    fn events(&self, spec: RequestSpec) -> Items {
-        EventSource::from_spec(spec)
-            .client(self.http.clone())
-            .stream()
-    }
-
-    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
-        futures_util::StreamExt::next(events).await
-    }
-
-    async fn request(&self, req: Request<Bytes>) -> Result<http::Response<Bytes>, Error> {
-        self.request_limited(req, ssekit_http::ors::MAX_JSON_ANSWER)
-            .await
-    }
-
-    async fn request_limited(
-        &self,
-        req: Request<Bytes>,
-        limit: usize,
-    ) -> Result<http::Response<Bytes>, Error> {
-        let resp = self.http.request(req.map(Full::new)).await?;
-        ssekit_http::io::collect(resp, limit).await
-    }
-
-    type Runtime = Tokio;
-
-    fn runtime(&self) -> &Tokio {
-        &self.runtime
-    }
-}
+pub type HyperHttp = ssekit_http::client::Http<Tokio>;

@@ -22,16 +22,14 @@
 //! 200, 204 and the retried ones does.
 
 use bytes::Bytes;
-use futures_lite::StreamExt;
 use http::Request;
 /// The reconnect policy and the decoder's configuration, as the builder's
 /// [`reconnect`](EventSource::reconnect) and [`decoder`](EventSource::decoder) take them (the
 /// core's types, named here so that the builder's signatures link to them).
 pub use ssekit::client::{GiveUpReason, ReconnectConfig};
 pub use ssekit::decode::{Config, Limits, Mode, OnLimit};
-use ssekit_http::client::{Connect, Dial, PooledBody, RequestSpec, Target};
+use ssekit_http::client::{Connect, Dial, PooledBody, Target};
 pub use ssekit_http::client::{Ended, Item, Items};
-use ssekit_http::io::HttpIo;
 pub use ssekit_http::proxy::Proxy;
 
 use crate::runtime::Smol;
@@ -99,14 +97,19 @@ pub type EventSource = ssekit_http::client::EventSource<Smol>;
 impl Connect for Smol {
     type Client = HttpClient;
     type Body = PooledBody;
-    #[cfg(feature = "rustls")]
-    const SCHEMES: &'static [&'static str] = &["http", "https"];
-    #[cfg(not(feature = "rustls"))]
-    const SCHEMES: &'static [&'static str] = &["http"];
+    const SCHEMES: &'static [&'static str] = ssekit_http::client::schemes(cfg!(feature = "rustls"));
     const TARGET: Target = Target::Origin;
 
     fn client(options: ClientOptions) -> Result<HttpClient, Error> {
         Ok(HttpClient::with_options(options))
+    }
+
+    async fn request_limited(
+        client: &HttpClient,
+        req: Request<Bytes>,
+        limit: usize,
+    ) -> Result<http::Response<Bytes>, Error> {
+        client.request_limited(req, limit).await
     }
 
     async fn send(
@@ -118,115 +121,15 @@ impl Connect for Smol {
     }
 }
 
-/// What the protocol clients written once over [`HttpIo`] (the ORS client, the UTCP
-/// provider) do their IO with on smol: an [`HttpClient`] for their requests and streams
-/// (an idle HTTP/1.1 connection carries the next request; HTTP/2 carries them all),
-/// `async_io` timers.
+/// What the protocol clients written once over `HttpIo` (the ORS client, the UTCP
+/// provider) do their IO with on smol: an [`HttpClient`] for their requests and streams (an
+/// idle HTTP/1.1 connection carries the next request; HTTP/2 carries them all), `async_io`
+/// timers: [`ssekit_http::client::Http`] on [`Smol`].
 ///
 /// # Example
 /// ```
-/// use ssekit_http::io::HttpIo;
-/// let io = ssekit_smol::client::SmolHttp::new()?;
+/// /// use ssekit_smol::client::{Proxy, SmolHttp};
+/// let io = SmolHttp::new()?.with_proxy(Proxy::none())?;
 /// # let _ = io; Ok::<(), ssekit_smol::Error>(())
 /// ```
-#[derive(Clone, Debug)]
-pub struct SmolHttp {
-    runtime: Smol,
-    client: HttpClient,
-}
-
-impl SmolHttp {
-    /// Uses this client (its proxies, TLS configuration and connection pool), shared with
-    /// whatever else holds a clone of it.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit_smol::client::{ClientOptions, SmolHttp};
-    /// let client = ClientOptions::default().build()?;
-    /// let ors = ssekit_smol::ors::Client::new("http://127.0.0.1:1")?
-    ///     .io(SmolHttp::with_client(client.clone()));
-    /// # let _ = ors; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    pub fn with_client(client: HttpClient) -> Self {
-        SmolHttp {
-            runtime: Smol::default(),
-            client,
-        }
-    }
-
-    /// Uses this rustls configuration for `https://` (a private root, a client
-    /// certificate), in its streams and requests alike, as [`EventSource::tls`] does for one
-    /// stream.
-    ///
-    /// # Example
-    /// ```
-    /// let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-    /// let tls = rustls::ClientConfig::builder_with_provider(provider)
-    ///     .with_safe_default_protocol_versions().unwrap()
-    ///     .with_root_certificates(rustls::RootCertStore::empty())
-    ///     .with_no_client_auth();
-    /// let ors = ssekit_smol::ors::Client::new("https://127.0.0.1:1")?
-    ///     .io(ssekit_smol::client::SmolHttp::with_tls(tls));
-    /// # let _ = ors; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    #[cfg(feature = "rustls")]
-    pub fn with_tls(config: rustls::ClientConfig) -> Self {
-        SmolHttp::with_client(HttpClient::with_options(
-            ClientOptions::default().tls(config),
-        ))
-    }
-
-    /// Connects through `proxy` instead of the environment's, in its streams and requests
-    /// alike, as [`EventSource::proxy`] does for one stream.
-    ///
-    /// # Example
-    /// ```
-    /// use ssekit_http::io::HttpIo;
-    /// use ssekit_smol::client::{Proxy, SmolHttp};
-    /// let io = SmolHttp::new()?.with_proxy(Proxy::none());
-    /// # let _ = io; Ok::<(), ssekit_smol::Error>(())
-    /// ```
-    #[must_use]
-    pub fn with_proxy(mut self, proxy: Proxy) -> Self {
-        self.client = HttpClient::with_options(self.client.options().proxy(proxy));
-        self
-    }
-}
-
-impl HttpIo for SmolHttp {
-    const SCHEMES: &'static [&'static str] = <Smol as Connect>::SCHEMES;
-    type Events = Items;
-
-    fn new() -> Result<Self, Error> {
-        Ok(SmolHttp::with_client(HttpClient::new()))
-    }
-
-    fn events(&self, spec: RequestSpec) -> Items {
-        EventSource::from_spec(spec)
-            .client(self.client.clone())
-            .stream()
-    }
-
-    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
-        events.next().await
-    }
-
-    async fn request(&self, req: Request<Bytes>) -> Result<http::Response<Bytes>, Error> {
-        self.request_limited(req, ssekit_http::ors::MAX_JSON_ANSWER)
-            .await
-    }
-
-    async fn request_limited(
-        &self,
-        req: Request<Bytes>,
-        limit: usize,
-    ) -> Result<http::Response<Bytes>, Error> {
-        self.client.request_limited(req, limit).await
-    }
-
-    type Runtime = Smol;
-
-    fn runtime(&self) -> &Smol {
-        &self.runtime
-    }
-}
+pub type SmolHttp = ssekit_http::client::Http<Smol>;

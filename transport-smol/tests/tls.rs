@@ -112,7 +112,7 @@ fn the_protocol_clients_io_trusts_a_private_root_for_streams_and_requests() {
     run(async {
         let (port, _) = https_server(private_root::route).await;
         let url = private_root::ASK.url(port);
-        let io = SmolHttp::with_tls(Certs::loopback().client());
+        let io = SmolHttp::with_tls(Certs::loopback().client()).unwrap();
         let spec = RequestSpec::get(&url, &["http", "https"])
             .unwrap()
             .reconnect(once());

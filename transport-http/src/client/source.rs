@@ -20,9 +20,25 @@ use super::{
     only_events, Drive, Io, Item, RequestSpec, Target, HTTP2_KEEP_ALIVE_INTERVAL,
     HTTP2_KEEP_ALIVE_TIMEOUT,
 };
+use crate::io::HttpIo;
 use crate::proxy::Proxy;
 use crate::runtime::Runtime;
 use crate::Error;
+
+/// The URL schemes of a transport: `http`, and `https` when it was built with TLS.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::schemes;
+/// assert_eq!((schemes(true), schemes(false)), (&["http", "https"][..], &["http"][..]));
+/// ```
+pub const fn schemes(tls: bool) -> &'static [&'static str] {
+    if tls {
+        &["http", "https"]
+    } else {
+        &["http"]
+    }
+}
 
 /// What [`EventSource::stream`] returns.
 pub type Items = Pin<Box<dyn Stream<Item = Result<Item, Error>> + Send>>;
@@ -51,6 +67,13 @@ pub trait Connect: Runtime + Default {
     const TARGET: Target;
     /// A client as `options` say.
     fn client(options: ClientOptions<Self>) -> Result<Self::Client, Error>;
+    /// Sends `request` (absolute URL) on `client` and reads its whole body, at most `limit`
+    /// bytes (see [`HttpIo::request_limited`]).
+    fn request_limited(
+        client: &Self::Client,
+        request: Request<Bytes>,
+        limit: usize,
+    ) -> impl Future<Output = Result<Response<Bytes>, Error>> + Send;
     /// Sends `request` to `uri` on `client` and returns the response as soon as its head
     /// arrived (see [`Io::send`]).
     fn send(
@@ -535,5 +558,138 @@ impl<C: Connect> EventSource<C> {
     /// ```
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
         Box::pin(self.stream().filter_map(only_events))
+    }
+}
+
+/// What the protocol clients written once over [`HttpIo`] (the ORS client, the UTCP
+/// provider) do their IO with on the transport `C`: one HTTP client for their requests and
+/// streams, `C`'s timers. ssekit-hyper names it `HyperHttp`, ssekit-smol `SmolHttp`.
+///
+/// # Example
+/// ```
+/// use ssekit_http::client::{ClientOptions, Connect, Http};
+/// fn shared<C: Connect>() -> Result<(Http<C>, Http<C>), ssekit_http::Error> {
+///     let client = ClientOptions::<C>::default().build()?;
+///     Ok((Http::with_client(client.clone()), Http::with_client(client)))
+/// }
+/// ```
+pub struct Http<C: Connect> {
+    client: C::Client,
+    options: ClientOptions<C>,
+    runtime: C,
+}
+
+impl<C: Connect> Clone for Http<C> {
+    fn clone(&self) -> Self {
+        Http {
+            client: self.client.clone(),
+            options: self.options.clone(),
+            runtime: self.runtime.clone(),
+        }
+    }
+}
+
+impl<C: Connect> fmt::Debug for Http<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Http")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Connect> Http<C> {
+    /// Uses this HTTP client (to share a pool, or for a private TLS root).
+    ///
+    /// # Example
+    /// See [`Http`].
+    pub fn with_client(client: C::Client) -> Self {
+        Http {
+            client,
+            options: ClientOptions::default(),
+            runtime: C::default(),
+        }
+    }
+
+    /// A client of its own, as `options` say.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::client::{ClientOptions, Connect, Http};
+    /// fn direct<C: Connect>() -> Result<Http<C>, ssekit_http::Error> {
+    ///     Http::with_options(ClientOptions::default().proxy(ssekit_http::proxy::Proxy::none()))
+    /// }
+    /// ```
+    pub fn with_options(options: ClientOptions<C>) -> Result<Self, Error> {
+        let client = C::client(options.clone())?;
+        Ok(Http {
+            client,
+            options,
+            runtime: C::default(),
+        })
+    }
+
+    /// Uses this rustls configuration for `https://` (a private root, a client
+    /// certificate), in its streams and requests alike, as [`EventSource::tls`] does for one
+    /// stream.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<C: ssekit_http::client::Connect>(tls: rustls::ClientConfig) -> Result<(), ssekit_http::Error> {
+    /// let io = ssekit_http::client::Http::<C>::with_tls(tls)?;
+    /// # let _ = io; Ok(()) }
+    /// ```
+    #[cfg(feature = "rustls")]
+    pub fn with_tls(config: rustls::ClientConfig) -> Result<Self, Error> {
+        Http::with_options(ClientOptions::default().tls(config))
+    }
+
+    /// Connects through `proxy` instead of the environment's, in its streams and requests
+    /// alike, as [`EventSource::proxy`] does for one stream (the other options are those
+    /// this one was built with, or the defaults after [`with_client`](Self::with_client)).
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<C: ssekit_http::client::Connect>(io: ssekit_http::client::Http<C>) -> Result<(), ssekit_http::Error> {
+    /// let io = io.with_proxy(ssekit_http::proxy::Proxy::none())?;
+    /// # let _ = io; Ok(()) }
+    /// ```
+    pub fn with_proxy(self, proxy: Proxy) -> Result<Self, Error> {
+        Http::with_options(self.options.proxy(proxy))
+    }
+}
+
+impl<C: Connect> HttpIo for Http<C> {
+    const SCHEMES: &'static [&'static str] = C::SCHEMES;
+    type Events = Items;
+    type Runtime = C;
+
+    fn new() -> Result<Self, Error> {
+        Http::with_options(ClientOptions::default())
+    }
+
+    fn events(&self, spec: RequestSpec) -> Items {
+        EventSource::<C>::from_spec(spec)
+            .client(self.client.clone())
+            .stream()
+    }
+
+    async fn next(events: &mut Items) -> Option<Result<Item, Error>> {
+        events.next().await
+    }
+
+    async fn request(&self, req: Request<Bytes>) -> Result<Response<Bytes>, Error> {
+        C::request_limited(&self.client, req, crate::ors::MAX_JSON_ANSWER).await
+    }
+
+    async fn request_limited(
+        &self,
+        req: Request<Bytes>,
+        limit: usize,
+    ) -> Result<Response<Bytes>, Error> {
+        C::request_limited(&self.client, req, limit).await
+    }
+
+    fn runtime(&self) -> &C {
+        &self.runtime
     }
 }
