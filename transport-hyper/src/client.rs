@@ -209,7 +209,8 @@ fn build_client(
 /// # Example
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), ssekit_hyper::Error> {
-/// /// let own = ssekit_hyper::client::HyperHttp::new()?;
+/// use ssekit_http::io::HttpIo;
+/// let own = ssekit_hyper::client::HyperHttp::new()?;
 /// let shared = ssekit_hyper::client::HyperHttp::with_client(ssekit_hyper::client::http_client()?);
 /// # let _ = (own, shared); Ok(()) }
 /// ```

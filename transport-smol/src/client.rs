@@ -128,7 +128,8 @@ impl Connect for Smol {
 ///
 /// # Example
 /// ```
-/// /// use ssekit_smol::client::{Proxy, SmolHttp};
+/// use ssekit_http::io::HttpIo;
+/// use ssekit_smol::client::{Proxy, SmolHttp};
 /// let io = SmolHttp::new()?.with_proxy(Proxy::none())?;
 /// # let _ = io; Ok::<(), ssekit_smol::Error>(())
 /// ```
