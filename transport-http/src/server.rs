@@ -106,11 +106,10 @@ pub fn last_event_id(headers: &http::HeaderMap) -> Option<&str> {
         .filter(|v| !v.is_empty())
 }
 
-/// The most events a transport's per-client queue holds (its `channel` capacity, its
-/// `Broadcast`'s `per_client`): larger values are lowered to it. Far above what a client
-/// that keeps up needs, it keeps a configured "no limit" (`usize::MAX`) from panicking in
-/// the channel underneath, and bounds the smol `channel`, whose queue is allocated whole
-/// up front (about 40 bytes a slot: 40 MiB here).
+/// The most events a per-client queue holds (a [`channel`]'s capacity, a [`Broadcast`]'s
+/// `per_client`): larger values are lowered to it. Far above what a client that keeps up
+/// needs, it keeps a configured "no limit" (`usize::MAX`) from panicking in tokio's `mpsc`
+/// underneath, whose bound is a semaphore with a largest permit count.
 ///
 /// # Example
 /// ```
