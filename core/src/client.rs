@@ -75,7 +75,10 @@
 //!   clean end is no failure: it waits the reconnection time, as a browser does (plus jitter).
 //! - `retry:` values below [`ReconnectConfig::min_delay`] are raised to it: `retry: 0` would
 //!   otherwise reconnect in a tight loop.
-//! - Optional attempt limit, idle timeout and `reconnect(false)`; a browser retries forever and
+//! - An attempt limit, on by default ([`DEFAULT_MAX_ATTEMPTS`] retries in a row without
+//!   progress): a wrong port or a server gone for good ends with a typed
+//!   [`GiveUpReason::MaxAttempts`] instead of a silent loop. A browser retries forever;
+//!   `max_attempts(None)` does too. Optional idle timeout and `reconnect(false)`; a browser
 //!   has no idle timeout, so a half-open TCP connection hangs it until the OS notices.
 //! - Events a server replays after a reconnect, with ids already seen, are reported as
 //!   [`Delivery::Duplicate`]; a browser delivers them twice. Only the start of a stream is
@@ -116,7 +119,9 @@ pub type Header = (Utf8Bytes, Utf8Bytes);
 /// Defaults: reconnect on, after a clean end too; reconnection time 3 s (as in browsers;
 /// UTCP's `retry_timeout` sets its own); floor 100 ms; cap 5 min; jitter up to 20 % above
 /// the computed delay, from a fixed seed unless one is set (see
-/// [`jitter_seed`](Self::jitter_seed)); unlimited attempts; no idle timeout; the failure
+/// [`jitter_seed`](Self::jitter_seed)); at most 5 retries in a row without progress (so a
+/// wrong port ends with [`GiveUpReason::MaxAttempts`] after waits of 3, 6, 12, 24 and 48 s,
+/// not never); no idle timeout; the failure
 /// count reset by progress (a new event) or by a stream alive 60 s; duplicate suppression
 /// over the last 256 ids (at most 16 KiB of them); no event type filter; no extra headers.
 ///
@@ -161,6 +166,11 @@ pub struct ReconnectConfig {
 /// [`ReconnectConfig::jitter_seed_value`]).
 const DEFAULT_JITTER_SEED: u64 = 0x55E4_C17E_2026_0001;
 
+/// The retries in a row without progress a [`ReconnectConfig`] makes by default before it
+/// gives up: as the official ORS client. A subscription that must outlive any outage sets
+/// [`ReconnectConfig::max_attempts`]`(None)`.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 5;
+
 impl Default for ReconnectConfig {
     fn default() -> Self {
         ReconnectConfig {
@@ -171,7 +181,7 @@ impl Default for ReconnectConfig {
             max_delay: Duration::from_secs(300),
             jitter_percent: 20,
             jitter_seed: None,
-            max_attempts: None,
+            max_attempts: Some(DEFAULT_MAX_ATTEMPTS),
             idle_timeout: None,
             reset_after: Duration::from_secs(60),
             headers: Vec::new(),
@@ -278,8 +288,9 @@ impl ReconnectConfig {
     }
 
     /// Jitter: each wait is the computed delay plus a random extra of up to `percent` of it
-    /// (default 20, clamped to 100). Jitter only ever lengthens a wait, so a server's
-    /// reconnection time is always honoured.
+    /// (default 20, clamped to 100). No wait is shorter than the reconnection time (a
+    /// server's `retry:` is honoured) nor longer than [`max_delay`](Self::max_delay) (unless
+    /// `retry:` itself asks for longer): near the cap, the random window ends at the cap.
     ///
     /// # Example
     /// ```
@@ -310,7 +321,9 @@ impl ReconnectConfig {
     }
 
     /// The most consecutive retries without progress before giving up with
-    /// [`GiveUpReason::MaxAttempts`]; `None` (the default) retries forever. The count resets
+    /// [`GiveUpReason::MaxAttempts`] ([`DEFAULT_MAX_ATTEMPTS`] by default); `None` retries
+    /// forever, as a browser's `EventSource` does. Every failed attempt is reported to the
+    /// transport before the wait, so a caller can watch them either way. The count resets
     /// when a connection makes progress (delivers a new event or advances the last event ID:
     /// [`Reconnect::handle_progress`]), however short it was, or stays alive
     /// [`reset_after`](Self::reset_after); not merely on a 200: a server that accepts every
@@ -470,7 +483,9 @@ impl ReconnectConfig {
     ///
     /// # Example
     /// ```
-    /// assert_eq!(ssekit::client::ReconnectConfig::default().max_attempts_value(), None);
+    /// use ssekit::client::{ReconnectConfig, DEFAULT_MAX_ATTEMPTS};
+    /// assert_eq!(ReconnectConfig::default().max_attempts_value(), Some(DEFAULT_MAX_ATTEMPTS));
+    /// assert_eq!(ReconnectConfig::default().max_attempts(None).max_attempts_value(), None);
     /// ```
     pub fn max_attempts_value(&self) -> Option<u32> {
         self.max_attempts
@@ -742,7 +757,11 @@ impl fmt::Display for GiveUpReason {
                 f.write_str("the response has a Content-Encoding other than identity")
             }
             GiveUpReason::MaxAttempts { attempts, last } => {
-                write!(f, "gave up after {attempts} retries; last failure: {last}")
+                let plural = if *attempts == 1 { "retry" } else { "retries" };
+                write!(
+                    f,
+                    "gave up after {attempts} {plural} in a row; last failure: {last}"
+                )
             }
             GiveUpReason::ReconnectDisabled { last } => {
                 write!(f, "reconnecting is disabled; failure: {last}")
@@ -1596,6 +1615,8 @@ impl Reconnect {
     }
 
     fn give_up(&mut self, reason: GiveUpReason) {
+        #[cfg(feature = "tracing")]
+        tracing::debug!(target: "ssekit::client", reason = %reason, "the reconnect policy stops");
         self.state = State::Stopped {
             report: Some(reason),
         };
@@ -1611,6 +1632,8 @@ impl Reconnect {
             return self.give_up(GiveUpReason::Ended);
         }
         let delay = self.delay(1);
+        #[cfg(feature = "tracing")]
+        tracing::debug!(target: "ssekit::client", delay_ms = delay, "clean end: reconnect after the reconnection time");
         self.wait(now, delay);
     }
 
@@ -1643,21 +1666,32 @@ impl Reconnect {
         }
         self.attempts = self.attempts.saturating_add(1);
         let delay = self.delay(self.attempts);
+        #[cfg(feature = "tracing")]
+        tracing::debug!(
+            target: "ssekit::client",
+            failure = %failure,
+            retry = self.attempts,
+            max = ?self.config.max_attempts,
+            delay_ms = delay,
+            "a failed attempt: retry after a grown wait"
+        );
         self.wait(now, delay);
     }
 
     /// The wait before retry number `attempt` (1-based), in milliseconds: the reconnection
-    /// time (at least the floor) doubled per earlier consecutive failure, capped, plus jitter.
+    /// time (at least the floor) doubled per earlier consecutive failure, capped, plus jitter
+    /// that keeps it within `[base, cap]`: where `grown + spread` would pass the cap, the
+    /// window `[cap - spread, cap]` is drawn from instead, so waits at the cap still spread.
     fn delay(&mut self, attempt: u32) -> u64 {
         let base = millis_ceil(self.reconnection_time).max(millis_ceil(self.config.min_delay));
         let cap = millis_ceil(self.config.max_delay).max(base);
         let doublings = attempt.saturating_sub(1).min(63);
         let grown = base.saturating_mul(1u64 << doublings).min(cap);
         let spread = u128::from(grown) * u128::from(self.config.jitter_percent) / 100;
-        let jitter = self
-            .rng
-            .below_or_equal(u64::try_from(spread).unwrap_or(u64::MAX));
-        grown.saturating_add(jitter)
+        let spread = u64::try_from(spread).unwrap_or(u64::MAX);
+        let start = grown.min(cap.saturating_sub(spread)).max(base);
+        let jitter = self.rng.below_or_equal(spread);
+        start.saturating_add(jitter).min(cap)
     }
 }
 
@@ -1683,7 +1717,8 @@ mod tests {
         let mut rc = exact(
             ReconnectConfig::default()
                 .retry_timeout(Duration::from_millis(1_000))
-                .max_delay(Duration::from_millis(10_000)),
+                .max_delay(Duration::from_millis(10_000))
+                .max_attempts(None),
         );
         let mut now = Instant::ZERO;
         let mut waits = Vec::new();
@@ -1693,6 +1728,91 @@ mod tests {
             now += Duration::from_millis(w);
         }
         assert_eq!(waits, [1_000, 2_000, 4_000, 8_000, 10_000, 10_000, 10_000]);
+    }
+
+    #[test]
+    fn by_default_a_wrong_port_gives_up_after_five_retries_with_a_typed_reason() {
+        let mut rc = exact(ReconnectConfig::default());
+        let mut now = Instant::ZERO;
+        let mut waits = Vec::new();
+        loop {
+            assert!(matches!(rc.poll_action(), Some(Action::Connect { .. })));
+            rc.handle_closed(now, Disconnect::Error);
+            let Some(wake) = rc.poll_timeout() else { break };
+            waits.push((wake - now).as_millis());
+            now = wake;
+            rc.handle_timeout(wake);
+        }
+        assert_eq!(waits, [3_000, 6_000, 12_000, 24_000, 48_000]);
+        match rc.poll_action() {
+            Some(Action::GiveUp(GiveUpReason::MaxAttempts { attempts: 5, last })) => {
+                assert_eq!(last, Failure::Network);
+            }
+            other => panic!("expected a give-up after 5 retries, got {other:?}"),
+        }
+        assert_eq!(rc.poll_action(), None);
+    }
+
+    #[test]
+    fn give_up_says_retry_or_retries() {
+        use alloc::string::ToString;
+        let one = GiveUpReason::MaxAttempts {
+            attempts: 1,
+            last: Failure::Network,
+        };
+        assert!(
+            one.to_string()
+                .starts_with("gave up after 1 retry in a row"),
+            "{one}"
+        );
+        let five = GiveUpReason::MaxAttempts {
+            attempts: 5,
+            last: Failure::Network,
+        };
+        assert!(
+            five.to_string()
+                .starts_with("gave up after 5 retries in a row"),
+            "{five}"
+        );
+    }
+
+    #[test]
+    fn jittered_waits_never_pass_the_cap_and_still_spread_at_it() {
+        for seed in 0..200 {
+            let mut rc = Reconnect::new(
+                ReconnectConfig::default()
+                    .retry_timeout(Duration::from_millis(1_000))
+                    .max_delay(Duration::from_millis(10_000))
+                    .max_attempts(None)
+                    .jitter_seed(seed),
+            );
+            let mut now = Instant::ZERO;
+            let mut at_cap = BTreeSet::new();
+            for attempt in 1..=8u32 {
+                let w = fail_once(&mut rc, now);
+                let grown = (1_000u64 << (attempt - 1)).min(10_000);
+                assert!(w <= 10_000, "seed {seed}: wait {w} ms passes the 10 s cap");
+                assert!(
+                    w >= grown.min(8_000),
+                    "seed {seed}: wait {w} ms below its window"
+                );
+                if grown == 10_000 {
+                    at_cap.insert(w);
+                }
+                now += Duration::from_millis(w);
+            }
+            assert!(
+                at_cap.len() > 1,
+                "seed {seed}: waits at the cap do not spread"
+            );
+        }
+        // A `retry:` above the cap is honoured exactly: the cap never shortens it.
+        let mut rc = Reconnect::new(
+            ReconnectConfig::default()
+                .retry_timeout(Duration::from_millis(20_000))
+                .max_delay(Duration::from_millis(10_000)),
+        );
+        assert_eq!(fail_once(&mut rc, Instant::ZERO), 20_000);
     }
 
     #[test]

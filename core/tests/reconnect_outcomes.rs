@@ -244,7 +244,8 @@ fn identity_or_no_content_encoding_is_read_and_other_checks_come_first() {
 fn the_jitter_seed_is_the_callers_when_set_and_a_fixed_one_otherwise() {
     let config = ReconnectConfig::default()
         .retry_timeout(Duration::from_secs(1))
-        .jitter(100);
+        .jitter(100)
+        .max_attempts(None);
     assert_eq!(config.jitter_seed_value(), None);
     assert_eq!(config.clone().jitter_seed(9).jitter_seed_value(), Some(9));
     let waits = |config: ReconnectConfig| {

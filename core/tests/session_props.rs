@@ -61,6 +61,7 @@ impl World {
             .retry_timeout(Duration::from_millis(1_000))
             .max_delay(Duration::from_millis(8_000))
             .idle_timeout(Some(Duration::from_millis(20_000)))
+            .max_attempts(None)
             .jitter_seed(7);
         World {
             now: Instant::ZERO,

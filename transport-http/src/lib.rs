@@ -69,6 +69,7 @@ pub mod entropy;
 mod error;
 pub mod io;
 pub mod keep_alive;
+pub mod observe;
 pub mod ors;
 pub mod pipe;
 pub mod proxy;

@@ -1,0 +1,251 @@
+//! What an operator sees: `tracing` spans and events (feature `tracing`) and metrics through
+//! the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`).
+//!
+//! Both are off by default and cost nothing then: the crate's logging macros expand to
+//! nothing and its meters are zero-sized. With them on, a server built on ssekit (or
+//! `ssekit serve`) tells what it decided and counts what it did; the application installs
+//! the subscriber and the exporter it already uses (`tracing-subscriber`, OpenTelemetry,
+//! `metrics-exporter-prometheus`, ...). ssekit never installs one itself.
+//!
+//! # Levels
+//! - `info`: an access log worth keeping, one line per response stream at its end (target
+//!   `ssekit::access`: duration, events, bytes, keep-alives, why it ended), and one per ORS
+//!   call at its end.
+//! - `warn`: what an operator must act on: a client's failed attempt (with the cause and the
+//!   wait), a client that gives up, a store error, a slow subscriber cut off, an accept error.
+//! - `debug`: every other decision (a connection accepted or closed, a request and its
+//!   route, a redirect followed, a replay gap, a call resumed).
+//!
+//! # Metrics
+//! Names follow Prometheus' conventions (`_total` for counters, base units); each is a
+//! constant of this module, and [`describe`] registers their help texts with the installed
+//! recorder.
+//!
+//! | name | kind | labels | what it counts |
+//! |---|---|---|---|
+//! | [`CONNECTIONS_OPEN`] | gauge | | connections being served by `serve*` |
+//! | [`CONNECTIONS_TOTAL`] | counter | | connections accepted |
+//! | [`ACCEPT_ERRORS_TOTAL`] | counter | | failed `accept` calls (out of file descriptors, ...) |
+//! | [`STREAMS_OPEN`] | gauge | | `SseBody` response streams alive |
+//! | [`STREAMS_TOTAL`] | counter | | response streams started |
+//! | [`EVENTS_TOTAL`] | counter | | messages written to streams (events, comments, `retry:`) |
+//! | [`BYTES_TOTAL`] | counter | | bytes written to streams |
+//! | [`KEEPALIVES_TOTAL`] | counter | | keep-alive comments written |
+//! | [`SLOW_CONSUMERS_TOTAL`] | counter | `action` (`cut`, `full`) | a broadcast subscriber cut off for a full queue; a `Sender::try_send` refused for one |
+//! | [`BROADCAST_SUBSCRIBERS`] | gauge | | broadcast subscribers connected |
+//! | [`REPLAY_GAPS_TOTAL`] | counter | | `Last-Event-ID`s older than the replay buffer |
+//! | [`REFUSED_TOTAL`] | counter | `reason` | requests the ORS server refused (`unauthorized`, `unknown_session`, `too_large`, `bad_input`, `store_unavailable`, ...) |
+//! | [`ORS_CALLS_RUNNING`] | gauge | | ORS tool calls running |
+//! | [`ORS_CALLS_TOTAL`] | counter | `outcome` (`finished`, `error`, `lost`) | ORS calls ended |
+//! | [`ORS_RESUMES_TOTAL`] | counter | | ORS calls resumed by `task_id` |
+//! | [`ORS_RESULT_BYTES`] | gauge | | bytes of finished results kept for resumption |
+//! | [`ORS_RESULT_EVICTIONS_TOTAL`] | counter | | finished results dropped for room before their TTL |
+//! | [`STORE_ERRORS_TOTAL`] | counter | `op` | failed calls to the shared store |
+//! | [`STORE_SECONDS`] | histogram | `op` | how long calls to the shared store took |
+//! | [`CLIENT_ATTEMPTS_TOTAL`] | counter | `outcome` (`connected`, `failed`, `refused`) | a client's connection attempts |
+//! | [`CLIENT_GIVE_UPS_TOTAL`] | counter | | clients that stopped for good on an error |
+//!
+//! # Example
+//! ```
+//! // With the `metrics` feature, after installing a recorder (an exporter):
+//! # #[cfg(feature = "metrics")]
+//! ssekit_http::observe::describe();
+//! assert_eq!(ssekit_http::observe::STREAMS_OPEN, "ssekit_streams_open");
+//! ```
+
+/// Connections being served by `serve*` (gauge).
+pub const CONNECTIONS_OPEN: &str = "ssekit_connections_open";
+/// Connections accepted (counter).
+pub const CONNECTIONS_TOTAL: &str = "ssekit_connections_total";
+/// Failed `accept` calls (counter).
+pub const ACCEPT_ERRORS_TOTAL: &str = "ssekit_accept_errors_total";
+/// Response streams alive (gauge).
+pub const STREAMS_OPEN: &str = "ssekit_streams_open";
+/// Response streams started (counter).
+pub const STREAMS_TOTAL: &str = "ssekit_streams_total";
+/// Messages written to response streams (counter).
+pub const EVENTS_TOTAL: &str = "ssekit_events_total";
+/// Bytes written to response streams (counter).
+pub const BYTES_TOTAL: &str = "ssekit_bytes_total";
+/// Keep-alive comments written (counter).
+pub const KEEPALIVES_TOTAL: &str = "ssekit_keepalives_total";
+/// Slow consumers, by `action` (counter).
+pub const SLOW_CONSUMERS_TOTAL: &str = "ssekit_slow_consumers_total";
+/// Broadcast subscribers connected (gauge).
+pub const BROADCAST_SUBSCRIBERS: &str = "ssekit_broadcast_subscribers";
+/// `Last-Event-ID`s older than the replay buffer (counter).
+pub const REPLAY_GAPS_TOTAL: &str = "ssekit_replay_gaps_total";
+/// Requests refused, by `reason` (counter).
+pub const REFUSED_TOTAL: &str = "ssekit_refused_total";
+/// ORS tool calls running (gauge).
+pub const ORS_CALLS_RUNNING: &str = "ssekit_ors_calls_running";
+/// ORS calls ended, by `outcome` (counter).
+pub const ORS_CALLS_TOTAL: &str = "ssekit_ors_calls_total";
+/// ORS calls resumed by `task_id` (counter).
+pub const ORS_RESUMES_TOTAL: &str = "ssekit_ors_resumes_total";
+/// Bytes of finished ORS results kept for resumption (gauge).
+pub const ORS_RESULT_BYTES: &str = "ssekit_ors_result_bytes";
+/// Finished ORS results dropped for room before their TTL (counter).
+pub const ORS_RESULT_EVICTIONS_TOTAL: &str = "ssekit_ors_result_evictions_total";
+/// Failed calls to the shared store, by `op` (counter).
+pub const STORE_ERRORS_TOTAL: &str = "ssekit_store_errors_total";
+/// Duration of calls to the shared store, by `op` (histogram, seconds).
+pub const STORE_SECONDS: &str = "ssekit_store_seconds";
+/// A client's connection attempts, by `outcome` (counter).
+pub const CLIENT_ATTEMPTS_TOTAL: &str = "ssekit_client_attempts_total";
+/// Clients that stopped for good on an error (counter).
+pub const CLIENT_GIVE_UPS_TOTAL: &str = "ssekit_client_give_ups_total";
+
+/// Registers the help text and unit of every ssekit metric with the installed recorder, so
+/// that an exporter shows them (Prometheus' `# HELP` lines). Call it once, after installing
+/// the recorder.
+///
+/// # Example
+/// ```
+/// ssekit_http::observe::describe(); // no recorder installed: does nothing
+/// ```
+#[cfg(feature = "metrics")]
+pub fn describe() {
+    use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
+    describe_gauge!(CONNECTIONS_OPEN, "Connections being served.");
+    describe_counter!(CONNECTIONS_TOTAL, "Connections accepted.");
+    describe_counter!(ACCEPT_ERRORS_TOTAL, "Failed accept calls.");
+    describe_gauge!(STREAMS_OPEN, "Event-stream responses alive.");
+    describe_counter!(STREAMS_TOTAL, "Event-stream responses started.");
+    describe_counter!(EVENTS_TOTAL, "Messages written to event streams.");
+    describe_counter!(BYTES_TOTAL, Unit::Bytes, "Bytes written to event streams.");
+    describe_counter!(KEEPALIVES_TOTAL, "Keep-alive comments written.");
+    describe_counter!(
+        SLOW_CONSUMERS_TOTAL,
+        "Slow consumers: cut (a broadcast subscriber dropped) or full (a send refused)."
+    );
+    describe_gauge!(BROADCAST_SUBSCRIBERS, "Broadcast subscribers connected.");
+    describe_counter!(
+        REPLAY_GAPS_TOTAL,
+        "Last-Event-IDs older than the replay buffer."
+    );
+    describe_counter!(REFUSED_TOTAL, "Requests refused, by reason.");
+    describe_gauge!(ORS_CALLS_RUNNING, "ORS tool calls running.");
+    describe_counter!(ORS_CALLS_TOTAL, "ORS calls ended, by outcome.");
+    describe_counter!(ORS_RESUMES_TOTAL, "ORS calls resumed by task_id.");
+    describe_gauge!(
+        ORS_RESULT_BYTES,
+        Unit::Bytes,
+        "Bytes of finished ORS results kept for resumption."
+    );
+    describe_counter!(
+        ORS_RESULT_EVICTIONS_TOTAL,
+        "Finished ORS results dropped for room before their TTL."
+    );
+    describe_counter!(STORE_ERRORS_TOTAL, "Failed calls to the shared store.");
+    describe_histogram!(
+        STORE_SECONDS,
+        Unit::Seconds,
+        "Duration of calls to the shared store."
+    );
+    describe_counter!(
+        CLIENT_ATTEMPTS_TOTAL,
+        "A client's connection attempts, by outcome."
+    );
+    describe_counter!(
+        CLIENT_GIVE_UPS_TOTAL,
+        "Clients that stopped for good on an error."
+    );
+}
+
+/// Adds `n` to the counter `name`.
+#[inline(always)]
+pub(crate) fn count(name: &'static str, n: u64) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(name).increment(n);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, n);
+}
+
+/// Adds `n` to the counter `name` with one label.
+#[inline(always)]
+pub(crate) fn count_by(name: &'static str, label: &'static str, value: &'static str, n: u64) {
+    #[cfg(feature = "metrics")]
+    metrics::counter!(name, label => value).increment(n);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, label, value, n);
+}
+
+/// Moves the gauge `name` by `delta`.
+#[inline(always)]
+pub(crate) fn gauge_add(name: &'static str, delta: f64) {
+    #[cfg(feature = "metrics")]
+    metrics::gauge!(name).increment(delta);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, delta);
+}
+
+/// Records `seconds` in the histogram `name` with one label.
+#[inline(always)]
+#[allow(dead_code)]
+pub(crate) fn record_by(
+    name: &'static str,
+    label: &'static str,
+    value: &'static str,
+    seconds: f64,
+) {
+    #[cfg(feature = "metrics")]
+    metrics::histogram!(name, label => value).record(seconds);
+    #[cfg(not(feature = "metrics"))]
+    let _ = (name, label, value, seconds);
+}
+
+/// One unit of a gauge for as long as it lives: a connection, a stream, a subscriber, a
+/// running call. Zero-sized without the `metrics` feature.
+#[derive(Debug)]
+pub(crate) struct Open {
+    #[cfg(feature = "metrics")]
+    gauge: &'static str,
+}
+
+impl Open {
+    /// Raises the gauge `name` by one until the value is dropped.
+    #[inline(always)]
+    pub(crate) fn new(name: &'static str) -> Self {
+        gauge_add(name, 1.0);
+        #[cfg(not(feature = "metrics"))]
+        let _ = name;
+        Open {
+            #[cfg(feature = "metrics")]
+            gauge: name,
+        }
+    }
+}
+
+impl Drop for Open {
+    #[inline(always)]
+    fn drop(&mut self) {
+        #[cfg(feature = "metrics")]
+        gauge_add(self.gauge, -1.0);
+    }
+}
+
+/// A `tracing` event at the given level; nothing without the `tracing` feature (the
+/// arguments are not evaluated then, so they must not have side effects).
+macro_rules! log {
+    ($level:ident, $($arg:tt)+) => {{
+        #[cfg(feature = "tracing")]
+        {
+            ::tracing::$level!($($arg)+);
+        }
+    }};
+}
+pub(crate) use log;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_is_free_without_metrics_and_balances_with_them() {
+        #[cfg(not(feature = "metrics"))]
+        assert_eq!(std::mem::size_of::<Open>(), 0);
+        let open = Open::new(STREAMS_OPEN);
+        drop(open);
+    }
+}
