@@ -237,6 +237,64 @@ macro_rules! log {
 }
 pub(crate) use log;
 
+/// What the unit tests read the meters and the log lines with.
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::collections::HashMap;
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+
+    /// The metrics so far. A snapshot of the debugging recorder drains its values (counters
+    /// and gauges alike go back to 0), so the values are summed over every snapshot taken.
+    pub(crate) struct Meters {
+        snapshotter: Snapshotter,
+        sums: HashMap<String, f64>,
+    }
+
+    impl Meters {
+        pub(crate) fn new(recorder: &DebuggingRecorder) -> Self {
+            Meters {
+                snapshotter: recorder.snapshotter(),
+                sums: HashMap::new(),
+            }
+        }
+
+        pub(crate) fn value(&mut self, name: &str) -> f64 {
+            for (key, _, _, value) in self.snapshotter.snapshot().into_vec() {
+                let delta = match value {
+                    DebugValue::Counter(n) => n as f64,
+                    DebugValue::Gauge(g) => g.into_inner(),
+                    DebugValue::Histogram(h) => h.len() as f64,
+                };
+                *self.sums.entry(key.key().name().to_owned()).or_default() += delta;
+            }
+            self.sums.get(name).copied().unwrap_or_default()
+        }
+    }
+
+    #[derive(Clone, Default)]
+    pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Captured {
+        /// What was written so far, as text.
+        pub(crate) fn bytes(&self) -> Vec<u8> {
+            self.0.lock().unwrap().clone()
+        }
+    }
+
+    impl Write for Captured {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

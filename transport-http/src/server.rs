@@ -391,6 +391,9 @@ pub struct Frames<S, E> {
     /// An error met while batching, reported on the next poll.
     failed: Option<E>,
     done: bool,
+    /// Source items and keep-alive comments handed out so far.
+    items: u64,
+    keep_alives: u64,
 }
 
 impl<S, E> std::fmt::Debug for Frames<S, E> {
@@ -417,7 +420,40 @@ where
             spent: 0,
             failed: None,
             done: false,
+            items: 0,
+            keep_alives: 0,
         }
+    }
+
+    /// How many items of the source (events, comments, `retry:`) the frames so far carried.
+    ///
+    /// # Example
+    /// ```
+    /// # use std::task::{Context, Waker};
+    /// use ssekit_http::server::Frames;
+    /// let items = futures_lite::stream::iter([Ok::<_, ()>(bytes::Bytes::from("data: a\n\n")); 3]);
+    /// let mut frames = Frames::new(items);
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// # #[derive(Clone)] struct NoClock;
+    /// # impl ssekit_http::runtime::Runtime for NoClock {
+    /// #     type Sleep = std::future::Pending<()>;
+    /// #     fn now(&self) -> ssekit::Instant { ssekit::Instant::ZERO }
+    /// #     fn sleep_until(&self, _: ssekit::Instant) -> Self::Sleep { std::future::pending() }
+    /// #     fn spawn<F: std::future::Future<Output = ()> + Send + 'static>(&self, _: F) {}
+    /// # }
+    /// let _ = frames.poll_frame(None::<&mut ssekit_http::keep_alive::Pinger<NoClock>>, &mut cx);
+    /// assert_eq!((frames.items(), frames.keep_alives()), (3, 0));
+    /// ```
+    pub fn items(&self) -> u64 {
+        self.items
+    }
+
+    /// How many keep-alive comments the frames so far carried.
+    ///
+    /// # Example
+    /// See [`items`](Self::items).
+    pub fn keep_alives(&self) -> u64 {
+        self.keep_alives
     }
 
     /// Whether the body has ended (it answers `Ready(None)` from now on).
@@ -471,7 +507,10 @@ where
                 Poll::Pending => {
                     self.spent = 0;
                     return match pinger {
-                        Some(pinger) => pinger.poll_ping(cx).map(|ping| Some(Ok(ping))),
+                        Some(pinger) => pinger.poll_ping(cx).map(|ping| {
+                            self.keep_alives += 1;
+                            Some(Ok(ping))
+                        }),
                         None => Poll::Pending,
                     };
                 }
@@ -480,6 +519,7 @@ where
         if let Some(pinger) = pinger {
             pinger.wrote();
         }
+        self.items += 1;
         let (frame, work) = self.batch(first, cx);
         self.spent += work;
         Poll::Ready(Some(Ok(frame)))
@@ -500,6 +540,7 @@ where
                         break;
                     }
                     work += cost(&more);
+                    self.items += 1;
                     let buf = batch.get_or_insert_with(|| {
                         // Room for a few more of the same size; when more than that are
                         // ready, the source is busy and the frame grows to its cap at once,

@@ -13,6 +13,7 @@ use ssekit::{Encoder, Event};
 
 use super::{encode_messages, Frames, Message};
 use crate::keep_alive::Pinger;
+use crate::observe::{self, Open};
 use crate::runtime::Runtime;
 use crate::Error;
 
@@ -51,6 +52,7 @@ pub struct SseBody<R: Runtime> {
     frames: Frames<Source, Error>,
     pinger: Option<Pinger<R>>,
     runtime: R,
+    watch: Watch<R>,
 }
 
 impl<R: Runtime> std::fmt::Debug for SseBody<R> {
@@ -170,10 +172,12 @@ impl<R: Runtime> SseBody<R> {
     }
 
     fn on(runtime: R, source: Source) -> Self {
+        let watch = Watch::new(&runtime);
         SseBody {
             frames: Frames::new(source),
             pinger: None,
             runtime,
+            watch,
         }
     }
 
@@ -189,6 +193,7 @@ impl<R: Runtime> SseBody<R> {
     /// ```
     #[must_use]
     pub fn runtime(mut self, runtime: R) -> Self {
+        self.watch.clock(&runtime);
         self.runtime = runtime;
         self
     }
@@ -244,6 +249,9 @@ impl<R: Runtime> Body for SseBody<R> {
         let frame = this
             .runtime
             .budgeted(cx, |cx| frames.poll_frame(pinger.as_mut(), cx));
+        if let Poll::Ready(polled) = &frame {
+            this.watch.saw(polled, frames);
+        }
         frame.map(|frame| frame.map(|bytes| bytes.map(Frame::data)))
     }
 
@@ -268,6 +276,118 @@ impl<R: Runtime> Body for SseBody<R> {
 /// assert_eq!(resp.headers()["content-type"], "text/event-stream");
 /// # }
 /// ```
+/// What a stream did, for its access-log line (feature `tracing`) and its meters (feature
+/// `metrics`); without either, only the zero-sized gauge guard.
+#[derive(Debug)]
+struct Watch<R: Runtime> {
+    /// One in [`observe::STREAMS_OPEN`] while the body lives.
+    _open: Open,
+    /// The span current when the body was made (the request's, the ORS call's): the
+    /// access-log line is written in it, wherever the body is polled and dropped.
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+    /// The clock the duration is read from.
+    #[cfg(feature = "tracing")]
+    runtime: R,
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    seen: Seen,
+    #[cfg(not(feature = "tracing"))]
+    runtime: std::marker::PhantomData<fn() -> R>,
+}
+
+/// The counts a [`Watch`] reports.
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+#[derive(Debug, Default)]
+struct Seen {
+    started: ssekit::Instant,
+    items: u64,
+    keep_alives: u64,
+    bytes: u64,
+    /// Why the body ended, once it has: `None` when it is dropped first (the client went
+    /// away, or the server closed the connection).
+    end: Option<&'static str>,
+}
+
+impl<R: Runtime> Watch<R> {
+    fn new(runtime: &R) -> Self {
+        observe::count(observe::STREAMS_TOTAL, 1);
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let _ = runtime;
+        Watch {
+            _open: Open::new(observe::STREAMS_OPEN),
+            #[cfg(feature = "tracing")]
+            span: tracing::Span::current(),
+            #[cfg(feature = "tracing")]
+            runtime: runtime.clone(),
+            #[cfg(not(feature = "tracing"))]
+            runtime: std::marker::PhantomData,
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            seen: Seen {
+                started: runtime.now(),
+                ..Seen::default()
+            },
+        }
+    }
+
+    /// Reads the duration from `runtime`'s clock from now on.
+    fn clock(&mut self, runtime: &R) {
+        #[cfg(feature = "tracing")]
+        {
+            self.runtime = runtime.clone();
+        }
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        {
+            self.seen.started = runtime.now();
+        }
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let _ = runtime;
+    }
+
+    /// Counts what a ready poll handed out.
+    #[inline]
+    fn saw(&mut self, polled: &Option<Result<Bytes, Error>>, frames: &Frames<Source, Error>) {
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let _ = (polled, frames);
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        {
+            let seen = &mut self.seen;
+            let (items, keep_alives) = (frames.items(), frames.keep_alives());
+            observe::count(observe::EVENTS_TOTAL, items - seen.items);
+            observe::count(observe::KEEPALIVES_TOTAL, keep_alives - seen.keep_alives);
+            (seen.items, seen.keep_alives) = (items, keep_alives);
+            match polled {
+                Some(Ok(bytes)) => {
+                    let len = bytes.len() as u64;
+                    observe::count(observe::BYTES_TOTAL, len);
+                    seen.bytes += len;
+                }
+                Some(Err(_)) if seen.end.is_none() => seen.end = Some("error"),
+                None if seen.end.is_none() => seen.end = Some("end"),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[cfg(feature = "tracing")]
+impl<R: Runtime> Drop for Watch<R> {
+    fn drop(&mut self) {
+        let seen = &self.seen;
+        let close = seen.end.unwrap_or("client gone");
+        let duration = self.runtime.now().saturating_duration_since(seen.started);
+        let _in = self.span.enter();
+        tracing::info!(
+            target: "ssekit::access",
+            duration_ms = duration.as_millis() as u64,
+            events = seen.items,
+            bytes = seen.bytes,
+            keep_alives = seen.keep_alives,
+            close,
+            "stream closed"
+        );
+    }
+}
+
 #[cfg(feature = "axum")]
 impl<R: Runtime> axum_core::response::IntoResponse for SseBody<R> {
     fn into_response(self) -> axum_core::response::Response {
@@ -287,5 +407,89 @@ impl<R: Runtime> From<SseBody<R>> for super::AnyBody {
     /// ```
     fn from(body: SseBody<R>) -> Self {
         super::AnyBody::new(body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use metrics_util::debugging::DebuggingRecorder;
+
+    use super::*;
+    use crate::observe::testing::{Captured, Meters};
+    use crate::runtime::manual::Manual;
+
+    /// Reads every frame of `body`, as a server would, then drops it.
+    fn drain(mut body: SseBody<Manual>) -> usize {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut bytes = 0;
+        while let Poll::Ready(Some(frame)) = Pin::new(&mut body).poll_frame(&mut cx) {
+            bytes += frame
+                .ok()
+                .and_then(|f| f.into_data().ok())
+                .map_or(0, |d| d.len());
+        }
+        bytes
+    }
+
+    #[test]
+    fn a_stream_counts_its_events_and_bytes_and_holds_the_open_gauge_while_alive() {
+        let recorder = DebuggingRecorder::new();
+        let mut meters = Meters::new(&recorder);
+        metrics::with_local_recorder(&recorder, || {
+            let events = [Event::message("a"), Event::message("bc")];
+            let body = SseBody::<Manual>::new(futures_lite::stream::iter(events));
+            assert_eq!(meters.value(observe::STREAMS_OPEN), 1.0);
+            assert_eq!(meters.value(observe::STREAMS_TOTAL), 1.0);
+            let bytes = drain(body);
+            assert_eq!(bytes, "data: a\n\ndata: bc\n\n".len());
+            assert_eq!(meters.value(observe::STREAMS_OPEN), 0.0);
+            assert_eq!(meters.value(observe::EVENTS_TOTAL), 2.0);
+            assert_eq!(meters.value(observe::BYTES_TOTAL), bytes as f64);
+        });
+    }
+
+    #[test]
+    fn a_stream_writes_one_access_line_at_its_end_in_the_span_it_was_made_in() {
+        let out = Captured::default();
+        let writer = out.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(move || writer.clone())
+            .with_ansi(false)
+            .finish();
+        let runtime = Manual::default();
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::info_span!("request", path = "/ticks");
+            let body = span.in_scope(|| {
+                SseBody::from_bytes_on(
+                    runtime.clone(),
+                    futures_lite::stream::iter([Bytes::from_static(b"data: a\n\n")]),
+                )
+            });
+            runtime.set(1_500);
+            drain(body);
+            // A body dropped before its end: the client went away.
+            let cut = SseBody::from_bytes_on(runtime.clone(), futures_lite::stream::pending());
+            drop(cut);
+        });
+        let text = String::from_utf8(out.bytes()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        for expected in [
+            "INFO",
+            "request{path=\"/ticks\"}",
+            "ssekit::access",
+            "stream closed",
+            "duration_ms=1500",
+            "events=1",
+            "bytes=9",
+            "close=\"end\"",
+        ] {
+            assert!(
+                lines[0].contains(expected),
+                "{expected} missing in {}",
+                lines[0]
+            );
+        }
+        assert!(lines[1].contains("close=\"client gone\""), "{}", lines[1]);
     }
 }

@@ -12,6 +12,7 @@ use ssekit::{EncodeError, Event};
 use tokio::sync::mpsc;
 
 use super::{queue_capacity, Hub, SseBody};
+use crate::observe::{self, log, Open};
 use crate::runtime::Runtime;
 
 type State = Hub<mpsc::Sender<Bytes>>;
@@ -103,8 +104,28 @@ impl<R> Broadcast<R> {
     /// # Ok(()) }
     /// ```
     pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
-        self.lock()
-            .publish(event, |tx, wire| tx.try_send(wire).is_ok())
+        let mut cut = 0u64;
+        let sent = self
+            .lock()
+            .publish(event, |tx, wire| match tx.try_send(wire) {
+                Ok(()) => true,
+                Err(mpsc::error::TrySendError::Full(_)) => {
+                    cut += 1;
+                    false
+                }
+                Err(mpsc::error::TrySendError::Closed(_)) => false,
+            });
+        if cut > 0 {
+            observe::count_by(observe::SLOW_CONSUMERS_TOTAL, "action", "cut", cut);
+            log!(
+                warn,
+                target: "ssekit::broadcast",
+                cut,
+                per_client = self.per_client,
+                "slow subscribers cut off: their queue was full (they resume with Last-Event-ID)"
+            );
+        }
+        sent
     }
 
     /// Ends every current client's stream (after what is queued); they reconnect and resume.
@@ -150,8 +171,18 @@ impl<R: Runtime + Default> Broadcast<R> {
         let (tx, mut rx) = mpsc::channel(self.per_client);
         let missed = self
             .lock()
-            .subscribe(last_event_id, tx, mpsc::Sender::is_closed)?;
-        let live = futures_lite::stream::poll_fn(move |cx| rx.poll_recv(cx));
+            .subscribe(last_event_id, tx, mpsc::Sender::is_closed)
+            .inspect_err(|_gap| {
+                observe::count(observe::REPLAY_GAPS_TOTAL, 1);
+                log!(debug, target: "ssekit::broadcast", last_event_id, "Last-Event-ID older than the replay buffer");
+            })?;
+        log!(debug, target: "ssekit::broadcast", last_event_id, replayed = missed.len(), "subscribed");
+        // One in the subscribers' gauge for as long as the body holds the queue.
+        let open = Open::new(observe::BROADCAST_SUBSCRIBERS);
+        let live = futures_lite::stream::poll_fn(move |cx| {
+            let _ = &open;
+            rx.poll_recv(cx)
+        });
         Ok(SseBody::from_bytes(
             futures_lite::stream::iter(missed).chain(live),
         ))
@@ -173,5 +204,24 @@ mod tests {
         let second = Event::builder().id("2").unwrap().data("b").build();
         assert_eq!(hub.publish(&second).unwrap(), 0);
         assert_eq!(hub.subscribers(), 0);
+    }
+
+    #[test]
+    fn cut_subscribers_are_counted_and_the_gauge_follows_the_bodies() {
+        use crate::observe::{testing::Meters, BROADCAST_SUBSCRIBERS, SLOW_CONSUMERS_TOTAL};
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let mut meters = Meters::new(&recorder);
+        metrics::with_local_recorder(&recorder, || {
+            let hub = Broadcast::<Manual>::new(ReplayBuffer::default(), 1);
+            let bodies = (hub.subscribe(None), hub.subscribe(None));
+            assert_eq!(meters.value(BROADCAST_SUBSCRIBERS), 2.0);
+            for id in ["1", "2"] {
+                let event = Event::builder().id(id).unwrap().data("x").build();
+                hub.publish(&event).unwrap();
+            }
+            assert_eq!(meters.value(SLOW_CONSUMERS_TOTAL), 2.0);
+            drop(bodies);
+            assert_eq!(meters.value(BROADCAST_SUBSCRIBERS), 0.0);
+        });
     }
 }

@@ -6,6 +6,7 @@ use ssekit::{Encoder, Event};
 use tokio::sync::mpsc;
 
 use super::{queue_capacity, SseBody, TrySendError};
+use crate::observe;
 use crate::runtime::Runtime;
 
 /// A bounded per-stream queue: the [`Sender`] half for the application, the [`SseBody`]
@@ -105,7 +106,10 @@ impl Sender {
     /// ```
     pub fn try_send_bytes(&self, bytes: Bytes) -> Result<(), TrySendError> {
         self.tx.try_send(bytes).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => TrySendError::Full,
+            mpsc::error::TrySendError::Full(_) => {
+                observe::count_by(observe::SLOW_CONSUMERS_TOTAL, "action", "full", 1);
+                TrySendError::Full
+            }
             mpsc::error::TrySendError::Closed(_) => TrySendError::Closed,
         })
     }

@@ -19,6 +19,7 @@ use hyper_util::server::conn::auto::Builder;
 
 use super::ServeOptions;
 use crate::io::first_of;
+use crate::observe::{self, log, Open};
 use crate::runtime::{Connection, Executor, Runtime, Timer};
 use crate::BoxError;
 
@@ -48,6 +49,22 @@ pub trait Accept<R: Runtime>: Send + Sync + 'static {
     /// The next connection, ready for HTTP (`TCP_NODELAY` set, as an event stream's small
     /// writes want).
     fn accept(&self, runtime: &R) -> impl Future<Output = std::io::Result<Self::Conn>> + Send;
+
+    /// The address of the peer of `conn`, for the logs (feature `tracing`); `None` (the default)
+    /// where the transport cannot tell.
+    ///
+    /// # Example
+    /// ```
+    /// # use ssekit_http::{runtime::Runtime, server::Accept};
+    /// # async fn peer<R: Runtime, L: Accept<R>>(listener: &L, rt: &R) -> std::io::Result<()> {
+    /// let conn = listener.accept(rt).await?;
+    /// println!("from {:?}", L::peer_addr(&conn));
+    /// # Ok(()) }
+    /// ```
+    fn peer_addr(conn: &Self::Conn) -> Option<std::net::SocketAddr> {
+        let _ = conn;
+        None
+    }
 
     /// The TLS handshake of an accepted connection, as the server `config` says (ALPN
     /// `h2` and `http/1.1`). The default refuses: a listener without TLS.
@@ -280,11 +297,22 @@ where
         Arc::new(options.connection_builder(Executor(runtime.clone()), Timer(runtime.clone())));
     let mut stop = std::pin::pin!(stop);
     while let Some(accepted) = first_of(listener.accept(&runtime), stop.as_mut()).await {
-        let Ok(conn) = accepted else {
-            runtime.sleep(Duration::from_millis(10)).await;
-            continue;
+        let conn = match accepted {
+            Ok(conn) => conn,
+            Err(error) => {
+                observe::count(observe::ACCEPT_ERRORS_TOTAL, 1);
+                log!(warn, target: "ssekit::serve", %error, "accept failed; retrying in 10 ms");
+                let _ = &error;
+                runtime.sleep(Duration::from_millis(10)).await;
+                continue;
+            }
         };
-        let (service, builder, closing) = (service.clone(), builder.clone(), closing_rx.clone());
+        observe::count(observe::CONNECTIONS_TOTAL, 1);
+        let open = Open::new(observe::CONNECTIONS_OPEN);
+        let peer = L::peer_addr(&conn);
+        log!(debug, target: "ssekit::serve", peer = ?peer, "connection accepted");
+        let service = Traced::new(service.clone(), peer);
+        let (builder, closing) = (builder.clone(), closing_rx.clone());
         #[cfg(feature = "rustls")]
         if let Some(tls) = options.tls_config().cloned() {
             let rt = runtime.clone();
@@ -294,19 +322,86 @@ where
                     timeout.await;
                 })
                 .await;
-                if let Some(Ok(conn)) = handshake {
-                    serve_connection(&builder, conn, service, closing).await;
+                match handshake {
+                    Some(Ok(conn)) => serve_connection(&builder, conn, service, closing).await,
+                    Some(Err(error)) => {
+                        log!(debug, target: "ssekit::serve", peer = ?peer, %error, "TLS handshake failed");
+                        let _ = error;
+                    }
+                    None => {
+                        log!(debug, target: "ssekit::serve", peer = ?peer, "TLS handshake timed out");
+                    }
                 }
+                drop(open);
             });
             continue;
         }
-        runtime.spawn(async move { serve_connection(&builder, conn, service, closing).await });
+        runtime.spawn(async move {
+            serve_connection(&builder, conn, service, closing).await;
+            log!(debug, target: "ssekit::serve", peer = ?peer, "connection closed");
+            drop(open);
+        });
     }
     drop(listener);
     drop(closing_rx);
+    log!(info, target: "ssekit::serve", "stopped accepting; closing connections gracefully");
     let _ = closing.send(true);
     closing.closed().await;
     Ok(())
+}
+
+/// The service, with an `info` span per request (method, path, peer) around its future when
+/// the `tracing` feature is on: the access-log line of a stream made in the handler is written
+/// in that span. Without the feature, the service itself.
+#[derive(Clone)]
+struct Traced<S> {
+    service: S,
+    #[cfg(feature = "tracing")]
+    peer: Option<std::net::SocketAddr>,
+}
+
+impl<S> Traced<S> {
+    fn new(service: S, peer: Option<std::net::SocketAddr>) -> Self {
+        #[cfg(not(feature = "tracing"))]
+        let _ = peer;
+        Traced {
+            service,
+            #[cfg(feature = "tracing")]
+            peer,
+        }
+    }
+}
+
+impl<S> hyper::service::Service<Request<Incoming>> for Traced<S>
+where
+    S: hyper::service::Service<Request<Incoming>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    #[cfg(feature = "tracing")]
+    type Future = tracing::instrument::Instrumented<S::Future>;
+    #[cfg(not(feature = "tracing"))]
+    type Future = S::Future;
+
+    fn call(&self, req: Request<Incoming>) -> Self::Future {
+        #[cfg(feature = "tracing")]
+        {
+            use tracing::Instrument;
+            let span = tracing::info_span!(
+                target: "ssekit::serve",
+                "request",
+                method = %req.method(),
+                path = req.uri().path(),
+                peer = self.peer.map(tracing::field::display),
+            );
+            let _in = span.enter();
+            let future = self.service.call(req);
+            drop(_in);
+            future.instrument(span)
+        }
+        #[cfg(not(feature = "tracing"))]
+        self.service.call(req)
+    }
 }
 
 /// Serves one connection until it ends, or, once `closing` says so, until the response it
