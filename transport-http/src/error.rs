@@ -634,7 +634,8 @@ impl fmt::Display for Error {
             Error::Status(s) => write!(f, "the server answered HTTP {s}"),
             Error::Refused(refused) => refused.fmt(f),
             Error::Exhausted { attempts, last } => {
-                write!(f, "stopped reconnecting after {attempts} retries: {last}")
+                let plural = if *attempts == 1 { "retry" } else { "retries" };
+                write!(f, "stopped reconnecting after {attempts} {plural} in a row: {last}")
             }
             Error::Redirect(why) => write!(f, "redirect not followed: {why}"),
             Error::ContentType(Some(ct)) => write!(

@@ -174,7 +174,7 @@ fn a_503_for_ever_gives_up_within_max_attempts_with_the_body_in_the_error() {
     };
     assert_eq!(
         error.to_string(),
-        "stopped reconnecting after 3 retries: the server answered 503 Service Unavailable: overloaded"
+        "stopped reconnecting after 3 retries in a row: the server answered 503 Service Unavailable: overloaded"
     );
     assert_eq!(error.status(), Some(503));
     let told = r

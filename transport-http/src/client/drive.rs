@@ -16,8 +16,9 @@ use http::{Request, Response, Uri};
 use http_body::Body;
 use ssekit::Instant;
 
-use super::{Item, Session, Step};
+use super::{Ended, Item, Session, Step};
 use crate::io::first_of;
+use crate::observe::{self, log};
 use crate::runtime::Runtime;
 use crate::Error;
 
@@ -99,6 +100,12 @@ pub struct Drive<T: Io> {
     io: T,
     body: Option<T::Body>,
     done: bool,
+    /// An `info` span per session (its URL): every event of the session is written in it.
+    #[cfg(feature = "tracing")]
+    span: tracing::Span,
+    /// How the last connection ended, for the line that announces the wait after it.
+    #[cfg(feature = "tracing")]
+    last_end: Option<Ended>,
 }
 
 impl<T: Io> std::fmt::Debug for Drive<T> {
@@ -117,11 +124,18 @@ impl<T: Io> Drive<T> {
     /// # Example
     /// See [`Io`].
     pub fn new(session: Session, io: T) -> Self {
+        #[cfg(feature = "tracing")]
+        let span =
+            tracing::info_span!(target: "ssekit::client", "sse_client", url = %session.uri());
         Drive {
             session,
             io,
             body: None,
             done: false,
+            #[cfg(feature = "tracing")]
+            span,
+            #[cfg(feature = "tracing")]
+            last_end: None,
         }
     }
 
@@ -140,21 +154,93 @@ impl<T: Io> Drive<T> {
     /// # Example
     /// See [`Io`].
     pub async fn next(&mut self) -> Option<Result<Item, Error>> {
+        #[cfg(feature = "tracing")]
+        {
+            use tracing::Instrument;
+            let span = self.span.clone();
+            self.step().instrument(span).await
+        }
+        #[cfg(not(feature = "tracing"))]
+        self.step().await
+    }
+
+    async fn step(&mut self) -> Option<Result<Item, Error>> {
         while !self.done {
             let now = self.io.runtime().now();
             match self.session.poll(now) {
-                Step::Item(item) => return Some(Ok(item)),
+                Step::Item(item) => {
+                    self.observe(&item);
+                    return Some(Ok(item));
+                }
                 Step::Connect { request, .. } => self.connect(request).await,
                 Step::Close => self.body = None,
                 Step::Wait { read, deadline } => self.wait(read, deadline).await,
                 Step::End(error) => {
                     self.done = true;
                     self.body = None;
+                    if let Some(error) = &error {
+                        observe::count(observe::CLIENT_GIVE_UPS_TOTAL, 1);
+                        log!(warn, target: "ssekit::client", url = %self.session.uri(), %error, "gave up");
+                        let _ = error;
+                    } else {
+                        log!(debug, target: "ssekit::client", "the stream ended for good");
+                    }
                     return error.map(Err);
                 }
             }
         }
         None
+    }
+
+    /// Counts an item and logs what it says about the connection.
+    fn observe(&mut self, item: &Item) {
+        match item {
+            Item::Connected { attempt } => {
+                observe::count_by(observe::CLIENT_ATTEMPTS_TOTAL, "outcome", "connected", 1);
+                log!(debug, target: "ssekit::client", attempt, last_event_id = self.session.last_event_id(), "connected");
+                let _ = attempt;
+            }
+            Item::Disconnected(ended) => {
+                let outcome = match ended {
+                    Ended::Clean => None,
+                    Ended::Refused(_) => Some("refused"),
+                    _ => Some("failed"),
+                };
+                if let Some(outcome) = outcome {
+                    observe::count_by(observe::CLIENT_ATTEMPTS_TOTAL, "outcome", outcome, 1);
+                }
+                #[cfg(feature = "tracing")]
+                {
+                    self.last_end = Some(ended.clone());
+                }
+            }
+            Item::Reconnecting { after } => {
+                #[cfg(feature = "tracing")]
+                match self.last_end.take() {
+                    None | Some(Ended::Clean) => tracing::debug!(
+                        target: "ssekit::client",
+                        wait_ms = after.as_millis() as u64,
+                        "the stream ended cleanly; reconnecting"
+                    ),
+                    Some(cause) => tracing::warn!(
+                        target: "ssekit::client",
+                        %cause,
+                        wait_ms = after.as_millis() as u64,
+                        "attempt failed; retrying"
+                    ),
+                }
+                let _ = after;
+            }
+            Item::Redirected { status, to } => {
+                log!(debug, target: "ssekit::client", status, to = %to, "redirected");
+                let _ = (status, to);
+            }
+            Item::Skipped(error) => {
+                log!(warn, target: "ssekit::client", %error, "an event over a decoder limit was skipped");
+                let _ = error;
+            }
+            _ => {}
+        }
     }
 
     /// Sends the attempt's request within the session's response timeout; keeps the body
