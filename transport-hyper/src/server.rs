@@ -82,6 +82,10 @@ impl Accept<Tokio> for TcpListener {
         Ok(TokioIo::new(stream))
     }
 
+    fn peer_addr(conn: &Self::Conn) -> Option<std::net::SocketAddr> {
+        conn.inner().peer_addr().ok()
+    }
+
     #[cfg(feature = "rustls")]
     async fn accept_tls(
         _: &Tokio,

@@ -82,6 +82,10 @@ impl Accept<Smol> for TcpListener {
         Ok(FuturesIo::new(stream))
     }
 
+    fn peer_addr(conn: &Self::Conn) -> Option<std::net::SocketAddr> {
+        conn.get_ref().peer_addr().ok()
+    }
+
     #[cfg(feature = "rustls")]
     async fn accept_tls(
         _: &Smol,
