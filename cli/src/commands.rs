@@ -29,6 +29,8 @@ pub struct Serving {
     pub drain: Duration,
     /// The certificate chain and key files of HTTPS (`--tls-cert`, `--tls-key`).
     pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// Where Prometheus text is served at `/metrics` (`--metrics-addr`).
+    pub metrics: Option<String>,
 }
 
 /// The connection options of `serving`: HTTPS (ALPN `h2`, `http/1.1`) when it has a
@@ -70,6 +72,23 @@ pub async fn serve(
     let local = listener
         .local_addr()
         .map_err(|e| CliError::Io("cannot read the local address".into(), e))?;
+    let metrics = match serving.metrics.as_deref() {
+        None => None,
+        Some(addr) => {
+            let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+                CliError::Io(format!("cannot listen on {addr} (--metrics-addr)"), e)
+            })?;
+            Some((listener, crate::operate::start_metrics()?))
+        }
+    };
+    let metrics_url = match &metrics {
+        Some((listener, _)) => Some(
+            listener
+                .local_addr()
+                .map_err(|e| CliError::Io("cannot read the metrics address".into(), e))?,
+        ),
+        None => None,
+    };
     // The first line is for scripts (the port, when 0 was asked for), printed once the
     // server is ready (its store connected). Printing must not stop the server when nobody
     // reads stdout any more.
@@ -84,11 +103,19 @@ pub async fn serve(
             out,
             "  Responses: curl -N -X POST {scheme}://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
         );
+        if let Some(at) = metrics_url {
+            let _ = writeln!(out, "  Metrics:   curl http://{at}/metrics");
+        }
         let _ = out.flush();
     };
-    let store = serving.store.as_deref();
+    let around = crate::runtime::Around {
+        store: serving.store,
+        drain: serving.drain,
+        options,
+        metrics,
+    };
     runtime
-        .serve(listener, settings, store, serving.drain, options, announce)
+        .serve(listener, settings, around, announce)
         .await
         .map_err(|e| CliError::Io("server stopped".into(), e))?;
     Ok(ExitCode::SUCCESS)

@@ -13,6 +13,7 @@ mod commands;
 mod demo;
 mod environment;
 mod json_lines;
+mod operate;
 mod profiles;
 mod runtime;
 #[cfg(feature = "rustls")]
@@ -79,6 +80,12 @@ enum Command {
         /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
         #[arg(long, value_name = "PEM", requires = "tls_cert")]
         tls_key: Option<std::path::PathBuf>,
+        /// Serve every ssekit metric (connections, streams, events, bytes, slow consumers,
+        /// refusals, ORS calls, the result cache, the store) as Prometheus text at
+        /// `GET http://ADDR/metrics`, an address of its own. Off by default. The log goes to
+        /// stderr, filtered by RUST_LOG (default `info`: one access-log line per stream).
+        #[arg(long, value_name = "ADDR")]
+        metrics_addr: Option<String>,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     #[command(after_help = TAIL_HELP)]
@@ -163,6 +170,12 @@ fn quiet_panics() {
 fn main() -> ExitCode {
     quiet_panics();
     let cli = Cli::parse();
+    if let Command::Serve { .. } = cli.command
+        && let Err(e) = operate::start_logging()
+    {
+        eprintln!("ssekit: error: {e}");
+        return ExitCode::from(2);
+    }
     // `serve` runs on the runtime it serves with; the other commands on tokio.
     let on = match &cli.command {
         Command::Serve { runtime, .. } => *runtime,
@@ -181,6 +194,7 @@ fn main() -> ExitCode {
                 drain_timeout,
                 tls_cert,
                 tls_key,
+                metrics_addr,
             } => {
                 let mut settings = app::Settings::new(
                     Duration::from_millis(keep_alive_ms),
@@ -192,6 +206,7 @@ fn main() -> ExitCode {
                     store,
                     drain: Duration::from_secs(drain_timeout),
                     tls: tls_cert.zip(tls_key),
+                    metrics: metrics_addr,
                 };
                 commands::serve(&addr, runtime, settings, serving).await
             }

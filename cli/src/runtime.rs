@@ -48,11 +48,16 @@ impl RuntimeName {
         self,
         listener: std::net::TcpListener,
         mut settings: crate::app::Settings,
-        store: Option<&str>,
-        drain: Duration,
-        options: ssekit_http::server::ServeOptions,
+        around: Around,
         announce: impl FnOnce(),
     ) -> std::io::Result<()> {
+        let Around {
+            store,
+            drain,
+            options,
+            metrics,
+        } = around;
+        let store = store.as_deref();
         listener.set_nonblocking(true)?;
         let stop = stop_signal()?;
         match self {
@@ -62,6 +67,15 @@ impl RuntimeName {
                     settings.store = Some(redis_store(url, runtime).await?);
                 }
                 let listener = tokio::net::TcpListener::from_std(listener)?;
+                if let Some((at, handle)) = metrics {
+                    at.set_nonblocking(true)?;
+                    let at = tokio::net::TcpListener::from_std(at)?;
+                    crate::operate::keep_up(&runtime, handle.clone());
+                    let service = crate::operate::metrics_service(handle);
+                    runtime.spawn(async move {
+                        let _ = ssekit_hyper::server::serve(at, service).await;
+                    });
+                }
                 let app = crate::app::App::<ssekit_hyper::runtime::Tokio>::new(settings);
                 announce();
                 let serving =
@@ -74,6 +88,15 @@ impl RuntimeName {
                     settings.store = Some(redis_store(url, runtime).await?);
                 }
                 let listener = smol::net::TcpListener::try_from(listener)?;
+                if let Some((at, handle)) = metrics {
+                    at.set_nonblocking(true)?;
+                    let at = smol::net::TcpListener::try_from(at)?;
+                    crate::operate::keep_up(&runtime, handle.clone());
+                    let service = crate::operate::metrics_service(handle);
+                    runtime.spawn(async move {
+                        let _ = ssekit_smol::server::serve(at, service).await;
+                    });
+                }
                 let app = crate::app::App::<ssekit_smol::runtime::Smol>::new(settings);
                 announce();
                 let serving =
@@ -85,6 +108,22 @@ impl RuntimeName {
 }
 
 /// Connects to the Redis store at `url` (its password never printed).
+/// What `serve` runs beside the app: the shared store, the drain time, the connection options
+/// and the metrics listener.
+pub struct Around {
+    /// The shared store's URL (`--store`).
+    pub store: Option<String>,
+    /// How long running tool calls get on SIGTERM (`--drain-timeout`).
+    pub drain: Duration,
+    /// HTTPS or not, and the connection limits.
+    pub options: ssekit_http::server::ServeOptions,
+    /// Where `/metrics` is served, and what it renders (`--metrics-addr`).
+    pub metrics: Option<(
+        std::net::TcpListener,
+        metrics_exporter_prometheus::PrometheusHandle,
+    )>,
+}
+
 async fn redis_store<R: Runtime>(
     url: &str,
     runtime: R,
