@@ -2,11 +2,13 @@
 //!
 //! Each line of a ```` ```sh ```` block is one command (a line ending in `\` goes on with the
 //! next; `#` outside quotes starts a comment). Before running a line the harness
-//! - skips `ssekit serve …` (it runs the server itself, on a free port), `cargo …` lines
+//! - skips `ssekit serve …`, with or without `NAME=value` before it (it runs the server
+//!   itself, on a free port, with `--metrics-addr` on another), `cargo …` lines
 //!   (they build, test or benchmark the workspace this test is part of) and `scripts/…`, and
 //!   lines holding a placeholder (`$NAME`, `${…}`, `<NAME>` or `…` outside a comment);
 //! - runs `cargo run [--release] -p ssekit-cli -- ARGS` as `ssekit ARGS` (the demo is quick);
-//! - rewrites `127.0.0.1:8080` to the server's address, and puts the directory of the
+//! - rewrites `127.0.0.1:8080` to the server's address and `127.0.0.1:9090` to its metrics
+//!   address, and puts the directory of the
 //!   `ssekit` binary under test first in `PATH`.
 //!
 //! Each runs with `bash -o pipefail -c` in one scratch directory shared by all lines (a file a line
@@ -148,7 +150,11 @@ fn plan(text: &str) -> Plan {
     }
     let mut words = code.split_whitespace();
     let first = words.next().unwrap_or("");
-    if first == "ssekit" && code.split_whitespace().nth(1) == Some("serve") {
+    // `RUST_LOG=debug ssekit serve …`: the variables set for one command come first.
+    let mut command = code
+        .split_whitespace()
+        .skip_while(|w| w.split_once('=').is_some_and(|(name, _)| is_env_name(name)));
+    if command.next() == Some("ssekit") && command.next() == Some("serve") {
         return Plan::Skip("the harness runs the server");
     }
     if first == "cargo" {
@@ -177,9 +183,19 @@ fn plan(text: &str) -> Plan {
     Plan::Run(code.to_owned())
 }
 
-/// `127.0.0.1:8080` becomes the server's address.
-fn rewrite(command: &str, addr: &str) -> String {
-    command.replace("127.0.0.1:8080", addr)
+/// Whether `name` can be an environment variable's name in `NAME=value` before a command.
+fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// `127.0.0.1:8080` becomes the server's address, `127.0.0.1:9090` its metrics address.
+fn rewrite(command: &str, addr: &str, metrics: &str) -> String {
+    command
+        .replace("127.0.0.1:8080", addr)
+        .replace("127.0.0.1:9090", metrics)
 }
 
 /// Whether the command calls `program` (as a word at the start of a pipeline stage).
@@ -231,6 +247,8 @@ fn check_promise(command: &str, stdout: &str) -> Result<(), String> {
 struct Server {
     child: Child,
     addr: String,
+    /// Where it serves `/metrics`.
+    metrics: String,
     _stdout: BufReader<ChildStdout>,
 }
 
@@ -243,8 +261,15 @@ impl Drop for Server {
 
 fn serve() -> Server {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ssekit"))
-        .args(["serve", "--addr", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--addr",
+            "127.0.0.1:0",
+            "--metrics-addr",
+            "127.0.0.1:0",
+        ])
         .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .expect("ssekit serve starts");
     let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
@@ -257,9 +282,21 @@ fn serve() -> Server {
         .strip_prefix("listening on http://")
         .unwrap_or_else(|| panic!("unexpected first line of serve: {first:?}"))
         .to_owned();
+    let mut metrics = None;
+    while metrics.is_none() {
+        let mut line = String::new();
+        if stdout.read_line(&mut line).unwrap_or(0) == 0 {
+            panic!("serve did not print its metrics address");
+        }
+        metrics = line
+            .trim()
+            .strip_prefix("Metrics:   curl http://")
+            .map(|url| url.trim_end_matches("/metrics").to_owned());
+    }
     Server {
         child,
         addr,
+        metrics: metrics.unwrap_or_default(),
         _stdout: stdout,
     }
 }
@@ -382,7 +419,7 @@ fn every_shell_example_of_the_readme_runs_against_ssekit_serve() {
             );
             continue;
         }
-        let command = rewrite(command, &server.addr);
+        let command = rewrite(command, &server.addr, &server.metrics);
         let started = Instant::now();
         let ran = run(&command, &dir, &path);
         eprintln!(
@@ -493,6 +530,10 @@ fn plans_follow_the_rules_of_the_module_docs() {
         Plan::Skip("the harness runs the server")
     ));
     assert!(matches!(
+        plan("RUST_LOG=info,ssekit::client=debug ssekit serve --metrics-addr 127.0.0.1:9090 &"),
+        Plan::Skip("the harness runs the server")
+    ));
+    assert!(matches!(
         plan("ssekit tail \"$URL\" --idle-timeout 45s"),
         Plan::Skip("a placeholder")
     ));
@@ -531,9 +572,18 @@ fn the_address_is_rewritten_and_promises_are_read_from_the_url() {
     assert_eq!(
         rewrite(
             "curl -sN 'http://127.0.0.1:8080/stream?count=3'",
-            "127.0.0.1:41234"
+            "127.0.0.1:41234",
+            "127.0.0.1:41235"
         ),
         "curl -sN 'http://127.0.0.1:41234/stream?count=3'"
+    );
+    assert_eq!(
+        rewrite(
+            "curl -s http://127.0.0.1:9090/metrics",
+            "a:1",
+            "127.0.0.1:41235"
+        ),
+        "curl -s http://127.0.0.1:41235/metrics"
     );
     assert!(calls("curl -sN x | ssekit decode", "curl"));
     assert!(calls("curl -sN x | ssekit decode", "ssekit"));
