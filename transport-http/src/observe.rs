@@ -5,7 +5,9 @@
 //! nothing and its meters are zero-sized. With them on, a server built on ssekit (or
 //! `ssekit serve`) tells what it decided and counts what it did; the application installs
 //! the subscriber and the exporter it already uses (`tracing-subscriber`, OpenTelemetry,
-//! `metrics-exporter-prometheus`, ...). ssekit never installs one itself.
+//! `metrics-exporter-prometheus`, ...). ssekit never installs one itself. Mounted in axum,
+//! an `SseBody` made in a handler writes its access-log line in the span of tower-http's
+//! `TraceLayer`, as it does in `serve`'s request span: no layer of ssekit's is needed.
 //!
 //! # Levels
 //! - `info`: an access log worth keeping, one line per response stream at its end (target
@@ -47,8 +49,7 @@
 //!
 //! # Example
 //! ```
-//! // With the `metrics` feature, after installing a recorder (an exporter):
-//! # #[cfg(feature = "metrics")]
+//! // After installing a recorder (an exporter); without the `metrics` feature, a no-op:
 //! ssekit_http::observe::describe();
 //! assert_eq!(ssekit_http::observe::STREAMS_OPEN, "ssekit_streams_open");
 //! ```
@@ -98,14 +99,19 @@ pub const CLIENT_GIVE_UPS_TOTAL: &str = "ssekit_client_give_ups_total";
 
 /// Registers the help text and unit of every ssekit metric with the installed recorder, so
 /// that an exporter shows them (Prometheus' `# HELP` lines). Call it once, after installing
-/// the recorder.
+/// the recorder. Without the `metrics` feature it does nothing.
 ///
 /// # Example
 /// ```
 /// ssekit_http::observe::describe(); // no recorder installed: does nothing
 /// ```
-#[cfg(feature = "metrics")]
 pub fn describe() {
+    #[cfg(feature = "metrics")]
+    describe_all();
+}
+
+#[cfg(feature = "metrics")]
+fn describe_all() {
     use metrics::{describe_counter, describe_gauge, describe_histogram, Unit};
     describe_gauge!(CONNECTIONS_OPEN, "Connections being served.");
     describe_counter!(CONNECTIONS_TOTAL, "Connections accepted.");
