@@ -130,7 +130,7 @@ async fn redis_store<R: Runtime>(
 ) -> std::io::Result<std::sync::Arc<dyn ssekit_http::store::Store>> {
     match ssekit_redis::RedisStore::connect(url, runtime).await {
         Ok(store) => {
-            eprintln!("ssekit: store {}", store.url());
+            tracing::info!(target: "ssekit::serve", store = %store.url(), "connected to the shared store");
             Ok(std::sync::Arc::new(store))
         }
         Err(e) => Err(std::io::Error::other(e.to_string())),
@@ -144,7 +144,7 @@ fn stop_signal() -> std::io::Result<Pin<Box<dyn Future<Output = ()> + Send>>> {
     let mut signals = Signals::new([Signal::Term, Signal::Int])?;
     Ok(Box::pin(async move {
         if let Some(Ok(signal)) = signals.next().await {
-            eprintln!("ssekit: {signal:?}: shutting down");
+            tracing::info!(target: "ssekit::serve", ?signal, "shutting down: no new connections, draining");
         }
     }))
 }
@@ -174,7 +174,7 @@ where
         stop.await;
         stopping.close();
         let cut = app.shutdown(drain).await;
-        eprintln!("ssekit: streams ended ({cut} tool calls still running were cut)");
+        tracing::info!(target: "ssekit::serve", cut, "streams ended; tool calls still running were cut");
         // Connections close as their streams end; do not wait for ever for the rest.
         runtime.sleep(Duration::from_secs(5)).await;
         Ok(())
