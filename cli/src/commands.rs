@@ -97,7 +97,8 @@ pub async fn serve(
 /// `ssekit tail` arguments.
 #[derive(Args, Debug)]
 pub struct TailArgs {
-    /// The stream's URL (http:// or https://).
+    /// The stream's URL (http:// or https://). A URL without a scheme, with another scheme or
+    /// with a port out of range is bad usage (exit 2).
     url: String,
     /// The method (default GET, or POST with -d).
     #[arg(short = 'X', long = "request")]
@@ -265,7 +266,75 @@ pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The URL schemes `tail` speaks: `http`, and `https` with the `rustls` feature.
+fn tail_schemes() -> &'static [&'static str] {
+    ssekit_http::client::schemes(cfg!(feature = "rustls"))
+}
+
+/// Checks `url` before anything starts: a URL `tail` cannot use is bad usage (exit 2), and
+/// the message says what to fix: a missing scheme (`add http://`), a scheme `tail` does not
+/// speak, a missing host, a port that is no number or out of range (1 to 65535).
+fn check_url(url: &str) -> Result<(), CliError> {
+    let schemes = tail_schemes();
+    let shown = ssekit_http::redacted_url(url);
+    let bad = |why: &str| CliError::Usage(format!("bad URL {shown:?}: {why}"));
+    let speaks = schemes
+        .iter()
+        .map(|s| format!("{s}://"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    if url.is_empty() {
+        return Err(bad(&format!("empty; expected {speaks}HOST[:PORT]/PATH")));
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        let lower = url.to_ascii_lowercase();
+        if schemes.iter().any(|s| lower.starts_with(&format!("{s}:"))) {
+            return Err(bad(&format!("expected {speaks}HOST[:PORT]/PATH")));
+        }
+        return Err(bad(&format!("no scheme; add http:// (http://{shown})")));
+    };
+    if !schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+        let rustls = if scheme.eq_ignore_ascii_case("https") {
+            "; https:// needs ssekit built with its rustls feature"
+        } else {
+            ""
+        };
+        return Err(bad(&format!(
+            "unsupported scheme {scheme}://; tail speaks {speaks}{rustls}"
+        )));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return Err(bad("an IPv6 address without its closing `]`")),
+        },
+        None => match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(bad(&format!("no host; expected {speaks}HOST[:PORT]/PATH")));
+    }
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        if !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad(&format!("the port {port:?} is not a number")));
+        }
+        if !port.parse::<u16>().is_ok_and(|p| p > 0) {
+            return Err(bad(&format!(
+                "port out of range: {port} (ports are 1 to 65535)"
+            )));
+        }
+    }
+    url.parse::<http::Uri>()
+        .map_err(|e| bad(&e.to_string()))
+        .map(drop)
+}
+
 pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
+    check_url(&args.url)?;
     let body = match &args.data {
         Some(d) if d.starts_with('@') => Bytes::from(
             tokio::fs::read(&d[1..])

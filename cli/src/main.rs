@@ -104,7 +104,7 @@ over. Any other 4xx ends at once, showing the status and the body the server sen
 Exit codes:
   0    the stream ended as asked: 204, the profile's terminal event, or --once at a clean end
   1    gave up, refused, cut with --once, or a protocol violation or failure event
-  2    bad usage
+  2    bad usage, a bad URL included (no scheme, an unknown scheme, a port out of range)
   130  interrupted (Ctrl-C)";
 
 /// Everything the commands report, one line each.
