@@ -130,6 +130,12 @@ pub struct TailArgs {
     /// after a cut or a failure).
     #[arg(long)]
     once: bool,
+    /// With a request that is not a GET (-X POST, PUT, PATCH, DELETE, or -d, which implies
+    /// POST): reconnect after a clean end and send the request again, as for a GET. Without
+    /// it such a request is sent once: its first clean end stops tail (exit 0). Failures are
+    /// retried either way.
+    #[arg(long, conflicts_with = "once")]
+    follow: bool,
     /// Drop a connection on which nothing (no event, no keep-alive, no byte) arrived for
     /// this long, and reconnect, resuming after the last event (with --once: stop, exit 1).
     /// `500ms`, `30s`, `2m`; a bare number is seconds. Default: wait for ever.
@@ -350,8 +356,12 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         None if args.data.is_some() => http::Method::POST,
         None => http::Method::GET,
     };
+    // Sending a POST again would, say, create another session: a request that is not a GET
+    // (nor another safe method: HEAD, OPTIONS, TRACE) is sent once, unless --follow.
+    let send_once = !method.is_safe() && !args.follow;
     // ORS streams restart on every connection: a reconnect resumes the call by putting the
     // task id into the (JSON) body, and the validator starts over with the replayed stream.
+    // So an ORS call is followed after a clean end once its task id is known.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
     #[cfg(feature = "rustls")]
@@ -382,7 +392,8 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                     .max_delay(Duration::from_secs(30).max(args.reconnect_time))
                     .max_attempts(Some(args.retries))
                     .idle_timeout(args.idle_timeout)
-                    .reconnect(!args.once),
+                    .reconnect(!args.once)
+                    .stop_on_clean_end(send_once && !ors),
             )
             .max_redirects(args.max_redirects);
         #[cfg(feature = "rustls")]
@@ -427,6 +438,18 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             Item::Connected { attempt } if ors && *attempt > 0 => {
                 checker = args.profile.map(validator);
             }
+            // An ORS call that ended before naming its task id cannot be resumed: sending
+            // the request again would start another call.
+            Item::Disconnected(Ended::Clean)
+                if ors
+                    && send_once
+                    && task_id
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .is_none() =>
+            {
+                break;
+            }
             Item::Disconnected(Ended::Truncated) if args.once => {
                 return Err(CliError::Invalid(
                     "the stream was cut inside an event".to_owned(),
@@ -460,8 +483,8 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             _ => {}
         }
     }
-    // The stream ended: a 204, or (with --once) its first clean end; cuts and failures
-    // returned above. Before the profile's terminal event, that is no success either.
+    // The stream ended: a 204, or a clean end not followed (--once, a request sent once);
+    // cuts and failures returned above. Before the profile's terminal event, that is no success either.
     if let Some(v) = checker.as_mut() {
         v.finish()
             .map_err(|err| CliError::Invalid(err.to_string()))?;

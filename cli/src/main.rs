@@ -101,8 +101,14 @@ server answers 204, the --profile's terminal event arrives, --once, or Ctrl-C. F
 event) back off with jitter and count toward --retries; an event delivered starts the count \
 over. Any other 4xx ends at once, showing the status and the body the server sent.
 
+A request that is not a GET (POST, PUT, PATCH, DELETE, or -d, which implies POST) is sent \
+once: its first clean end stops tail (exit 0), since sending it again would, say, create \
+another session. --follow reconnects and sends it again, as for a GET. Failures are still \
+retried. With --profile ors, a call whose task id is known is resumed by its task id.
+
 Exit codes:
-  0    the stream ended as asked: 204, the profile's terminal event, or --once at a clean end
+  0    the stream ended as asked: 204, the profile's terminal event, or the clean end
+       of a request sent once (--once, or not a GET without --follow)
   1    gave up, refused, cut with --once, or a protocol violation or failure event
   2    bad usage, a bad URL included (no scheme, an unknown scheme, a port out of range)
   130  interrupted (Ctrl-C)";

@@ -1,10 +1,120 @@
 //! `ssekit tail` fails loudly and never repeats a request that changes something (issue 43):
-//! bad URLs are usage errors with a hint. Every server here is a raw one on 127.0.0.1,
-//! written for the test.
+//! a POST is sent once unless `--follow`; bad URLs are usage errors with a hint. Every server
+//! here is a raw one on 127.0.0.1, written for the test.
 
 mod common;
 
-use common::{assert_one_line_error, output_within, text};
+use std::io::Write;
+use std::net::TcpStream;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{assert_one_line_error, output_within, raw_server_for, ssekit, text};
+
+/// A whole response that ends when the connection closes (no length, no chunks).
+fn close_delimited(sock: &mut TcpStream, status: &str, headers: &str, body: &str) {
+    let head = format!("HTTP/1.1 {status}\r\n{headers}connection: close\r\n\r\n");
+    sock.write_all(head.as_bytes()).unwrap();
+    sock.write_all(body.as_bytes()).unwrap();
+}
+
+const SSE: &str = "content-type: text/event-stream\r\n";
+
+/// Reads the request's body (its `content-length`), so that closing the socket after the
+/// response is a clean close, not a reset over unread bytes.
+fn read_body(sock: &mut TcpStream, head: &str) {
+    use std::io::Read;
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    sock.read_exact(&mut body).unwrap();
+}
+
+/// A server whose every response is one event and a clean end (`retry: 100`), until the
+/// `stop_at`th request, answered 204. Each request's head goes to the channel.
+fn finite_server(stop_at: usize) -> (String, mpsc::Receiver<String>) {
+    let (tx, heads) = mpsc::channel();
+    let mut served = 0;
+    let url = raw_server_for(
+        "/create",
+        stop_at,
+        Duration::from_secs(20),
+        move |mut sock, head| {
+            served += 1;
+            read_body(&mut sock, &head);
+            let _ = tx.send(head);
+            if served >= stop_at {
+                close_delimited(&mut sock, "204 No Content", "", "");
+            } else {
+                let body = format!("retry: 100\nid: {served}\ndata: created {served}\n\n");
+                close_delimited(&mut sock, "200 OK", SSE, &body);
+            }
+            true
+        },
+    );
+    (url, heads)
+}
+
+#[test]
+fn a_post_that_ends_cleanly_is_sent_once_and_exits_0() {
+    for how in [
+        &["-X", "POST"][..],
+        &["-d", r#"{"input":"hi"}"#][..],
+        &["-X", "put", "-d", "{}"][..],
+        &["-X", "DELETE"][..],
+    ] {
+        let (url, heads) = finite_server(3);
+        let mut args = vec!["tail", url.as_str(), "--retries", "1"];
+        args.extend(how);
+        let out = output_within(20, &args);
+        assert!(out.status.success(), "{how:?}: {}", text(&out.stderr));
+        assert_eq!(text(&out.stdout), "message [1]: created 1\n", "{how:?}");
+        let heads: Vec<String> = heads.try_iter().collect();
+        assert_eq!(heads.len(), 1, "{how:?}: the request was sent again");
+        let method = how
+            .get(1)
+            .filter(|_| how[0] == "-X")
+            .map_or("POST".to_owned(), |m| m.to_ascii_uppercase());
+        assert!(
+            heads[0].starts_with(&method.to_ascii_lowercase()),
+            "{heads:?}"
+        );
+    }
+}
+
+#[test]
+fn follow_sends_the_post_again_after_each_clean_end() {
+    let (url, heads) = finite_server(3);
+    let out = output_within(
+        20,
+        &[
+            "tail",
+            &url,
+            "-d",
+            r#"{"n":1}"#,
+            "--follow",
+            "--retries",
+            "1",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "message [1]: created 1\nmessage [2]: created 2\n"
+    );
+    let heads: Vec<String> = heads.try_iter().collect();
+    assert_eq!(heads.len(), 3, "two streams and the 204: {heads:?}");
+    assert!(heads.iter().all(|h| h.starts_with("post ")), "{heads:?}");
+    // --follow means reconnecting: it contradicts --once.
+    let out = ssekit()
+        .args(["tail", &url, "-X", "POST", "--follow", "--once"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
 
 #[test]
 fn bad_urls_are_usage_errors_that_say_what_to_fix() {
