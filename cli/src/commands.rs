@@ -9,16 +9,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
-use ssekit::client::ReconnectConfig;
+use ssekit::client::{GiveUpReason, ReconnectConfig};
 use ssekit::sequence::Profile;
 use ssekit::{Decoder, Event, StreamEnd};
 use ssekit_http::client::{Ended, Item};
 use tokio::io::AsyncReadExt;
 
 use crate::app::Settings;
-use crate::json_lines;
+use crate::json_lines::{self, EndReason};
 use crate::profiles::{validator, ProfileName};
-use crate::runtime::{event_source, RuntimeName};
+use crate::runtime::{event_source, Items, RuntimeName};
 use crate::{CliError, CLOSED_STDOUT};
 
 /// How `ssekit serve` serves, beside the app's settings.
@@ -339,8 +339,102 @@ fn check_url(url: &str) -> Result<(), CliError> {
         .map(drop)
 }
 
+/// A request the library could not build from the arguments (a URL, a path, a header or a
+/// proxy URL) is bad usage, as the checks of [`check_url`] are.
+fn usage_if_bad_request(e: CliError) -> CliError {
+    use ssekit_http::RequestErrorKind as Kind;
+    match e {
+        CliError::Transport(ssekit_http::Error::Request(r))
+            if matches!(
+                r.kind(),
+                Kind::Url | Kind::Path | Kind::Header | Kind::ProxyUrl
+            ) =>
+        {
+            CliError::Usage(r.to_string())
+        }
+        other => other,
+    }
+}
+
+/// The error that ended the stream; a give-up after the retries is told as such, with the
+/// right number of retries ([`CliError::GaveUp`]).
+fn ended_by(e: ssekit_http::Error) -> CliError {
+    match e {
+        ssekit_http::Error::Exhausted { attempts, last } => CliError::GaveUp {
+            retries: attempts,
+            last: last.to_string(),
+        },
+        ssekit_http::Error::GaveUp(GiveUpReason::MaxAttempts { attempts, last, .. }) => {
+            CliError::GaveUp {
+                retries: attempts,
+                last: last.to_string(),
+            }
+        }
+        other => CliError::Transport(other),
+    }
+}
+
+/// How `tail` tells how the stream ended, once (see [`Report::end`]).
+struct Report {
+    json: bool,
+    /// The end was told.
+    ended: bool,
+}
+
+impl Report {
+    fn new(args: &TailArgs) -> Self {
+        Report {
+            json: args.json,
+            ended: false,
+        }
+    }
+
+    /// Tells, once, how the stream ended: with `--json` a line of type `end`, the last one;
+    /// in the human view a `-- ` line on stderr for an end that is no error (`-- 204: the
+    /// server closed the stream for good`, `-- end: …`); an error is told by the
+    /// `ssekit: error:` line that follows.
+    fn end(&mut self, reason: EndReason, message: &str) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        if self.json {
+            if let Some(line) = json_lines::end(reason, message) {
+                println!("{line}");
+            }
+            return;
+        }
+        match reason {
+            EndReason::NoContent => eprintln!("-- {}", escape_controls(message)),
+            EndReason::Clean | EndReason::Terminal => {
+                eprintln!("-- end: {}", escape_controls(message));
+            }
+            EndReason::GaveUp | EndReason::Failed | EndReason::Interrupted => {}
+        }
+    }
+}
+
+/// The `message` of a 204's end.
+const NO_CONTENT: &str = "204: the server closed the stream for good";
+
 pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     check_url(&args.url)?;
+    let mut report = Report::new(&args);
+    let outcome = follow(&args, &mut report).await;
+    if let Err(e) = &outcome {
+        let reason = match e {
+            // Bad usage starts nothing: there is no end to tell.
+            CliError::Usage(_) => return outcome,
+            CliError::GaveUp { .. } => EndReason::GaveUp,
+            _ => EndReason::Failed,
+        };
+        report.end(reason, &e.to_string());
+    }
+    outcome
+}
+
+/// `tail` once its URL is known to be good: opens the stream, prints it, validates it, and
+/// tells how it ended through `report`.
+async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliError> {
     let body = match &args.data {
         Some(d) if d.starts_with('@') => Bytes::from(
             tokio::fs::read(&d[1..])
@@ -364,59 +458,8 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     // So an ORS call is followed after a clean end once its task id is known.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
-    #[cfg(feature = "rustls")]
-    let tls = args
-        .cacert
-        .as_deref()
-        .map(crate::tls::client_config)
-        .transpose()?;
-    #[cfg(not(feature = "rustls"))]
-    if args.cacert.is_some() {
-        return Err(CliError::Usage(
-            "--cacert needs ssekit built with its rustls feature".to_owned(),
-        ));
-    }
-    let proxy = match args.proxy.as_deref() {
-        None => None,
-        Some("none") => Some(ssekit_http::proxy::Proxy::none()),
-        Some(url) => Some(
-            ssekit_http::proxy::Proxy::all(url)
-                .map_err(|e| CliError::Usage(format!("bad --proxy: {e}")))?,
-        ),
-    };
-    let mut items = event_source!(args.runtime, method, &args.url, body, |source| {
-        let mut source = source
-            .reconnect(
-                ReconnectConfig::default()
-                    .retry_timeout(args.reconnect_time)
-                    .max_delay(Duration::from_secs(30).max(args.reconnect_time))
-                    .max_attempts(Some(args.retries))
-                    .idle_timeout(args.idle_timeout)
-                    .reconnect(!args.once)
-                    .stop_on_clean_end(send_once && !ors),
-            )
-            .max_redirects(args.max_redirects);
-        #[cfg(feature = "rustls")]
-        if let Some(tls) = &tls {
-            source = source.tls(tls.clone());
-        }
-        if let Some(proxy) = &proxy {
-            source = source.proxy(proxy.clone());
-        }
-        for h in &args.headers {
-            let Some((name, value)) = h.split_once(':') else {
-                return Err(CliError::Usage(format!(
-                    "bad header {h:?}: expected `Name: value`"
-                )));
-            };
-            source = source.header(name.trim(), value.trim())?;
-        }
-        if ors {
-            let task_id = Arc::clone(&task_id);
-            source = source.on_connect(move |req| resume_with(&task_id, req));
-        }
-        source
-    });
+    let mut items = open(args, method.clone(), body, send_once && !ors, &task_id)
+        .map_err(usage_if_bad_request)?;
     let mut checker = args.profile.map(validator);
     // One Ctrl-C future for the whole run: it stays subscribed to SIGINT, so a Ctrl-C that
     // arrives while an item is being printed is seen on the next pass (a new future each pass
@@ -424,15 +467,22 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     // Polled first, so that a busy stream cannot keep it waiting.
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
+    // Whether the last item was a clean end: the stream stopping right after one stopped
+    // there (--once, or a request sent once); stopping after anything else is a 204.
+    let mut after_clean_end = false;
     loop {
         let item = tokio::select! {
             biased;
-            _ = &mut ctrl_c => return Ok(ExitCode::from(130)),
+            _ = &mut ctrl_c => {
+                report.end(EndReason::Interrupted, "interrupted (Ctrl-C)");
+                return Ok(ExitCode::from(130));
+            }
             item = items.next() => item,
         };
         let Some(item) = item else { break };
-        let item = item?;
+        let item = item.map_err(ended_by)?;
         print_item(&item, args.json);
+        after_clean_end = matches!(item, Item::Disconnected(Ended::Clean));
         match &item {
             // A resumed ORS call replays its stream from the start.
             Item::Connected { attempt } if ors && *attempt > 0 => {
@@ -473,7 +523,21 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                         eprintln!("-- warning: {}", escape_controls(&warning.to_string()));
                     }
                     if v.is_terminated() {
-                        return match failure_terminal(v.profile(), e) {
+                        let name = v.profile().event_name(e.as_event_ref());
+                        let failure = failure_terminal(v.profile(), e);
+                        let what = if failure.is_some() {
+                            "a failure"
+                        } else {
+                            "success"
+                        };
+                        report.end(
+                            EndReason::Terminal,
+                            &format!(
+                                "the terminal event `{}` ({what})",
+                                escape_controls(name.as_str())
+                            ),
+                        );
+                        return match failure {
                             Some(why) => Err(CliError::Invalid(why)),
                             None => Ok(ExitCode::SUCCESS),
                         };
@@ -483,13 +547,92 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             _ => {}
         }
     }
-    // The stream ended: a 204, or a clean end not followed (--once, a request sent once);
-    // cuts and failures returned above. Before the profile's terminal event, that is no success either.
+    // The stream ended without an error: a 204, or a clean end not followed (--once, a
+    // request sent once); cuts and failures returned above.
+    if after_clean_end {
+        let why = if args.once {
+            "the server ended the stream cleanly; not reconnecting (--once)".to_owned()
+        } else {
+            format!(
+                "the server ended the stream cleanly; a {method} is sent once (--follow sends it again)"
+            )
+        };
+        report.end(EndReason::Clean, &why);
+    } else {
+        report.end(EndReason::NoContent, NO_CONTENT);
+    }
+    // Before the profile's terminal event, that is no success either.
     if let Some(v) = checker.as_mut() {
         v.finish()
             .map_err(|err| CliError::Invalid(err.to_string()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the stream of `args` as `method` with `body`: the reconnect policy (stopping at
+/// a clean end when `stop_on_clean_end`), TLS, proxy, headers, and the hook that resumes an
+/// ORS call by its task id.
+fn open(
+    args: &TailArgs,
+    method: http::Method,
+    body: Bytes,
+    stop_on_clean_end: bool,
+    task_id: &Arc<Mutex<Option<String>>>,
+) -> Result<Items, CliError> {
+    #[cfg(feature = "rustls")]
+    let tls = args
+        .cacert
+        .as_deref()
+        .map(crate::tls::client_config)
+        .transpose()?;
+    #[cfg(not(feature = "rustls"))]
+    if args.cacert.is_some() {
+        return Err(CliError::Usage(
+            "--cacert needs ssekit built with its rustls feature".to_owned(),
+        ));
+    }
+    let proxy = match args.proxy.as_deref() {
+        None => None,
+        Some("none") => Some(ssekit_http::proxy::Proxy::none()),
+        Some(url) => Some(
+            ssekit_http::proxy::Proxy::all(url)
+                .map_err(|e| CliError::Usage(format!("bad --proxy: {e}")))?,
+        ),
+    };
+    let resume = (args.profile == Some(ProfileName::Ors)).then(|| Arc::clone(task_id));
+    let items = event_source!(args.runtime, method, &args.url, body, |source| {
+        let mut source = source
+            .reconnect(
+                ReconnectConfig::default()
+                    .retry_timeout(args.reconnect_time)
+                    .max_delay(Duration::from_secs(30).max(args.reconnect_time))
+                    .max_attempts(Some(args.retries))
+                    .idle_timeout(args.idle_timeout)
+                    .reconnect(!args.once)
+                    .stop_on_clean_end(stop_on_clean_end),
+            )
+            .max_redirects(args.max_redirects);
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = &tls {
+            source = source.tls(tls.clone());
+        }
+        if let Some(proxy) = &proxy {
+            source = source.proxy(proxy.clone());
+        }
+        for h in &args.headers {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(CliError::Usage(format!(
+                    "bad header {h:?}: expected `Name: value`"
+                )));
+            };
+            source = source.header(name.trim(), value.trim())?;
+        }
+        if let Some(task_id) = resume.clone() {
+            source = source.on_connect(move |req| resume_with(&task_id, req));
+        }
+        source
+    });
+    Ok(items)
 }
 
 /// Puts the task id of the ORS call being tailed, once known, into the body of a

@@ -602,7 +602,7 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
             "--json",
         ],
     );
-    assert_one_line_error(&out, "stopped reconnecting after 1 retries");
+    assert_one_line_error(&out, "gave up after 1 retry: ");
     assert_one_line_error(&out, "Connection refused");
     let lines: Vec<serde_json::Value> = text(&out.stdout)
         .lines()

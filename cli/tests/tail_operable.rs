@@ -1,5 +1,6 @@
 //! `ssekit tail` fails loudly and never repeats a request that changes something (issue 43):
-//! a POST is sent once unless `--follow`; bad URLs are usage errors with a hint. Every server
+//! a POST is sent once unless `--follow`; the end of the stream is told (text and `--json`);
+//! bad URLs are usage errors with a hint. Every server
 //! here is a raw one on 127.0.0.1, written for the test.
 
 mod common;
@@ -19,6 +20,14 @@ fn close_delimited(sock: &mut TcpStream, status: &str, headers: &str, body: &str
 }
 
 const SSE: &str = "content-type: text/event-stream\r\n";
+
+/// The JSON lines `tail --json` printed.
+fn lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    text(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
 /// Reads the request's body (its `content-length`), so that closing the socket after the
 /// response is a clean close, not a reset over unread bytes.
@@ -58,6 +67,14 @@ fn finite_server(stop_at: usize) -> (String, mpsc::Receiver<String>) {
     (url, heads)
 }
 
+/// A URL on 127.0.0.1 where nothing listens (a port just freed).
+fn refused_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/stream", listener.local_addr().unwrap());
+    drop(listener);
+    url
+}
+
 #[test]
 fn a_post_that_ends_cleanly_is_sent_once_and_exits_0() {
     for how in [
@@ -82,7 +99,31 @@ fn a_post_that_ends_cleanly_is_sent_once_and_exits_0() {
             heads[0].starts_with(&method.to_ascii_lowercase()),
             "{heads:?}"
         );
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.ends_with(&format!(
+                "-- end: the server ended the stream cleanly; a {method} is sent once (--follow sends it again)\n"
+            )),
+            "{how:?}: {stderr}"
+        );
     }
+}
+
+#[test]
+fn a_post_sent_once_ends_with_a_clean_end_line_in_json() {
+    let (url, heads) = finite_server(3);
+    let out = output_within(20, &["tail", &url, "-X", "POST", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines = lines(&out.stdout);
+    let end = lines.last().unwrap();
+    assert_eq!(end["type"], "end", "{lines:?}");
+    assert_eq!(end["reason"], "clean");
+    assert_eq!(
+        lines.iter().filter(|l| l["type"] == "end").count(),
+        1,
+        "one end line: {lines:?}"
+    );
+    assert_eq!(heads.try_iter().count(), 1);
 }
 
 #[test]
@@ -108,12 +149,103 @@ fn follow_sends_the_post_again_after_each_clean_end() {
     let heads: Vec<String> = heads.try_iter().collect();
     assert_eq!(heads.len(), 3, "two streams and the 204: {heads:?}");
     assert!(heads.iter().all(|h| h.starts_with("post ")), "{heads:?}");
+    assert!(
+        text(&out.stderr).ends_with("-- 204: the server closed the stream for good\n"),
+        "{}",
+        text(&out.stderr)
+    );
     // --follow means reconnecting: it contradicts --once.
     let out = ssekit()
         .args(["tail", &url, "-X", "POST", "--follow", "--once"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_204_is_told_in_text_and_in_json() {
+    // After a stream, as the end of a finite stream.
+    let (url, _) = finite_server(2);
+    let out = output_within(20, &["tail", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "message [1]: created 1\n");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.ends_with("\n-- 204: the server closed the stream for good\n"),
+        "{stderr}"
+    );
+    // On the first request.
+    let (url, _) = finite_server(1);
+    let out = output_within(20, &["tail", &url, "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "{\"v\":1,\"type\":\"end\",\"reason\":\"no_content\",\"message\":\"204: the server closed the stream for good\"}\n"
+    );
+    let (url, _) = finite_server(2);
+    let out = output_within(20, &["tail", &url, "--json"]);
+    let lines = lines(&out.stdout);
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "connected",
+            "retry",
+            "event",
+            "disconnected",
+            "reconnecting",
+            "end"
+        ]
+    );
+    assert_eq!(lines[5]["reason"], "no_content");
+}
+
+#[test]
+fn a_give_up_is_told_with_the_right_number_of_retries_in_text_and_json() {
+    let url = refused_url();
+    let out = output_within(
+        20,
+        &["tail", &url, "--retries", "1", "--reconnect-time", "50ms"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_one_line_error(&out, "gave up after 1 retry: ");
+    assert!(
+        !text(&out.stderr).contains("retries"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = output_within(
+        20,
+        &["tail", &url, "--retries", "2", "--reconnect-time", "50ms"],
+    );
+    assert_one_line_error(&out, "gave up after 2 retries: ");
+
+    let out = output_within(
+        20,
+        &[
+            "tail",
+            &url,
+            "--json",
+            "--retries",
+            "1",
+            "--reconnect-time",
+            "50ms",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let lines = lines(&out.stdout);
+    let end = lines.last().unwrap();
+    assert_eq!(end["type"], "end", "{lines:?}");
+    assert_eq!(end["reason"], "gave_up");
+    assert!(
+        end["message"].as_str().unwrap().contains("gave up"),
+        "{end}"
+    );
+    let failures = lines
+        .iter()
+        .filter(|l| l["type"] == "disconnected" && l["reason"] == "failed")
+        .count();
+    assert_eq!(failures, 2, "the first attempt and one retry: {lines:?}");
 }
 
 #[test]
@@ -145,5 +277,25 @@ fn bad_urls_are_usage_errors_that_say_what_to_fix() {
         let json = output_within(10, &["tail", url, "--json"]);
         assert_eq!(json.status.code(), Some(2));
         assert!(json.stdout.is_empty(), "{url}: no end line for bad usage");
+    }
+    // A header the library refuses is bad usage too.
+    let out = output_within(
+        10,
+        &["tail", "http://127.0.0.1:1/", "-H", "X-Bad\u{1}: value"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+#[test]
+fn help_documents_follow_and_the_end() {
+    let out = ssekit().args(["tail", "--help"]).output().unwrap();
+    let help = text(&out.stdout);
+    for needle in [
+        "--follow",
+        "is sent once",
+        "-- 204: the server closed the stream for good",
+        "a bad URL included",
+    ] {
+        assert!(help.contains(needle), "{needle:?} not in\n{help}");
     }
 }
