@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -136,6 +137,11 @@ pub struct TailArgs {
     /// retried either way.
     #[arg(long, conflicts_with = "once")]
     follow: bool,
+    /// Show every connection attempt and every wait on stderr as it happens: the method and
+    /// URL of each request, each failure with its cause, and each wait with the retry it
+    /// leads to (`retry 2 of 5`) or why it is no failure.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Drop a connection on which nothing (no event, no keep-alive, no byte) arrived for
     /// this long, and reconnect, resuming after the last event (with --once: stop, exit 1).
     /// `500ms`, `30s`, `2m`; a bare number is seconds. Default: wait for ever.
@@ -374,18 +380,119 @@ fn ended_by(e: ssekit_http::Error) -> CliError {
     }
 }
 
-/// How `tail` tells how the stream ended, once (see [`Report::end`]).
+/// What `tail` prints beside the stream's own items: with `-v`, every attempt and every wait
+/// as it happens (on stderr); and, once, how the stream ended (see [`Report::end`]).
 struct Report {
     json: bool,
+    verbose: bool,
+    /// `--retries`.
+    retries: u32,
+    /// Failed attempts in a row, as the reconnect policy counts them: a failure adds one, an
+    /// event (progress) or a stream alive for [`RESET_AFTER`] starts over, a clean end is
+    /// none. Shared with the hook that prints each request (`-v`).
+    failures: Arc<AtomicU32>,
+    /// When the open connection was accepted, and when it last delivered something.
+    opened: Option<(std::time::Instant, std::time::Instant)>,
     /// The end was told.
     ended: bool,
 }
+
+/// How long a stream must have been alive for its end to start the failure count over: the
+/// reconnect policy's default `reset_after`, which `tail` does not change.
+const RESET_AFTER: Duration = Duration::from_secs(60);
 
 impl Report {
     fn new(args: &TailArgs) -> Self {
         Report {
             json: args.json,
+            verbose: args.verbose,
+            retries: args.retries,
+            failures: Arc::new(AtomicU32::new(0)),
+            opened: None,
             ended: false,
+        }
+    }
+
+    /// Prints `item` ([`print_item`]; with `-v` and `--json`, the connection's story also
+    /// on stderr) after counting it.
+    fn item(&mut self, item: &Item) {
+        self.count(item);
+        match item {
+            Item::Reconnecting { after } if self.verbose => {
+                if self.json {
+                    print_item(item, true);
+                }
+                let why = match self.failures.load(Ordering::Relaxed) {
+                    0 => "after a clean end, which is no failure".to_owned(),
+                    n => format!("retry {n} of {}", self.retries),
+                };
+                eprintln!("-- reconnecting in {:.1}s ({why})", after.as_secs_f64());
+            }
+            Item::Connected { .. }
+            | Item::Disconnected(_)
+            | Item::Redirected { .. }
+            | Item::Skipped(_)
+                if self.verbose && self.json =>
+            {
+                print_item(item, true);
+                print_item(item, false);
+            }
+            _ => print_item(item, self.json),
+        }
+    }
+
+    /// Follows the failure count of the reconnect policy (see [`Report::failures`]).
+    fn count(&mut self, item: &Item) {
+        let now = std::time::Instant::now();
+        match item {
+            Item::Connected { attempt } => {
+                self.opened = Some((now, now));
+                // The policy's own count, when it says more than "a reconnect".
+                if *attempt > 1 {
+                    self.failures.store(*attempt, Ordering::Relaxed);
+                }
+            }
+            Item::Event(_) => {
+                self.failures.store(0, Ordering::Relaxed);
+                if let Some((_, alive)) = &mut self.opened {
+                    *alive = now;
+                }
+            }
+            Item::Comment(_) | Item::Retry(_) | Item::Dataless(_) | Item::Skipped(_) => {
+                if let Some((_, alive)) = &mut self.opened {
+                    *alive = now;
+                }
+            }
+            Item::Disconnected(why) => {
+                if let Some((since, alive)) = self.opened.take()
+                    && alive.saturating_duration_since(since) >= RESET_AFTER
+                {
+                    self.failures.store(0, Ordering::Relaxed);
+                }
+                if !matches!(why, Ended::Clean) {
+                    self.failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The hook run before each request is sent (`-v`): one line with its method and URL
+    /// (user info and query hidden), and the retry it is.
+    fn connecting(&self) -> impl Fn(&http::Request<Bytes>) + Send + 'static {
+        let failures = Arc::clone(&self.failures);
+        let retries = self.retries;
+        move |req| {
+            let url = ssekit_http::redacted_url(&req.uri().to_string());
+            let retry = match failures.load(Ordering::Relaxed) {
+                0 => String::new(),
+                n => format!(" (retry {n} of {retries})"),
+            };
+            eprintln!(
+                "-- connecting: {} {}{retry}",
+                req.method(),
+                escape_controls(&url)
+            );
         }
     }
 
@@ -458,8 +565,15 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
     // So an ORS call is followed after a clean end once its task id is known.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
-    let mut items = open(args, method.clone(), body, send_once && !ors, &task_id)
-        .map_err(usage_if_bad_request)?;
+    let mut items = open(
+        args,
+        method.clone(),
+        body,
+        send_once && !ors,
+        report,
+        &task_id,
+    )
+    .map_err(usage_if_bad_request)?;
     let mut checker = args.profile.map(validator);
     // One Ctrl-C future for the whole run: it stays subscribed to SIGINT, so a Ctrl-C that
     // arrives while an item is being printed is seen on the next pass (a new future each pass
@@ -481,7 +595,7 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
         };
         let Some(item) = item else { break };
         let item = item.map_err(ended_by)?;
-        print_item(&item, args.json);
+        report.item(&item);
         after_clean_end = matches!(item, Item::Disconnected(Ended::Clean));
         match &item {
             // A resumed ORS call replays its stream from the start.
@@ -571,12 +685,13 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
 
 /// Opens the stream of `args` as `method` with `body`: the reconnect policy (stopping at
 /// a clean end when `stop_on_clean_end`), TLS, proxy, headers, and the hook that resumes an
-/// ORS call by its task id.
+/// ORS call by its task id and, with `-v`, prints each request.
 fn open(
     args: &TailArgs,
     method: http::Method,
     body: Bytes,
     stop_on_clean_end: bool,
+    report: &Report,
     task_id: &Arc<Mutex<Option<String>>>,
 ) -> Result<Items, CliError> {
     #[cfg(feature = "rustls")]
@@ -600,6 +715,7 @@ fn open(
         ),
     };
     let resume = (args.profile == Some(ProfileName::Ors)).then(|| Arc::clone(task_id));
+    let connecting = args.verbose.then(|| report.connecting());
     let items = event_source!(args.runtime, method, &args.url, body, |source| {
         let mut source = source
             .reconnect(
@@ -627,8 +743,15 @@ fn open(
             };
             source = source.header(name.trim(), value.trim())?;
         }
-        if let Some(task_id) = resume.clone() {
-            source = source.on_connect(move |req| resume_with(&task_id, req));
+        if resume.is_some() || connecting.is_some() {
+            source = source.on_connect(move |req| {
+                if let Some(task_id) = &resume {
+                    resume_with(task_id, req);
+                }
+                if let Some(connecting) = &connecting {
+                    connecting(req);
+                }
+            });
         }
         source
     });

@@ -108,7 +108,8 @@ retried. With --profile ors, a call whose task id is known is resumed by its tas
 
 How it ended is the last thing printed: `-- 204: the server closed the stream for good`, \
 `-- end: …` for a clean end it stopped at, or `ssekit: error: gave up after 5 retries: …`; \
-with --json, a line of type `end` (cli/JSON-LINES.md).
+with --json, a line of type `end` (cli/JSON-LINES.md). -v shows every connection attempt and \
+every wait as it happens.
 
 Exit codes:
   0    the stream ended as asked: 204, the profile's terminal event, or the clean end

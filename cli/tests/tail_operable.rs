@@ -1,6 +1,6 @@
 //! `ssekit tail` fails loudly and never repeats a request that changes something (issue 43):
-//! a POST is sent once unless `--follow`; the end of the stream is told (text and `--json`);
-//! bad URLs are usage errors with a hint. Every server
+//! a POST is sent once unless `--follow`; `-v` shows every attempt and wait; the end of the
+//! stream is told (text and `--json`); bad URLs are usage errors with a hint. Every server
 //! here is a raw one on 127.0.0.1, written for the test.
 
 mod common;
@@ -249,6 +249,73 @@ fn a_give_up_is_told_with_the_right_number_of_retries_in_text_and_json() {
 }
 
 #[test]
+fn verbose_shows_every_attempt_and_every_wait() {
+    let url = refused_url();
+    for runtime in ["hyper", "smol"] {
+        let out = output_within(
+            20,
+            &[
+                "tail",
+                &url,
+                "-v",
+                "--retries",
+                "2",
+                "--reconnect-time",
+                "50ms",
+                "--runtime",
+                runtime,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1));
+        let stderr = text(&out.stderr);
+        let lines: Vec<&str> = stderr.lines().collect();
+        let connecting = format!("-- connecting: GET {url}");
+        assert_eq!(lines.len(), 9, "{runtime}: {stderr}");
+        assert_eq!(lines[0], connecting, "{runtime}");
+        assert!(lines[1].starts_with("-- disconnected: the connection failed: "));
+        assert!(
+            lines[1].to_ascii_lowercase().contains("refused"),
+            "the cause: {stderr}"
+        );
+        assert!(lines[2].starts_with("-- reconnecting in "), "{stderr}");
+        assert!(lines[2].ends_with("s (retry 1 of 2)"), "{stderr}");
+        assert_eq!(lines[3], format!("{connecting} (retry 1 of 2)"));
+        assert!(lines[5].ends_with("s (retry 2 of 2)"), "{stderr}");
+        assert_eq!(lines[6], format!("{connecting} (retry 2 of 2)"));
+        assert!(lines[8].starts_with("ssekit: error: gave up"), "{stderr}");
+    }
+    // Without -v, today's view: no request lines, no retry numbers.
+    let out = output_within(
+        20,
+        &["tail", &url, "--retries", "1", "--reconnect-time", "50ms"],
+    );
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("-- connecting"), "{stderr}");
+    assert!(!stderr.contains("(retry"), "{stderr}");
+    assert!(stderr.contains("-- reconnecting in "), "{stderr}");
+}
+
+#[test]
+fn verbose_says_a_wait_after_a_clean_end_is_no_failure_and_keeps_json_on_stdout() {
+    let (url, _) = finite_server(2);
+    let out = output_within(20, &["tail", &url, "-v", "--json", "--retries", "1"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    for needle in [
+        &format!("-- connecting: GET {url}\n")[..],
+        "-- connected\n",
+        "-- disconnected: the server ended the stream cleanly\n",
+        "(after a clean end, which is no failure)\n",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+    assert_eq!(stderr.matches("-- connecting: ").count(), 2, "{stderr}");
+    // stdout stays JSON lines only.
+    let lines = lines(&out.stdout);
+    assert_eq!(lines.last().unwrap()["reason"], "no_content");
+}
+
+#[test]
 fn bad_urls_are_usage_errors_that_say_what_to_fix() {
     for (url, needle) in [
         (
@@ -287,14 +354,16 @@ fn bad_urls_are_usage_errors_that_say_what_to_fix() {
 }
 
 #[test]
-fn help_documents_follow_and_the_end() {
+fn help_documents_follow_verbose_and_the_end() {
     let out = ssekit().args(["tail", "--help"]).output().unwrap();
     let help = text(&out.stdout);
     for needle in [
         "--follow",
+        "-v, --verbose",
         "is sent once",
         "-- 204: the server closed the stream for good",
         "a bad URL included",
+        "retry 2 of 5",
     ] {
         assert!(help.contains(needle), "{needle:?} not in\n{help}");
     }
