@@ -41,6 +41,10 @@ pub struct CheckArgs {
     /// Exit 1 on warnings too.
     #[arg(long)]
     strict: bool,
+    /// Accept a capture without any event (an empty file, keep-alive comments only), which
+    /// is otherwise an error: not an event stream.
+    #[arg(long)]
+    allow_empty: bool,
 }
 
 /// How many findings of one ID are printed; the summary counts them all.
@@ -58,6 +62,7 @@ const UNKNOWN_FIELD: &str = "sse.unknown-field";
 const RETRY_IGNORED: &str = "sse.retry-ignored";
 const ID_NUL: &str = "sse.id-nul";
 const DATALESS: &str = "sse.dataless";
+const NOT_AN_EVENT_STREAM: &str = "sse.not-an-event-stream";
 
 /// The UTF-8 byte-order mark.
 const BOM_BYTES: [u8; 3] = [0xEF, 0xBB, 0xBF];
@@ -69,23 +74,33 @@ pub async fn check(args: CheckArgs) -> Result<ExitCode, CliError> {
         file,
         profile,
         strict,
+        allow_empty,
     } = args;
+    let rules = Rules {
+        profile,
+        strict,
+        allow_empty,
+    };
     if file == "-" {
-        check_from(
-            tokio::io::stdin(),
-            &file,
-            "cannot read stdin",
-            profile,
-            strict,
-        )
-        .await
+        check_from(tokio::io::stdin(), &file, "cannot read stdin", rules).await
     } else {
         let cannot_read = format!("cannot read {file}");
         let input = tokio::fs::File::open(&file)
             .await
             .map_err(|e| CliError::Io(cannot_read.clone(), e))?;
-        check_from(input, &file, &cannot_read, profile, strict).await
+        check_from(input, &file, &cannot_read, rules).await
     }
+}
+
+/// What `check` holds a stream to, beside the specification.
+#[derive(Clone, Copy, Debug)]
+pub struct Rules {
+    /// Also validate the events against this protocol (`--profile`).
+    pub profile: Option<ProfileName>,
+    /// Warnings fail too (`--strict`).
+    pub strict: bool,
+    /// A stream without events passes (`--allow-empty`).
+    pub allow_empty: bool,
 }
 
 /// `check` over `input`, named `file` in messages; `cannot_read` says what a read error is.
@@ -94,11 +109,16 @@ pub async fn check_from(
     mut input: impl tokio::io::AsyncRead + Unpin,
     file: &str,
     cannot_read: &str,
-    profile: Option<ProfileName>,
-    strict: bool,
+    rules: Rules,
 ) -> Result<ExitCode, CliError> {
+    let Rules {
+        profile,
+        strict,
+        allow_empty,
+    } = rules;
     let mut checker = Checker::new(Config::default(), profile);
     let mut report = Report::new(file);
+    let mut not_an_event_stream = false;
     let mut buf = vec![0u8; 64 << 10];
     loop {
         let n = input
@@ -107,6 +127,10 @@ pub async fn check_from(
             .map_err(|e| CliError::Io(cannot_read.to_owned(), e))?;
         if n == 0 {
             checker.finish(&mut |f| report.add(f));
+            if let Some(finding) = checker.not_an_event_stream(allow_empty) {
+                report.add(finding);
+                not_an_event_stream = true;
+            }
             break;
         }
         checker.feed(buf.get(..n).unwrap_or_default(), &mut |f| report.add(f));
@@ -130,6 +154,9 @@ pub async fn check_from(
     }
     if let Some(at) = checker.stopped_at() {
         notes.push(format!("stopped at byte {at}"));
+    }
+    if not_an_event_stream {
+        notes.push("not an event stream".to_owned());
     }
     if failed && report.errors == 0 {
         notes.push("--strict".to_owned());
@@ -279,6 +306,22 @@ struct Line {
     digits: bool,
     /// A value byte was NUL.
     nul: bool,
+    /// Every byte of the field name so far is a word's (see [`is_word_byte`]).
+    word: bool,
+    /// The first bytes of the line, up to [`TEXT_KEPT`], to quote it.
+    text: Vec<u8>,
+    /// The line is longer than what `text` kept.
+    long_text: bool,
+}
+
+/// Bytes of a line kept to quote it (the first line that is no SSE field).
+const TEXT_KEPT: usize = 60;
+
+/// A byte of a field name that looks like one: an ASCII letter or digit, `-` or `_`. A line
+/// whose name has any other byte (`<!doctype html>`, `  "key": 1,`, `{`) is no SSE field,
+/// as far as telling an event stream from another document goes.
+fn is_word_byte(b: &u8) -> bool {
+    b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_'
 }
 
 /// Bytes of a field name kept for messages (the known names are at most 5 bytes long).
@@ -289,12 +332,16 @@ impl Line {
         Line {
             empty: true,
             digits: true,
+            word: true,
             ..Line::default()
         }
     }
 
     /// Takes bytes of the line (no CR or LF among them).
     fn take(&mut self, mut bytes: &[u8]) {
+        let room = TEXT_KEPT.saturating_sub(self.text.len());
+        self.text.extend(bytes.iter().take(room));
+        self.long_text |= bytes.len() > room;
         if self.empty {
             let Some(&first) = bytes.first() else {
                 return;
@@ -310,6 +357,7 @@ impl Line {
                 Some(i) => (bytes.get(..i).unwrap_or_default(), bytes.get(i + 1..)),
                 None => (bytes, None),
             };
+            self.word &= name.iter().all(is_word_byte);
             let room = NAME_KEPT.saturating_sub(self.name.len());
             self.name.extend(name.iter().take(room));
             self.long_name |= name.len() > room;
@@ -336,6 +384,22 @@ impl Line {
             Some(Field::Id) => self.nul |= bytes.contains(&0),
             _ => {}
         }
+    }
+
+    /// Whether the line reads as SSE: a comment, or a field whose name (before the first
+    /// colon, or the whole line) is a word (see [`is_word_byte`]), known or not. Only for a
+    /// line that is not blank.
+    fn is_sse(&self) -> bool {
+        self.comment || (self.word && !self.name.is_empty())
+    }
+
+    /// The line as text to quote in a message, cut after [`TEXT_KEPT`] bytes.
+    fn quoted(&self) -> String {
+        let mut text = String::from_utf8_lossy(&self.text).into_owned();
+        if self.long_text {
+            text.push('…');
+        }
+        text
     }
 
     /// The field name as text for a message.
@@ -490,6 +554,24 @@ struct State {
     utf8: Utf8,
     /// Checking stopped at this offset (a limit, a protocol error).
     stopped: Option<u64>,
+    /// What the lines are: to tell an event stream from another document.
+    shape: Shape,
+}
+
+/// What the lines of the input are, to tell an event stream from another document (an HTML
+/// error page, a JSON body) that `check` was given by mistake.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Shape {
+    /// Lines that ended (the line being read has number `lines + 1`).
+    lines: u64,
+    /// Lines that are not blank.
+    non_blank: u64,
+    /// Comment lines.
+    comments: u64,
+    /// Lines that are not blank and read as no SSE field nor comment ([`Line::is_sse`]).
+    not_sse: u64,
+    /// The first of them: its line number (from 1), offset, event number and text.
+    first_not_sse: Option<(u64, u64, u64, String)>,
 }
 
 impl Checker {
@@ -511,6 +593,7 @@ impl Checker {
                 cr_reported: false,
                 utf8: Utf8::default(),
                 stopped: None,
+                shape: Shape::default(),
             },
         }
     }
@@ -521,6 +604,49 @@ impl Checker {
 
     fn stopped_at(&self) -> Option<u64> {
         self.state.stopped
+    }
+
+    /// Once the whole input was read: the error that it is no event stream, if it is not.
+    /// That is: it has no event at all (unless `allow_empty`), or more than half of its
+    /// lines that are not blank read as no SSE field nor comment ([`Line::is_sse`]).
+    fn not_an_event_stream(&self, allow_empty: bool) -> Option<Finding> {
+        let s = &self.state;
+        if s.stopped.is_some() {
+            return None;
+        }
+        let shape = &s.shape;
+        let mostly_not_sse = shape.not_sse * 2 > shape.non_blank;
+        let no_events = s.events == 0 && !allow_empty;
+        if !(no_events || mostly_not_sse) {
+            return None;
+        }
+        let mut reasons = Vec::new();
+        if s.events == 0 {
+            reasons.push(if s.offset == 0 {
+                "the input is empty".to_owned()
+            } else if shape.comments > 0 && shape.comments == shape.non_blank {
+                format!("0 events, {} only", plural(shape.comments, "comment"))
+            } else {
+                "0 events".to_owned()
+            });
+        }
+        let (mut at, mut event) = (0, s.events + 1);
+        if mostly_not_sse && let Some((line, offset, in_event, text)) = &shape.first_not_sse {
+            let (lines, are) = match shape.non_blank {
+                1 => ("line is not an SSE field", "line"),
+                _ => ("lines are not SSE fields", "first at line"),
+            };
+            reasons.push(format!(
+                "{} of {} {lines} ({are} {line}: `{text}`)",
+                shape.not_sse, shape.non_blank
+            ));
+            (at, event) = (*offset, *in_event);
+        }
+        let mut text = format!("not an event stream: {}", reasons.join("; "));
+        if !mostly_not_sse {
+            text.push_str(" (--allow-empty accepts a capture without events)");
+        }
+        Some(Finding::error(at, event, NOT_AN_EVENT_STREAM, text))
     }
 
     /// Reads the next piece of the stream.
@@ -605,6 +731,9 @@ impl Checker {
         // not blank dispatches no event, so the event number stays.
         self.decode(piece, sink);
         let s = &mut self.state;
+        if ended {
+            s.shape_line();
+        }
         if ended
             && s.stopped.is_none()
             && let Some((id, text)) = s.line.warning()
@@ -673,6 +802,10 @@ impl Checker {
             self.lone_cr(cr_at, event, sink);
         }
         let s = &mut self.state;
+        // A last line without a line ending.
+        if !s.line.empty {
+            s.shape_line();
+        }
         let (line_at, event) = (s.line_at, s.events + 1);
         s.utf8
             .finish(&mut |found| utf8_finding(found, line_at, event, sink));
@@ -742,6 +875,27 @@ fn utf8_finding(found: Utf8Finding, line_at: u64, event: u64, sink: &mut Sink<'_
 }
 
 impl State {
+    /// Counts the line just read in the [`Shape`] of the input (a blank line only as a line).
+    fn shape_line(&mut self) {
+        let shape = &mut self.shape;
+        let line = &self.line;
+        shape.lines += 1;
+        if line.empty {
+            return;
+        }
+        shape.non_blank += 1;
+        if line.comment {
+            shape.comments += 1;
+        }
+        if !line.is_sse() {
+            shape.not_sse += 1;
+            if shape.first_not_sse.is_none() {
+                shape.first_not_sse =
+                    Some((shape.lines, self.line_at, self.events + 1, line.quoted()));
+            }
+        }
+    }
+
     /// A frame the decoder completed with the line just fed.
     fn frame(&mut self, frame: FrameRef<'_>, sink: &mut Sink<'_>) {
         let at = self.block_at.unwrap_or(self.line_at);
@@ -876,6 +1030,94 @@ mod tests {
     }
 
     use Level::{Error as E, Warning as W};
+
+    /// The verdict of [`Checker::not_an_event_stream`] on `input`, the same whether it is
+    /// read whole or in pieces of 1, 2, 3 and 7 bytes: `(offset, event, text)`.
+    fn not_sse(input: &[u8], allow_empty: bool) -> Option<(u64, u64, String)> {
+        let verdict = |piece: usize| {
+            let mut checker = Checker::new(Config::default(), None);
+            for piece in input.chunks(piece.max(1)) {
+                checker.feed(piece, &mut |_| {});
+            }
+            checker.finish(&mut |_| {});
+            checker
+                .not_an_event_stream(allow_empty)
+                .map(|f| (f.offset, f.event, f.text))
+        };
+        let whole = verdict(usize::MAX);
+        for piece in [1, 2, 3, 7] {
+            assert_eq!(verdict(piece), whole, "pieces of {piece}: {input:?}");
+        }
+        whole
+    }
+
+    #[test]
+    fn a_document_that_is_no_event_stream_is_told_with_its_first_foreign_line() {
+        let html = b"<!doctype html>\n<html>\n<body>\n<p>Bad Gateway</p>\n</body>\n</html>\n";
+        assert_eq!(
+            not_sse(html, true),
+            Some((
+                0,
+                1,
+                "not an event stream: 0 events; 6 of 6 lines are not SSE fields (first at \
+                 line 1: `<!doctype html>`)"
+                    .to_owned()
+            ))
+        );
+        // Events among mostly foreign lines: still no event stream; the first foreign line
+        // is quoted, cut after 60 bytes, with its offset.
+        let long = format!("data: 1\n\n{}\n<p>\n</p>\n", "<".repeat(70));
+        let (at, event, text) = not_sse(long.as_bytes(), false).unwrap();
+        assert_eq!((at, event), (9, 2));
+        assert_eq!(
+            text,
+            format!(
+                "not an event stream: 3 of 4 lines are not SSE fields (first at line 3: `{}…`)",
+                "<".repeat(60)
+            )
+        );
+        let json = b"{\r\n  \"data\": [1, 2],\r\n  \"ok\": true\r\n}";
+        let (_, _, text) = not_sse(json, false).unwrap();
+        assert!(
+            text.ends_with("0 events; 4 of 4 lines are not SSE fields (first at line 1: `{`)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_stream_without_events_is_no_event_stream_unless_allowed() {
+        let allow = "(--allow-empty accepts a capture without events)";
+        for (input, why) in [
+            (&b""[..], "the input is empty"),
+            (b"\n\n", "0 events"),
+            (b": ping\n\n: ping\n\n", "0 events, 2 comments only"),
+            (b"event: ping\n\nretry: 10\n", "0 events"),
+        ] {
+            assert_eq!(
+                not_sse(input, false),
+                Some((0, 1, format!("not an event stream: {why} {allow}"))),
+                "{input:?}"
+            );
+            assert_eq!(not_sse(input, true), None, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn event_streams_with_odd_lines_are_still_event_streams() {
+        for input in [
+            &b"data: x\n\n"[..],
+            b"\xef\xbb\xbfdata: x\r\n\r\n: ping\r\n\r\n",
+            // Lines without a colon and unknown fields are fields all the same (warnings).
+            b"nocolon\nnocolon\nnocolon\nX-Custom: 1\ndata: x\n\n",
+            // Half the lines foreign is not more than half.
+            b"<p>\ndata: x\n\n",
+            // A last line without a line ending counts (and is truncated, another finding).
+            b"data: x\n\ndata: y",
+        ] {
+            assert_eq!(not_sse(input, false), None, "{input:?}");
+        }
+        assert!(not_sse(b"data: x\n\n<p>\n<p>", false).is_some());
+    }
 
     /// Well-formed streams, a leading byte-order mark and CRLF included, have no findings.
     #[test]

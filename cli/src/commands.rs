@@ -3,22 +3,23 @@
 use std::borrow::Cow;
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
 use clap::Args;
 use futures_util::StreamExt;
-use ssekit::client::ReconnectConfig;
+use ssekit::client::{GiveUpReason, ReconnectConfig};
 use ssekit::sequence::Profile;
 use ssekit::{Decoder, Event, StreamEnd};
 use ssekit_http::client::{Ended, Item};
 use tokio::io::AsyncReadExt;
 
 use crate::app::Settings;
-use crate::json_lines;
+use crate::json_lines::{self, EndReason};
 use crate::profiles::{validator, ProfileName};
-use crate::runtime::{event_source, RuntimeName};
+use crate::runtime::{event_source, Items, RuntimeName};
 use crate::{CliError, CLOSED_STDOUT};
 
 /// How `ssekit serve` serves, beside the app's settings.
@@ -124,7 +125,8 @@ pub async fn serve(
 /// `ssekit tail` arguments.
 #[derive(Args, Debug)]
 pub struct TailArgs {
-    /// The stream's URL (http:// or https://).
+    /// The stream's URL (http:// or https://). A URL without a scheme, with another scheme or
+    /// with a port out of range is bad usage (exit 2).
     url: String,
     /// The method (default GET, or POST with -d).
     #[arg(short = 'X', long = "request")]
@@ -156,6 +158,17 @@ pub struct TailArgs {
     /// after a cut or a failure).
     #[arg(long)]
     once: bool,
+    /// With a request that is not a GET (-X POST, PUT, PATCH, DELETE, or -d, which implies
+    /// POST): reconnect after a clean end and send the request again, as for a GET. Without
+    /// it such a request is sent once: its first clean end stops tail (exit 0). Failures are
+    /// retried either way.
+    #[arg(long, conflicts_with = "once")]
+    follow: bool,
+    /// Show every connection attempt and every wait on stderr as it happens: the method and
+    /// URL of each request, each failure with its cause, and each wait with the retry it
+    /// leads to (`retry 2 of 5`) or why it is no failure.
+    #[arg(short = 'v', long)]
+    verbose: bool,
     /// Drop a connection on which nothing (no event, no keep-alive, no byte) arrived for
     /// this long, and reconnect, resuming after the last event (with --once: stop, exit 1).
     /// `500ms`, `30s`, `2m`; a bare number is seconds. Default: wait for ever.
@@ -292,7 +305,270 @@ pub(crate) fn escape_controls(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// The URL schemes `tail` speaks: `http`, and `https` with the `rustls` feature.
+fn tail_schemes() -> &'static [&'static str] {
+    ssekit_http::client::schemes(cfg!(feature = "rustls"))
+}
+
+/// Checks `url` before anything starts: a URL `tail` cannot use is bad usage (exit 2), and
+/// the message says what to fix: a missing scheme (`add http://`), a scheme `tail` does not
+/// speak, a missing host, a port that is no number or out of range (1 to 65535).
+fn check_url(url: &str) -> Result<(), CliError> {
+    let schemes = tail_schemes();
+    let shown = ssekit_http::redacted_url(url);
+    let bad = |why: &str| CliError::Usage(format!("bad URL {shown:?}: {why}"));
+    let speaks = schemes
+        .iter()
+        .map(|s| format!("{s}://"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    if url.is_empty() {
+        return Err(bad(&format!("empty; expected {speaks}HOST[:PORT]/PATH")));
+    }
+    let Some((scheme, rest)) = url.split_once("://") else {
+        let lower = url.to_ascii_lowercase();
+        if schemes.iter().any(|s| lower.starts_with(&format!("{s}:"))) {
+            return Err(bad(&format!("expected {speaks}HOST[:PORT]/PATH")));
+        }
+        return Err(bad(&format!("no scheme; add http:// (http://{shown})")));
+    };
+    if !schemes.iter().any(|s| s.eq_ignore_ascii_case(scheme)) {
+        let rustls = if scheme.eq_ignore_ascii_case("https") {
+            "; https:// needs ssekit built with its rustls feature"
+        } else {
+            ""
+        };
+        return Err(bad(&format!(
+            "unsupported scheme {scheme}://; tail speaks {speaks}{rustls}"
+        )));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let (host, port) = match host_port.strip_prefix('[') {
+        Some(v6) => match v6.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':')),
+            None => return Err(bad("an IPv6 address without its closing `]`")),
+        },
+        None => match host_port.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (host_port, None),
+        },
+    };
+    if host.is_empty() {
+        return Err(bad(&format!("no host; expected {speaks}HOST[:PORT]/PATH")));
+    }
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        if !port.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(bad(&format!("the port {port:?} is not a number")));
+        }
+        if !port.parse::<u16>().is_ok_and(|p| p > 0) {
+            return Err(bad(&format!(
+                "port out of range: {port} (ports are 1 to 65535)"
+            )));
+        }
+    }
+    url.parse::<http::Uri>()
+        .map_err(|e| bad(&e.to_string()))
+        .map(drop)
+}
+
+/// A request the library could not build from the arguments (a URL, a path, a header or a
+/// proxy URL) is bad usage, as the checks of [`check_url`] are.
+fn usage_if_bad_request(e: CliError) -> CliError {
+    use ssekit_http::RequestErrorKind as Kind;
+    match e {
+        CliError::Transport(ssekit_http::Error::Request(r))
+            if matches!(
+                r.kind(),
+                Kind::Url | Kind::Path | Kind::Header | Kind::ProxyUrl
+            ) =>
+        {
+            CliError::Usage(r.to_string())
+        }
+        other => other,
+    }
+}
+
+/// The error that ended the stream; a give-up after the retries is told as such, with the
+/// right number of retries ([`CliError::GaveUp`]).
+fn ended_by(e: ssekit_http::Error) -> CliError {
+    match e {
+        ssekit_http::Error::Exhausted { attempts, last } => CliError::GaveUp {
+            retries: attempts,
+            last: last.to_string(),
+        },
+        ssekit_http::Error::GaveUp(GiveUpReason::MaxAttempts { attempts, last, .. }) => {
+            CliError::GaveUp {
+                retries: attempts,
+                last: last.to_string(),
+            }
+        }
+        other => CliError::Transport(other),
+    }
+}
+
+/// What `tail` prints beside the stream's own items: with `-v`, every attempt and every wait
+/// as it happens (on stderr); and, once, how the stream ended (see [`Report::end`]).
+struct Report {
+    json: bool,
+    verbose: bool,
+    /// `--retries`.
+    retries: u32,
+    /// Failed attempts in a row, as the reconnect policy counts them: a failure adds one, an
+    /// event (progress) or a stream alive for [`RESET_AFTER`] starts over, a clean end is
+    /// none. Shared with the hook that prints each request (`-v`).
+    failures: Arc<AtomicU32>,
+    /// When the open connection was accepted, and when it last delivered something.
+    opened: Option<(std::time::Instant, std::time::Instant)>,
+    /// The end was told.
+    ended: bool,
+}
+
+/// How long a stream must have been alive for its end to start the failure count over: the
+/// reconnect policy's default `reset_after`, which `tail` does not change.
+const RESET_AFTER: Duration = Duration::from_secs(60);
+
+impl Report {
+    fn new(args: &TailArgs) -> Self {
+        Report {
+            json: args.json,
+            verbose: args.verbose,
+            retries: args.retries,
+            failures: Arc::new(AtomicU32::new(0)),
+            opened: None,
+            ended: false,
+        }
+    }
+
+    /// Prints `item` ([`print_item`]; with `-v` and `--json`, the connection's story also
+    /// on stderr) after counting it.
+    fn item(&mut self, item: &Item) {
+        self.count(item);
+        match item {
+            Item::Reconnecting { after } if self.verbose => {
+                if self.json {
+                    print_item(item, true);
+                }
+                let why = match self.failures.load(Ordering::Relaxed) {
+                    0 => "after a clean end, which is no failure".to_owned(),
+                    n => format!("retry {n} of {}", self.retries),
+                };
+                eprintln!("-- reconnecting in {:.1}s ({why})", after.as_secs_f64());
+            }
+            Item::Connected { .. }
+            | Item::Disconnected(_)
+            | Item::Redirected { .. }
+            | Item::Skipped(_)
+                if self.verbose && self.json =>
+            {
+                print_item(item, true);
+                print_item(item, false);
+            }
+            _ => print_item(item, self.json),
+        }
+    }
+
+    /// Follows the failure count of the reconnect policy (see [`Report::failures`]).
+    fn count(&mut self, item: &Item) {
+        let now = std::time::Instant::now();
+        match item {
+            Item::Connected { attempt } => {
+                self.opened = Some((now, now));
+                // The policy's own count, when it says more than "a reconnect".
+                if *attempt > 1 {
+                    self.failures.store(*attempt, Ordering::Relaxed);
+                }
+            }
+            Item::Event(_) => {
+                self.failures.store(0, Ordering::Relaxed);
+                if let Some((_, alive)) = &mut self.opened {
+                    *alive = now;
+                }
+            }
+            Item::Comment(_) | Item::Retry(_) | Item::Dataless(_) | Item::Skipped(_) => {
+                if let Some((_, alive)) = &mut self.opened {
+                    *alive = now;
+                }
+            }
+            Item::Disconnected(why) => {
+                if let Some((since, alive)) = self.opened.take()
+                    && alive.saturating_duration_since(since) >= RESET_AFTER
+                {
+                    self.failures.store(0, Ordering::Relaxed);
+                }
+                if !matches!(why, Ended::Clean) {
+                    self.failures.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The hook run before each request is sent (`-v`): one line with its method and URL
+    /// (user info and query hidden), and the retry it is.
+    fn connecting(&self) -> impl Fn(&http::Request<Bytes>) + Send + 'static {
+        let failures = Arc::clone(&self.failures);
+        let retries = self.retries;
+        move |req| {
+            let url = ssekit_http::redacted_url(&req.uri().to_string());
+            let retry = match failures.load(Ordering::Relaxed) {
+                0 => String::new(),
+                n => format!(" (retry {n} of {retries})"),
+            };
+            eprintln!(
+                "-- connecting: {} {}{retry}",
+                req.method(),
+                escape_controls(&url)
+            );
+        }
+    }
+
+    /// Tells, once, how the stream ended: with `--json` a line of type `end`, the last one;
+    /// in the human view a `-- ` line on stderr for an end that is no error (`-- 204: the
+    /// server closed the stream for good`, `-- end: …`); an error is told by the
+    /// `ssekit: error:` line that follows.
+    fn end(&mut self, reason: EndReason, message: &str) {
+        if std::mem::replace(&mut self.ended, true) {
+            return;
+        }
+        if self.json {
+            if let Some(line) = json_lines::end(reason, message) {
+                println!("{line}");
+            }
+            return;
+        }
+        match reason {
+            EndReason::NoContent => eprintln!("-- {}", escape_controls(message)),
+            EndReason::Clean | EndReason::Terminal => {
+                eprintln!("-- end: {}", escape_controls(message));
+            }
+            EndReason::GaveUp | EndReason::Failed | EndReason::Interrupted => {}
+        }
+    }
+}
+
+/// The `message` of a 204's end.
+const NO_CONTENT: &str = "204: the server closed the stream for good";
+
 pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
+    check_url(&args.url)?;
+    let mut report = Report::new(&args);
+    let outcome = follow(&args, &mut report).await;
+    if let Err(e) = &outcome {
+        let reason = match e {
+            // Bad usage starts nothing: there is no end to tell.
+            CliError::Usage(_) => return outcome,
+            CliError::GaveUp { .. } => EndReason::GaveUp,
+            _ => EndReason::Failed,
+        };
+        report.end(reason, &e.to_string());
+    }
+    outcome
+}
+
+/// `tail` once its URL is known to be good: opens the stream, prints it, validates it, and
+/// tells how it ended through `report`.
+async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliError> {
     let body = match &args.data {
         Some(d) if d.starts_with('@') => Bytes::from(
             tokio::fs::read(&d[1..])
@@ -308,62 +584,23 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
         None if args.data.is_some() => http::Method::POST,
         None => http::Method::GET,
     };
+    // Sending a POST again would, say, create another session: a request that is not a GET
+    // (nor another safe method: HEAD, OPTIONS, TRACE) is sent once, unless --follow.
+    let send_once = !method.is_safe() && !args.follow;
     // ORS streams restart on every connection: a reconnect resumes the call by putting the
     // task id into the (JSON) body, and the validator starts over with the replayed stream.
+    // So an ORS call is followed after a clean end once its task id is known.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
-    #[cfg(feature = "rustls")]
-    let tls = args
-        .cacert
-        .as_deref()
-        .map(crate::tls::client_config)
-        .transpose()?;
-    #[cfg(not(feature = "rustls"))]
-    if args.cacert.is_some() {
-        return Err(CliError::Usage(
-            "--cacert needs ssekit built with its rustls feature".to_owned(),
-        ));
-    }
-    let proxy = match args.proxy.as_deref() {
-        None => None,
-        Some("none") => Some(ssekit_http::proxy::Proxy::none()),
-        Some(url) => Some(
-            ssekit_http::proxy::Proxy::all(url)
-                .map_err(|e| CliError::Usage(format!("bad --proxy: {e}")))?,
-        ),
-    };
-    let mut items = event_source!(args.runtime, method, &args.url, body, |source| {
-        let mut source = source
-            .reconnect(
-                ReconnectConfig::default()
-                    .retry_timeout(args.reconnect_time)
-                    .max_delay(Duration::from_secs(30).max(args.reconnect_time))
-                    .max_attempts(Some(args.retries))
-                    .idle_timeout(args.idle_timeout)
-                    .reconnect(!args.once),
-            )
-            .max_redirects(args.max_redirects);
-        #[cfg(feature = "rustls")]
-        if let Some(tls) = &tls {
-            source = source.tls(tls.clone());
-        }
-        if let Some(proxy) = &proxy {
-            source = source.proxy(proxy.clone());
-        }
-        for h in &args.headers {
-            let Some((name, value)) = h.split_once(':') else {
-                return Err(CliError::Usage(format!(
-                    "bad header {h:?}: expected `Name: value`"
-                )));
-            };
-            source = source.header(name.trim(), value.trim())?;
-        }
-        if ors {
-            let task_id = Arc::clone(&task_id);
-            source = source.on_connect(move |req| resume_with(&task_id, req));
-        }
-        source
-    });
+    let mut items = open(
+        args,
+        method.clone(),
+        body,
+        send_once && !ors,
+        report,
+        &task_id,
+    )
+    .map_err(usage_if_bad_request)?;
     let mut checker = args.profile.map(validator);
     // One Ctrl-C future for the whole run: it stays subscribed to SIGINT, so a Ctrl-C that
     // arrives while an item is being printed is seen on the next pass (a new future each pass
@@ -371,19 +608,38 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
     // Polled first, so that a busy stream cannot keep it waiting.
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
+    // Whether the last item was a clean end: the stream stopping right after one stopped
+    // there (--once, or a request sent once); stopping after anything else is a 204.
+    let mut after_clean_end = false;
     loop {
         let item = tokio::select! {
             biased;
-            _ = &mut ctrl_c => return Ok(ExitCode::from(130)),
+            _ = &mut ctrl_c => {
+                report.end(EndReason::Interrupted, "interrupted (Ctrl-C)");
+                return Ok(ExitCode::from(130));
+            }
             item = items.next() => item,
         };
         let Some(item) = item else { break };
-        let item = item?;
-        print_item(&item, args.json);
+        let item = item.map_err(ended_by)?;
+        report.item(&item);
+        after_clean_end = matches!(item, Item::Disconnected(Ended::Clean));
         match &item {
             // A resumed ORS call replays its stream from the start.
             Item::Connected { attempt } if ors && *attempt > 0 => {
                 checker = args.profile.map(validator);
+            }
+            // An ORS call that ended before naming its task id cannot be resumed: sending
+            // the request again would start another call.
+            Item::Disconnected(Ended::Clean)
+                if ors
+                    && send_once
+                    && task_id
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .is_none() =>
+            {
+                break;
             }
             Item::Disconnected(Ended::Truncated) if args.once => {
                 return Err(CliError::Invalid(
@@ -408,7 +664,21 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
                         eprintln!("-- warning: {}", escape_controls(&warning.to_string()));
                     }
                     if v.is_terminated() {
-                        return match failure_terminal(v.profile(), e) {
+                        let name = v.profile().event_name(e.as_event_ref());
+                        let failure = failure_terminal(v.profile(), e);
+                        let what = if failure.is_some() {
+                            "a failure"
+                        } else {
+                            "success"
+                        };
+                        report.end(
+                            EndReason::Terminal,
+                            &format!(
+                                "the terminal event `{}` ({what})",
+                                escape_controls(name.as_str())
+                            ),
+                        );
+                        return match failure {
                             Some(why) => Err(CliError::Invalid(why)),
                             None => Ok(ExitCode::SUCCESS),
                         };
@@ -418,13 +688,101 @@ pub async fn tail(args: TailArgs) -> Result<ExitCode, CliError> {
             _ => {}
         }
     }
-    // The stream ended: a 204, or (with --once) its first clean end; cuts and failures
-    // returned above. Before the profile's terminal event, that is no success either.
+    // The stream ended without an error: a 204, or a clean end not followed (--once, a
+    // request sent once); cuts and failures returned above.
+    if after_clean_end {
+        let why = if args.once {
+            "the server ended the stream cleanly; not reconnecting (--once)".to_owned()
+        } else {
+            format!(
+                "the server ended the stream cleanly; a {method} is sent once (--follow sends it again)"
+            )
+        };
+        report.end(EndReason::Clean, &why);
+    } else {
+        report.end(EndReason::NoContent, NO_CONTENT);
+    }
+    // Before the profile's terminal event, that is no success either.
     if let Some(v) = checker.as_mut() {
         v.finish()
             .map_err(|err| CliError::Invalid(err.to_string()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Opens the stream of `args` as `method` with `body`: the reconnect policy (stopping at
+/// a clean end when `stop_on_clean_end`), TLS, proxy, headers, and the hook that resumes an
+/// ORS call by its task id and, with `-v`, prints each request.
+fn open(
+    args: &TailArgs,
+    method: http::Method,
+    body: Bytes,
+    stop_on_clean_end: bool,
+    report: &Report,
+    task_id: &Arc<Mutex<Option<String>>>,
+) -> Result<Items, CliError> {
+    #[cfg(feature = "rustls")]
+    let tls = args
+        .cacert
+        .as_deref()
+        .map(crate::tls::client_config)
+        .transpose()?;
+    #[cfg(not(feature = "rustls"))]
+    if args.cacert.is_some() {
+        return Err(CliError::Usage(
+            "--cacert needs ssekit built with its rustls feature".to_owned(),
+        ));
+    }
+    let proxy = match args.proxy.as_deref() {
+        None => None,
+        Some("none") => Some(ssekit_http::proxy::Proxy::none()),
+        Some(url) => Some(
+            ssekit_http::proxy::Proxy::all(url)
+                .map_err(|e| CliError::Usage(format!("bad --proxy: {e}")))?,
+        ),
+    };
+    let resume = (args.profile == Some(ProfileName::Ors)).then(|| Arc::clone(task_id));
+    let connecting = args.verbose.then(|| report.connecting());
+    let items = event_source!(args.runtime, method, &args.url, body, |source| {
+        let mut source = source
+            .reconnect(
+                ReconnectConfig::default()
+                    .retry_timeout(args.reconnect_time)
+                    .max_delay(Duration::from_secs(30).max(args.reconnect_time))
+                    .max_attempts(Some(args.retries))
+                    .idle_timeout(args.idle_timeout)
+                    .reconnect(!args.once)
+                    .stop_on_clean_end(stop_on_clean_end),
+            )
+            .max_redirects(args.max_redirects);
+        #[cfg(feature = "rustls")]
+        if let Some(tls) = &tls {
+            source = source.tls(tls.clone());
+        }
+        if let Some(proxy) = &proxy {
+            source = source.proxy(proxy.clone());
+        }
+        for h in &args.headers {
+            let Some((name, value)) = h.split_once(':') else {
+                return Err(CliError::Usage(format!(
+                    "bad header {h:?}: expected `Name: value`"
+                )));
+            };
+            source = source.header(name.trim(), value.trim())?;
+        }
+        if resume.is_some() || connecting.is_some() {
+            source = source.on_connect(move |req| {
+                if let Some(task_id) = &resume {
+                    resume_with(task_id, req);
+                }
+                if let Some(connecting) = &connecting {
+                    connecting(req);
+                }
+            });
+        }
+        source
+    });
+    Ok(items)
 }
 
 /// Puts the task id of the ORS call being tailed, once known, into the body of a

@@ -16,6 +16,7 @@
 //! | `reconnecting` | `after_ms` (integer) | tail | the next attempt starts after this wait |
 //! | `skipped` | `message` (string) | tail | a line or an event over the decoder's limits was dropped |
 //! | `redirected` | `status` (integer), `to` (string) | tail | the server redirected the request (301, 302, 303, 307, 308) to the URL `to` |
+//! | `end` | `reason` (`no_content`, `clean`, `terminal`, `gave_up`, `failed` or `interrupted`), `message` (string) | tail | the last line: how the stream ended (see [`EndReason`]); `message` says it for people |
 //!
 //! ```text
 //! {"v":1,"type":"connected","attempt":0}
@@ -24,6 +25,7 @@
 //! {"v":1,"type":"comment","text":"ping"}
 //! {"v":1,"type":"disconnected","reason":"truncated","message":"the stream was cut inside an event"}
 //! {"v":1,"type":"reconnecting","after_ms":3000}
+//! {"v":1,"type":"end","reason":"no_content","message":"204: the server closed the stream for good"}
 //! ```
 //!
 //! Compatibility: within version 1, types and keys may be added, never removed or changed;
@@ -80,6 +82,10 @@ enum Line<'a> {
     Redirected {
         status: u16,
         to: String,
+    },
+    End {
+        reason: &'static str,
+        message: &'a str,
     },
 }
 
@@ -145,6 +151,48 @@ pub fn item(item: &Item) -> Option<String> {
             to: to.to_string(),
         },
         _ => return None,
+    }
+    .into_json()
+}
+
+/// Why `tail` stopped: the `reason` of its last line, of type `end`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// The server answered 204: no more reconnects (`no_content`).
+    NoContent,
+    /// A clean end that `tail` does not reconnect after: `--once`, or a request that is not
+    /// a GET without `--follow` (`clean`).
+    Clean,
+    /// The profile's terminal event arrived, a success or a failure event (`terminal`).
+    Terminal,
+    /// The failures in a row went over `--retries` (`gave_up`).
+    GaveUp,
+    /// Any other error: a refusal that is not retried, a cut with `--once`, a protocol
+    /// violation (`failed`).
+    Failed,
+    /// Ctrl-C (`interrupted`).
+    Interrupted,
+}
+
+impl EndReason {
+    /// The `reason` key's value.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EndReason::NoContent => "no_content",
+            EndReason::Clean => "clean",
+            EndReason::Terminal => "terminal",
+            EndReason::GaveUp => "gave_up",
+            EndReason::Failed => "failed",
+            EndReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// The last line of `tail`: how the stream ended, and `message` for people.
+pub fn end(reason: EndReason, message: &str) -> Option<String> {
+    Line::End {
+        reason: reason.as_str(),
+        message,
     }
     .into_json()
 }
@@ -250,6 +298,31 @@ mod tests {
             value,
             json!({"v": 1, "type": "skipped", "message": "line at byte 5 reached 10 bytes, over the 3-byte limit"})
         );
+    }
+
+    #[test]
+    fn the_end_line_has_a_reason_and_a_message() {
+        let (text, _) = parsed(end(
+            EndReason::NoContent,
+            "204: the server closed the stream for good",
+        ));
+        assert_eq!(
+            text,
+            r#"{"v":1,"type":"end","reason":"no_content","message":"204: the server closed the stream for good"}"#
+        );
+        for (reason, name) in [
+            (EndReason::Clean, "clean"),
+            (EndReason::Terminal, "terminal"),
+            (EndReason::GaveUp, "gave_up"),
+            (EndReason::Failed, "failed"),
+            (EndReason::Interrupted, "interrupted"),
+        ] {
+            let (_, value) = parsed(end(reason, "why"));
+            assert_eq!(
+                value,
+                json!({"v": 1, "type": "end", "reason": name, "message": "why"})
+            );
+        }
     }
 
     #[test]

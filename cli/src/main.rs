@@ -108,10 +108,21 @@ server answers 204, the --profile's terminal event arrives, --once, or Ctrl-C. F
 event) back off with jitter and count toward --retries; an event delivered starts the count \
 over. Any other 4xx ends at once, showing the status and the body the server sent.
 
+A request that is not a GET (POST, PUT, PATCH, DELETE, or -d, which implies POST) is sent \
+once: its first clean end stops tail (exit 0), since sending it again would, say, create \
+another session. --follow reconnects and sends it again, as for a GET. Failures are still \
+retried. With --profile ors, a call whose task id is known is resumed by its task id.
+
+How it ended is the last thing printed: `-- 204: the server closed the stream for good`, \
+`-- end: …` for a clean end it stopped at, or `ssekit: error: gave up after 5 retries: …`; \
+with --json, a line of type `end` (cli/JSON-LINES.md). -v shows every connection attempt and \
+every wait as it happens.
+
 Exit codes:
-  0    the stream ended as asked: 204, the profile's terminal event, or --once at a clean end
+  0    the stream ended as asked: 204, the profile's terminal event, or the clean end
+       of a request sent once (--once, or not a GET without --follow)
   1    gave up, refused, cut with --once, or a protocol violation or failure event
-  2    bad usage
+  2    bad usage, a bad URL included (no scheme, an unknown scheme, a port out of range)
   130  interrupted (Ctrl-C)";
 
 /// Everything the commands report, one line each.
@@ -125,6 +136,14 @@ pub enum CliError {
     Invalid(String),
     /// Bad arguments.
     Usage(String),
+    /// The reconnect policy gave up after `retries` failed retries in a row; `last` is the
+    /// last failure, as a message.
+    GaveUp {
+        /// Retries made.
+        retries: u32,
+        /// The last failure.
+        last: String,
+    },
 }
 
 impl fmt::Display for CliError {
@@ -133,6 +152,13 @@ impl fmt::Display for CliError {
             CliError::Transport(e) => write!(f, "{e}"),
             CliError::Io(what, e) => write!(f, "{what}: {e}"),
             CliError::Invalid(msg) | CliError::Usage(msg) => f.write_str(msg),
+            CliError::GaveUp { retries: 0, last } => {
+                write!(f, "gave up without retrying (--retries 0): {last}")
+            }
+            CliError::GaveUp { retries: 1, last } => write!(f, "gave up after 1 retry: {last}"),
+            CliError::GaveUp { retries, last } => {
+                write!(f, "gave up after {retries} retries: {last}")
+            }
         }
     }
 }

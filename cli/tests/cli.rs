@@ -309,7 +309,11 @@ fn tail_errors_are_one_clear_line() {
         .args(["tail", "ftp://127.0.0.1/x"])
         .output()
         .unwrap();
-    assert_one_line_error(&out, "expected http:// or https://");
+    assert_one_line_error(
+        &out,
+        "unsupported scheme ftp://; tail speaks http:// or https://",
+    );
+    assert_eq!(out.status.code(), Some(2), "a bad URL is bad usage");
     let out = ssekit()
         .args(["tail", "http://127.0.0.1:1/", "-H", "no colon"])
         .output()
@@ -598,7 +602,7 @@ fn tail_idle_timeout_drops_a_stalled_stream_and_resumes_or_stops() {
             "--json",
         ],
     );
-    assert_one_line_error(&out, "stopped reconnecting after 1 retries");
+    assert_one_line_error(&out, "gave up after 1 retry: ");
     assert_one_line_error(&out, "Connection refused");
     let lines: Vec<serde_json::Value> = text(&out.stdout)
         .lines()

@@ -219,7 +219,7 @@ fn a_503_for_ever_ends_within_the_retries_with_the_body_in_the_message() {
     assert_eq!(out.status.code(), Some(1));
     assert_one_line_error(
         &out,
-        "stopped reconnecting after 2 retries: the server answered 503 Service Unavailable: overloaded, come back",
+        "gave up after 2 retries: the server answered 503 Service Unavailable: overloaded, come back",
     );
     assert_eq!(
         count.try_iter().count(),
