@@ -5,7 +5,13 @@
 //! cargo run --release -p ssekit-benches --example load             # 2-3 minutes
 //! cargo run --release -p ssekit-benches --example load -- --quick  # about 1.5 minutes
 //! cargo run --release -p ssekit-benches --example load -- --only hyper,axum --scenarios fast64
+//! cargo run --release -p ssekit-benches --features observe --example load -- --only hyper,hyper+obs
 //! ```
+//!
+//! `hyper+obs` and `smol+obs` (feature `observe`) are the same servers with a `tracing` fmt
+//! subscriber at `info` (the access log, written to a sink) and the Prometheus recorder
+//! installed: what observing costs. Built with the feature, `hyper` and `smol` carry the
+//! instrumentation but install nothing.
 //!
 //! Each scenario starts a fresh server in a child process (this binary with `--serve NAME`),
 //! so its peak RSS (`VmHWM` in `/proc/PID/status`) is that scenario's alone. The client is
@@ -67,6 +73,17 @@ fn main() {
         || SCENARIOS.iter().map(|s| s.to_string()).collect(),
         |v| v.split(',').map(str::to_owned).collect(),
     );
+    for name in &only {
+        let (base, observed) = split_name(name);
+        assert!(
+            IMPLS.contains(&base),
+            "unknown server {name}; one of {IMPLS:?}, or hyper+obs, smol+obs"
+        );
+        assert!(
+            !observed || cfg!(feature = "observe"),
+            "{name} needs the benches' `observe` feature (--features observe)"
+        );
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -171,11 +188,21 @@ impl std::fmt::Display for Value {
     }
 }
 
+/// A server's name without its `+obs` suffix, and whether it had one.
+fn split_name(name: &str) -> (&str, bool) {
+    match name.strip_suffix("+obs") {
+        Some(base) => (base, true),
+        None => (name, false),
+    }
+}
+
 /// Prints `table` in markdown, with a ratio to axum per other server when axum ran.
 fn print_table(table: &Table, names: &[String]) {
     let title = |n: &str| match n {
         "hyper" => "ssekit-hyper",
         "smol" => "ssekit-smol",
+        "hyper+obs" => "ssekit-hyper, observed",
+        "smol+obs" => "ssekit-smol, observed",
         "axum" => "axum `Sse`",
         _ => "?",
     };
@@ -235,8 +262,10 @@ struct Server {
 impl Server {
     fn start(name: &str) -> Server {
         let exe = std::env::current_exe().expect("own path");
+        let (name, observed) = split_name(name);
         let mut child = Command::new(exe)
             .args(["--serve", name])
+            .env("SSEKIT_LOAD_OBSERVE", if observed { "1" } else { "0" })
             .env(
                 "SMOL_THREADS",
                 std::env::var("SMOL_THREADS").unwrap_or_else(|_| "2".into()),
@@ -258,6 +287,23 @@ impl Server {
         Server {
             child,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
+        }
+    }
+
+    /// The CPU time (user and system) the server has used so far, in seconds (fields 14 and
+    /// 15 of `/proc/PID/stat`, in clock ticks of 10 ms).
+    fn cpu_seconds(&self) -> f64 {
+        let stat =
+            std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap_or_default();
+        // The command name (field 2) is in parentheses and may hold spaces: count after it.
+        let after = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+        let fields: Vec<f64> = after
+            .split_whitespace()
+            .map(|f| f.parse().unwrap_or(f64::NAN))
+            .collect();
+        match (fields.get(11), fields.get(12)) {
+            (Some(user), Some(system)) => (user + system) / 100.0,
+            _ => f64::NAN,
         }
     }
 
@@ -488,9 +534,11 @@ async fn run_scenario(plan: &Plan, scenario: &str, name: &str) -> Rows {
                 }));
             }
             let before: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+            let cpu_before = server.cpu_seconds();
             let t0 = Instant::now();
             tokio::time::sleep(plan.window).await;
             let secs = t0.elapsed().as_secs_f64();
+            let cpu = server.cpu_seconds() - cpu_before;
             let after: Vec<u64> = counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
             on.store(false, Ordering::Relaxed);
             let moved: Vec<f64> = before
@@ -501,6 +549,10 @@ async fn run_scenario(plan: &Plan, scenario: &str, name: &str) -> Rows {
             let total: f64 = moved.iter().sum();
             let slowest = moved.iter().copied().fold(f64::INFINITY, f64::min);
             rows.push((format!("events/s, {label}"), Value::Num(total, "")));
+            rows.push((
+                format!("server CPU per event, {label}"),
+                Value::Num(cpu * 1e9 / (total * secs), " ns"),
+            ));
             rows.push((
                 format!("slowest stream's events/s, {label}"),
                 Value::Num(slowest, ""),
@@ -672,7 +724,25 @@ mod server {
         smol::Timer::interval(Duration::from_millis(10)).map(move |due| stamps(due, base))
     }
 
+    /// With `SSEKIT_LOAD_OBSERVE=1` (the `+obs` servers): the access log at `info` into a
+    /// sink, and the Prometheus recorder, as `ssekit serve` installs them.
+    #[cfg(feature = "observe")]
+    fn observe() {
+        if std::env::var("SSEKIT_LOAD_OBSERVE").as_deref() != Ok("1") {
+            return;
+        }
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new("info"))
+            .with_writer(std::io::sink)
+            .init();
+        let _handle = metrics_exporter_prometheus::PrometheusBuilder::new()
+            .install_recorder()
+            .expect("the only recorder");
+    }
+
     pub fn run(name: &str) {
+        #[cfg(feature = "observe")]
+        observe();
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         listener.set_nonblocking(true).expect("nonblocking");
         let port = listener.local_addr().expect("addr").port();
