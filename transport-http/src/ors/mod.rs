@@ -21,6 +21,8 @@ mod call;
 mod calls;
 mod client;
 mod environment;
+#[cfg(feature = "ors-server")]
+mod observed;
 mod redirects;
 #[cfg(feature = "ors-server")]
 pub mod server;
