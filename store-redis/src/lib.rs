@@ -32,6 +32,11 @@
 //! when Redis comes back new requests work without a restart. A password in the URL never
 //! appears in an error or in [`RedisStore`]'s `Debug` output.
 //!
+//! **Logs** (feature `tracing`): the connection lost (`warn`, once until it is back) and
+//! back (`info`), the change subscription lost (`warn`) and back (`info`), and each failed
+//! request at `debug`: the ORS server logs those at `warn` with the operation, and counts
+//! them (`ssekit_store_errors_total{op}`, feature `metrics`), so they are not told twice.
+//!
 //! # Example
 //! An ORS server on the runtime `R` (`ssekit_hyper::runtime::Tokio`,
 //! `ssekit_smol::runtime::Smol`) whose state is in Redis:
@@ -51,6 +56,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -62,6 +68,17 @@ use ssekit_http::store::{
     Changed, EventsRead, Log, LoggedEvent, SessionRecord, Store, StoreError, StoreFuture, TaskLog,
     TaskScope, Waiters,
 };
+
+/// A `tracing` event at the given level; nothing without the `tracing` feature (the
+/// arguments are not evaluated then).
+macro_rules! log {
+    ($level:ident, $($arg:tt)+) => {{
+        #[cfg(feature = "tracing")]
+        {
+            ::tracing::$level!($($arg)+);
+        }
+    }};
+}
 
 /// How long a task's scope and log outlive its last lease renewal: a client resuming within
 /// this after the producing instance died learns that the task was lost (rather than that
@@ -102,6 +119,8 @@ struct Inner {
     password: Option<String>,
     waiters: Arc<Waiters>,
     sleep: Sleeper,
+    /// The last request failed for want of a connection (told once, until one succeeds).
+    down: AtomicBool,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -192,6 +211,7 @@ impl RedisStore {
                 password,
                 waiters: Arc::default(),
                 sleep,
+                down: AtomicBool::new(false),
             }),
         };
         let pong: String = store.run(redis::cmd("PING")).await?;
@@ -204,6 +224,7 @@ impl RedisStore {
             Arc::downgrade(&store.inner.waiters),
             Arc::clone(&store.inner.sleep),
         ));
+        log!(info, url = %store.inner.shown_url, prefix, "connected to Redis");
         Ok(store)
     }
 
@@ -240,12 +261,42 @@ impl RedisStore {
         let timeout = self.inner.timeout;
         let timed_out = async move {
             timer.await;
-            Err(format!("no answer within {timeout:?}"))
+            Err((true, format!("no answer within {timeout:?}")))
         };
-        let answered = async { request.await.map_err(|e| e.to_string()) };
-        futures_lite::future::or(answered, timed_out)
-            .await
-            .map_err(|message| self.error(message))
+        let answered = async {
+            request.await.map_err(|e| {
+                let connection = e.is_io_error()
+                    || e.is_connection_dropped()
+                    || e.is_connection_refusal()
+                    || e.is_timeout();
+                (connection, e.to_string())
+            })
+        };
+        match futures_lite::future::or(answered, timed_out).await {
+            Ok(answer) => {
+                if self.inner.down.swap(false, Ordering::Relaxed) {
+                    log!(info, url = %self.inner.shown_url, "Redis answers again");
+                }
+                Ok(answer)
+            }
+            Err((connection, message)) => {
+                let e = self.error(message);
+                let newly_down = connection && !self.inner.down.swap(true, Ordering::Relaxed);
+                #[cfg(feature = "tracing")]
+                if newly_down {
+                    tracing::warn!(
+                        error = %e,
+                        "connection to Redis lost: requests fail until it is back \
+                         (reconnecting in the background)"
+                    );
+                } else {
+                    tracing::debug!(error = %e, "Redis request failed");
+                }
+                #[cfg(not(feature = "tracing"))]
+                let _ = newly_down;
+                Err(e)
+            }
+        }
     }
 
     async fn run<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, StoreError> {
@@ -635,10 +686,18 @@ async fn listen(
     sleep: Sleeper,
 ) {
     use futures_lite::StreamExt;
+    // Whether the subscription broke (told once, until it is back).
+    let mut lost = false;
     loop {
         if let Ok(mut pubsub) = client.get_async_pubsub().await
             && pubsub.subscribe(&channel).await.is_ok()
         {
+            if lost {
+                log!(info, channel, "Redis change subscription back");
+                lost = false;
+            } else {
+                log!(debug, channel, "subscribed to Redis changes");
+            }
             let mut messages = pubsub.on_message();
             while let Some(message) = messages.next().await {
                 let Some(waiters) = waiters.upgrade() else {
@@ -652,6 +711,15 @@ async fn listen(
         match waiters.upgrade() {
             Some(waiters) => waiters.wake_all(),
             None => return,
+        }
+        if !lost {
+            lost = true;
+            log!(
+                warn,
+                channel,
+                "Redis change subscription lost: resubscribing; followers re-read on their \
+                 own meanwhile (every third of the lease)"
+            );
         }
         sleep(Duration::from_millis(200)).await;
     }

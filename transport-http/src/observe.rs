@@ -36,14 +36,14 @@
 //! | [`SLOW_CONSUMERS_TOTAL`] | counter | `action` (`cut`, `full`) | a broadcast subscriber cut off for a full queue; a `Sender::try_send` refused for one |
 //! | [`BROADCAST_SUBSCRIBERS`] | gauge | | broadcast subscribers connected |
 //! | [`REPLAY_GAPS_TOTAL`] | counter | | `Last-Event-ID`s older than the replay buffer |
-//! | [`REFUSED_TOTAL`] | counter | `reason` | requests the ORS server refused (`unauthorized`, `unknown_session`, `too_large`, `bad_input`, `store_unavailable`, ...) |
+//! | [`REFUSED_TOTAL`] | counter | `reason` | requests the ORS server refused (`unauthorized` 401; `too_large` 413; `bad_input` 400/422; `missing_session_id` 400; `session_exists` 400; `unknown_session`, `unknown_environment`, `not_found` 404; `setup_failed` 500; `busy`, `shutting_down`, `store_unavailable`, `too_many_sessions`, `task_spec_full` 503; and, in a `/call` stream's `error` event, `unknown_session`, `unknown_tool`, `unknown_task`) |
 //! | [`ORS_CALLS_RUNNING`] | gauge | | ORS tool calls running |
-//! | [`ORS_CALLS_TOTAL`] | counter | `outcome` (`finished`, `error`, `lost`) | ORS calls ended |
+//! | [`ORS_CALLS_TOTAL`] | counter | `outcome` (`finished`, `error`, `lost`) | ORS calls ended (`lost`: a tool's task dropped unfinished, or, with a shared store, a call found lost by a stream following it from another instance) |
 //! | [`ORS_RESUMES_TOTAL`] | counter | | ORS calls resumed by `task_id` |
 //! | [`ORS_RESULT_BYTES`] | gauge | | bytes of finished results kept for resumption |
 //! | [`ORS_RESULT_EVICTIONS_TOTAL`] | counter | | finished results dropped for room before their TTL |
-//! | [`STORE_ERRORS_TOTAL`] | counter | `op` | failed calls to the shared store |
-//! | [`STORE_SECONDS`] | histogram | `op` | how long calls to the shared store took |
+//! | [`STORE_ERRORS_TOTAL`] | counter | `op` (the `Store` method: `session`, `create_session`, `update_session`, `delete_session`, `start_task`, `renew_task`, `append_task`, `task_scope`, `read_task`, `publish`, `read_events`) | failed calls to the shared store |
+//! | [`STORE_SECONDS`] | histogram | `op` | how long the ORS server's calls to the shared store took (on its runtime's clock) |
 //! | [`CLIENT_ATTEMPTS_TOTAL`] | counter | `outcome` (`connected`, `failed`, `refused`) | a client's connection attempts |
 //! | [`CLIENT_GIVE_UPS_TOTAL`] | counter | | clients that stopped for good on an error |
 //!

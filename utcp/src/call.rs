@@ -40,6 +40,7 @@ use serde_json::{Map, Value};
 use ssekit::Event;
 
 use super::manual::Tool;
+use super::observe::{log, CallSpan};
 use super::schema::{Mismatch, Schema};
 use super::{ProviderSource, SseProvider};
 use crate::{Error, HttpIo};
@@ -241,6 +242,7 @@ pub struct ToolCall<T> {
     outputs: Schema,
     on_mismatch: OnMismatch,
     max_output: usize,
+    span: CallSpan,
 }
 
 impl<T> fmt::Debug for ToolCall<T> {
@@ -250,7 +252,7 @@ impl<T> fmt::Debug for ToolCall<T> {
             .field("outputs", &self.outputs)
             .field("on_mismatch", &self.on_mismatch)
             .field("max_output", &self.max_output)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -317,21 +319,36 @@ impl<T: HttpIo> ToolCall<T> {
             outputs,
             on_mismatch,
             max_output,
+            span,
         } = self;
         let state = Some((source.events(), outputs));
-        Box::pin(futures_util::stream::unfold(
+        span.outputs(Box::pin(futures_util::stream::unfold(
             state,
             move |state| async move {
                 let (mut events, schema) = state?;
-                let result = match events.next().await? {
-                    Err(e) => Err(CallError::Transport(e)),
+                let Some(next) = events.next().await else {
+                    log!(debug, "UTCP tool call ended");
+                    return None;
+                };
+                let result = match next {
+                    Err(e) => {
+                        log!(warn, error = %e, "UTCP tool call failed");
+                        Err(CallError::Transport(e))
+                    }
                     Ok(event) => parse(&schema, event, max_output),
                 };
                 let stop = on_mismatch == OnMismatch::End
                     && result.as_ref().is_err_and(|e| e.event().is_some());
+                if let Err(e) = &result
+                    && e.event().is_some()
+                {
+                    log!(debug, error = %e, stop, "UTCP tool output refused");
+                    #[cfg(not(feature = "tracing"))]
+                    let _ = e;
+                }
                 Some((result, (!stop).then_some((events, schema))))
             },
-        ))
+        )))
     }
 }
 
@@ -390,15 +407,27 @@ impl<T: HttpIo> SseProvider<T> {
         tool: &Tool,
         inputs: &Map<String, Value>,
     ) -> Result<ToolCall<T>, CallError> {
-        tool.inputs
-            .validate(&Value::Object(inputs.clone()))
-            .map_err(CallError::Inputs)?;
-        let source = self.connect(inputs).await?;
+        let span = CallSpan::new(&tool.name, &self.name, &self.url);
+        let connect = async {
+            log!(debug, "UTCP tool call");
+            tool.inputs
+                .validate(&Value::Object(inputs.clone()))
+                .map_err(|mismatch| {
+                    log!(debug, path = %mismatch.path, "UTCP tool inputs refused: nothing sent");
+                    CallError::Inputs(mismatch)
+                })?;
+            self.connect(inputs).await.map_err(|e| {
+                log!(warn, error = %e, "UTCP tool call failed before it connected");
+                CallError::from(e)
+            })
+        };
+        let source = span.instrument(connect).await?;
         Ok(ToolCall {
             source,
             outputs: tool.outputs.clone(),
             on_mismatch: OnMismatch::default(),
             max_output: DEFAULT_MAX_OUTPUT,
+            span,
         })
     }
 }

@@ -30,6 +30,7 @@ use ssekit_http::io::{first_of, TooLarge};
 use ssekit_http::{redacted_url, Refused, RequestError, RequestErrorKind};
 
 use super::manual::{Manual, ManualError};
+use super::observe::log;
 use super::{HeaderNames, SseProvider};
 use crate::{Error, HttpIo};
 
@@ -392,17 +393,26 @@ impl<T: HttpIo> Discovery<T> {
             value.set_sensitive(true);
             req.headers_mut().insert(header, value);
         }
-        let body = match bounded_exchange(io, req, left, self.max_size).await {
-            Ok(body) => body,
-            Err(Bounded::Failed(e)) => return Err(e.into()),
-            Err(Bounded::TooLarge) => {
-                return Err(DiscoveryError::TooLarge {
-                    limit: self.max_size,
-                })
-            }
-            Err(Bounded::TimedOut) => return Err(DiscoveryError::TimedOut(self.timeout)),
+        log!(debug, url = %shown, "UTCP discovery: fetching the manual");
+        let found = match bounded_exchange(io, req, left, self.max_size).await {
+            Ok(body) => Manual::from_slice(&body).map_err(DiscoveryError::Manual),
+            Err(Bounded::Failed(e)) => Err(e.into()),
+            Err(Bounded::TooLarge) => Err(DiscoveryError::TooLarge {
+                limit: self.max_size,
+            }),
+            Err(Bounded::TimedOut) => Err(DiscoveryError::TimedOut(self.timeout)),
         };
-        Manual::from_slice(&body).map_err(DiscoveryError::Manual)
+        #[cfg(feature = "tracing")]
+        match &found {
+            Ok(manual) => tracing::debug!(
+                url = %shown,
+                tools = manual.tools.len(),
+                warnings = manual.warnings.len(),
+                "UTCP discovery: manual read"
+            ),
+            Err(e) => tracing::debug!(url = %shown, error = %e, "UTCP discovery failed"),
+        }
+        found
     }
 }
 

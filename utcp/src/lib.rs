@@ -88,7 +88,14 @@
 //! | a call template without `name` | makes up a random name | `""` |
 //!
 //! # Crate features
-//! None. The crate needs `std`; it depends on `ssekit-http`, `http`, `http-body-util` (for
+//! - `tracing`: a span per tool call (`utcp_call`: `tool`, `provider`, and `url` without
+//!   userinfo or query), `debug` events for discovery and each call, `warn` for a call that
+//!   failed and an OAuth2 token refresh that did not work (and ssekit-http's own client
+//!   events); nothing when off.
+//! - `metrics`: ssekit-http's client metrics (attempts, give-ups), through the `metrics`
+//!   facade.
+//!
+//! The crate needs `std`; it depends on `ssekit-http`, `http`, `http-body-util` (for
 //! [`ManualEndpoint`]'s body), `serde_json`, `jsonschema` (without its remote-`$ref`
 //! retrieval) and `futures-util`, and on no runtime or timer.
 //!
@@ -123,6 +130,7 @@ mod encode;
 mod glue;
 pub mod manual;
 mod oauth2;
+mod observe;
 pub mod schema;
 mod source;
 

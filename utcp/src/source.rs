@@ -389,7 +389,14 @@ impl<T: HttpIo> Run<T> {
 
     /// Fetches a new token into the cell.
     async fn renew(&mut self) -> Result<(), Error> {
-        let token = self.refresh.grant.fetch(&self.io).await?;
+        let token = match self.refresh.grant.fetch(&self.io).await {
+            Ok(token) => token,
+            Err(e) => {
+                crate::observe::log!(warn, error = %e, "UTCP OAuth2 token refresh failed");
+                return Err(e);
+            }
+        };
+        crate::observe::log!(debug, "UTCP OAuth2 token refreshed");
         self.refresh.cell.set(Some(token));
         self.accepted = false;
         Ok(())

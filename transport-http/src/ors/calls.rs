@@ -19,12 +19,14 @@ use bytes::Bytes;
 use futures_lite::stream;
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
-use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry};
+use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry, TaskState};
 use ssekit::Utf8Bytes;
 use tokio::sync::{watch, Notify};
 
+use super::observed::{refusal, store_call, CallSpan};
 use super::{call_frames, complete, encode, named, refused, run_tool, Completion, Follow};
-use super::{TaskSignals, BUSY, SHUTTING_DOWN, TASK_LOST};
+use super::{TaskSignals, BUSY, CALL_ABANDONED, SHUTTING_DOWN, TASK_LOST, TOOL_PANICKED};
+use crate::observe::{self, log};
 use crate::runtime::{Frames, Runtime};
 use crate::server::SseBody;
 use crate::store::{changed_or_after, Log, Store, StoreError, TaskScope};
@@ -52,9 +54,65 @@ struct Tasks {
     /// The scope of each task started with one ([`Calls::try_call_in`]); pruned of tasks
     /// the registry forgot.
     scopes: HashMap<String, TaskScope>,
+    /// The registry's task count and bytes when last [`settle`](Self::settle)d: what the
+    /// result-cache metrics were last moved to.
+    held: usize,
+    result_bytes: usize,
 }
 
 impl Tasks {
+    /// A registry of `config`, with no task.
+    fn new(config: TaskConfig) -> Self {
+        Tasks {
+            registry: TaskRegistry::new(config),
+            scopes: HashMap::new(),
+            held: 0,
+            result_bytes: 0,
+        }
+    }
+
+    /// Drops the results whose TTL ran out at `now` (they expired: no eviction).
+    fn expire(&mut self, now: ssekit::Instant) {
+        self.registry.handle_timeout(now);
+        self.held = self.registry.len();
+        self.settle_bytes();
+    }
+
+    /// After a change of the registry that `started` tasks (expired ones were dropped
+    /// before, by [`expire`](Self::expire)): the tasks missing were finished results
+    /// evicted for room, before their TTL. Moves the result-cache metrics.
+    fn settle(&mut self, started: usize) {
+        let len = self.registry.len();
+        let evicted = (self.held + started).saturating_sub(len);
+        if evicted > 0 {
+            observe::count(
+                observe::ORS_RESULT_EVICTIONS_TOTAL,
+                u64::try_from(evicted).unwrap_or(u64::MAX),
+            );
+            log!(
+                debug,
+                evicted,
+                "finished ORS results evicted for room before their TTL"
+            );
+        }
+        self.held = len;
+        self.settle_bytes();
+    }
+
+    /// Moves the result-bytes gauge to the registry's bytes. A tool's output is pushed
+    /// only when it finishes ([`complete`]), so outside the lock every byte held is a
+    /// finished result's.
+    fn settle_bytes(&mut self) {
+        let bytes = self.registry.retained_bytes();
+        if bytes != self.result_bytes {
+            observe::gauge_add(
+                observe::ORS_RESULT_BYTES,
+                gauge_delta(self.result_bytes, bytes),
+            );
+            self.result_bytes = bytes;
+        }
+    }
+
     /// Whether a resume of `task_id` in `scope` may read this instance's task (a task
     /// started without a scope admits every resume, as before scopes existed).
     fn admits(&self, task_id: &str, scope: Option<&TaskScope>) -> bool {
@@ -72,6 +130,19 @@ impl Tasks {
             self.scopes.retain(|id, _| registry.state(id).is_some());
         }
     }
+}
+
+impl Drop for Tasks {
+    fn drop(&mut self) {
+        // The results go with the registry.
+        observe::gauge_add(observe::ORS_RESULT_BYTES, gauge_delta(self.result_bytes, 0));
+    }
+}
+
+/// How much a gauge moves from `from` to `to` (bytes, exact below 2^53).
+#[allow(clippy::cast_precision_loss)]
+fn gauge_delta(from: usize, to: usize) -> f64 {
+    to as f64 - from as f64
 }
 
 /// A shared store ([`Calls::with_store`]): every task's log is written there too, so that
@@ -248,10 +319,7 @@ impl<R: Runtime> Calls<R> {
     ) -> Self {
         Calls {
             inner: Arc::new(Inner {
-                tasks: Mutex::new(Tasks {
-                    registry: TaskRegistry::new(config),
-                    scopes: HashMap::new(),
-                }),
+                tasks: Mutex::new(Tasks::new(config)),
                 signals: Arc::default(),
                 runtime,
                 keep_alive,
@@ -343,28 +411,40 @@ impl<R: Runtime> Calls<R> {
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
+        let span = CallSpan::new("", "", task_id);
         let now = self.inner.runtime.now();
         let mut tasks = lock(&self.inner.tasks);
-        tasks.registry.handle_timeout(now);
+        tasks.expire(now);
         if task_id.is_some_and(|id| !tasks.admits(id, None)) {
             drop(tasks);
-            return Ok(self.unknown());
+            return Ok(self.unknown(&span));
         }
         let cursor = match tasks.registry.open(task_id, now) {
             Open::Started(cursor) => {
+                tasks.settle(1);
                 drop(tasks);
+                span.record_task_id(cursor.task_id());
                 // Unscoped: no other instance may resume it, so the store is not told.
-                self.spawn_tool(cursor.task_id(), false, run);
+                self.spawn_tool(cursor.task_id(), false, run, &span, "");
                 cursor
             }
-            Open::Resumed(cursor) => cursor,
-            Open::Busy => return Err(Busy),
+            Open::Resumed(cursor) => {
+                let state = tasks.registry.state(cursor.task_id());
+                drop(tasks);
+                resumed(&span, cursor.task_id(), state_name(state));
+                cursor
+            }
+            Open::Busy => {
+                drop(tasks);
+                span.in_scope(|| refusal("busy", 503));
+                return Err(Busy);
+            }
             _ => {
                 drop(tasks);
-                return Ok(self.unknown());
+                return Ok(self.unknown(&span));
             }
         };
-        Ok(self.body(self.follow(cursor)))
+        Ok(span.in_scope(|| self.body(self.follow(cursor))))
     }
 
     /// A call in `scope` (the session that makes it, and the tool): as
@@ -395,47 +475,82 @@ impl<R: Runtime> Calls<R> {
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
+        let span = CallSpan::new(&scope.session, &scope.tool, task_id);
+        self.try_call_in_span(scope, task_id, run, &span).await
+    }
+
+    /// [`try_call_in`](Self::try_call_in) inside the call's `span` (made by the server
+    /// before it knew whether the call would run, so that its refusals are in it too).
+    pub(crate) async fn try_call_in_span<F>(
+        &self,
+        scope: TaskScope,
+        task_id: Option<&str>,
+        run: F,
+        span: &CallSpan,
+    ) -> Result<SseBody<R>, NotStarted>
+    where
+        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
+    {
         let now = self.inner.runtime.now();
-        let cursor = match self.open_in(&scope, task_id, now) {
+        let cursor = match self.open_in(&scope, task_id, now, span) {
             Opened::Started(cursor) => cursor,
-            Opened::Body(frames) => return Ok(self.body(frames)),
+            Opened::Body(frames) => return Ok(span.in_scope(|| self.body(frames))),
+            Opened::Unknown => return Ok(self.unknown(span)),
             Opened::Refused(refused) => return Err(refused),
         };
+        span.record_task_id(cursor.task_id());
         if let Some(shared) = self.inner.shared.get() {
             let _work = self.inner.life.enter();
             let id = cursor.task_id();
-            if let Err(e) = shared.store.start_task(id, &scope, shared.lease).await {
+            let started = shared.store.start_task(id, &scope, shared.lease);
+            let started = span.instrument(store_call(&self.inner.runtime, "start_task", started));
+            if let Err(e) = started.await {
                 // Never ran: forget it here, and let the client try again (503).
                 let frames = vec![encode(&named("error", e.to_string()))];
-                complete(&mut lock(&self.inner.tasks).registry, id, frames, now);
+                let mut tasks = lock(&self.inner.tasks);
+                complete(&mut tasks.registry, id, frames, now);
+                tasks.settle(0);
                 return Err(NotStarted::Store(e));
             }
         }
-        self.spawn_tool(cursor.task_id(), true, run);
-        Ok(self.body(self.follow(cursor)))
+        self.spawn_tool(cursor.task_id(), true, run, span, &scope.tool);
+        Ok(span.in_scope(|| self.body(self.follow(cursor))))
     }
 
     /// The synchronous part of [`try_call_in`](Self::try_call_in), under the tasks' lock.
-    fn open_in(&self, scope: &TaskScope, task_id: Option<&str>, now: ssekit::Instant) -> Opened {
+    fn open_in(
+        &self,
+        scope: &TaskScope,
+        task_id: Option<&str>,
+        now: ssekit::Instant,
+        span: &CallSpan,
+    ) -> Opened {
         let mut tasks = lock(&self.inner.tasks);
-        tasks.registry.handle_timeout(now);
+        tasks.expire(now);
         if let Some(id) = task_id {
             let known_here = tasks.registry.state(id).is_some();
             if known_here && !tasks.admits(id, Some(scope)) {
-                return Opened::Body(unknown_frames());
+                return Opened::Unknown;
             }
             // No id this server hands out is that long: not worth a store request.
             if id.len() > MAX_TASK_ID && !known_here {
-                return Opened::Body(unknown_frames());
+                return Opened::Unknown;
             }
             if let (false, Some(shared)) = (known_here, self.inner.shared.get()) {
-                return Opened::Body(self.follow_shared(shared, id.to_owned(), scope.clone()));
+                let span = span.clone();
+                return Opened::Body(self.follow_shared(
+                    shared,
+                    id.to_owned(),
+                    scope.clone(),
+                    span,
+                ));
             }
         } else if self.inner.life.draining.load(Ordering::SeqCst) {
             return Opened::Refused(NotStarted::Draining);
         }
         match tasks.registry.open(task_id, now) {
             Open::Started(cursor) => {
+                tasks.settle(1);
                 tasks
                     .scopes
                     .insert(cursor.task_id().to_owned(), scope.clone());
@@ -443,18 +558,20 @@ impl<R: Runtime> Calls<R> {
                 Opened::Started(cursor)
             }
             Open::Resumed(cursor) => {
+                let state = tasks.registry.state(cursor.task_id());
                 drop(tasks);
+                resumed(span, cursor.task_id(), state_name(state));
                 Opened::Body(self.follow(cursor))
             }
             Open::Busy => Opened::Refused(NotStarted::Busy),
-            _ => Opened::Body(unknown_frames()),
+            _ => Opened::Unknown,
         }
     }
 
     /// Runs a started task's tool on the runtime: its frames are recorded here (and, when
     /// `stored`, in the store) when it ends, however it ends; a stored task's lease is
     /// renewed meanwhile.
-    fn spawn_tool<F>(&self, task_id: &str, stored: bool, run: F)
+    fn spawn_tool<F>(&self, task_id: &str, stored: bool, run: F, span: &CallSpan, tool: &str)
     where
         F: Future<Output = Result<ToolResult, String>> + Send + 'static,
     {
@@ -463,53 +580,91 @@ impl<R: Runtime> Calls<R> {
         let inner = Arc::clone(&self.inner);
         let running = Arc::new(AtomicBool::new(true));
         let ended = Arc::clone(&running);
+        span.in_scope(|| log!(debug, "ORS call started"));
+        // Counted running from now until the call's frames are recorded.
+        let running_call = observe::Open::new(observe::ORS_CALLS_RUNNING);
+        let started = self.inner.runtime.now();
+        let (call_span, tool) = (span.clone(), tool.to_owned());
         // Every exit of the task (its end, a panic, the runtime dropping it) finishes the
         // call: its clients, kept alive by pings, never wait for ever.
         let completion = Completion::new(move |frames: Vec<Bytes>| {
+            let _running = running_call;
             ended.store(false, Ordering::SeqCst);
             let now = inner.runtime.now();
+            call_ended(&call_span, &id, &tool, &frames, now - started);
             let stored = stored.then(|| frames.clone());
-            complete(&mut lock(&inner.tasks).registry, &id, frames, now);
+            {
+                let mut tasks = lock(&inner.tasks);
+                complete(&mut tasks.registry, &id, frames, now);
+                tasks.settle(0);
+            }
             inner.signals.signal(&id, Notify::notify_waiters);
             if let Some(frames) = stored {
                 let writer = Arc::clone(&inner);
                 let work = inner.life.enter();
-                inner.runtime.spawn(async move {
+                inner.runtime.spawn(call_span.instrument(async move {
                     let _work = work;
                     if let Some(shared) = writer.shared.get() {
                         let ttl = shared.result_ttl;
                         // On failure the lease lapses and resumers elsewhere get TASK_LOST.
-                        let _ = shared.store.append_task(&id, &frames, true, ttl).await;
+                        let appended = shared.store.append_task(&id, &frames, true, ttl);
+                        if store_call(&writer.runtime, "append_task", appended)
+                            .await
+                            .is_err()
+                        {
+                            log!(
+                                warn,
+                                "the call's result is not in the shared store: clients \
+                                 resuming it at other instances will find it lost"
+                            );
+                        }
                     }
-                });
+                }));
             }
         });
         if let Some(shared) = self.inner.shared.get().filter(|_| stored) {
             let (store, lease, id) = (Arc::clone(&shared.store), shared.lease, task_id.to_owned());
             let runtime = self.inner.runtime.clone();
             let running = Arc::clone(&running);
-            self.inner.runtime.spawn(async move {
+            self.inner.runtime.spawn(span.instrument(async move {
+                let mut renewed = runtime.now();
+                let mut lost = false;
                 loop {
                     runtime.sleep(lease / 3).await;
                     if !running.load(Ordering::SeqCst) {
                         break;
                     }
-                    let _ = store.renew_task(&id, lease).await;
+                    let renewal = store_call(&runtime, "renew_task", store.renew_task(&id, lease));
+                    if renewal.await.is_ok() {
+                        renewed = runtime.now();
+                    } else if !lost && runtime.now() - renewed >= lease {
+                        // Once lapsed, a renewal does not bring the lease back.
+                        lost = true;
+                        log!(
+                            warn,
+                            lease_ms = u64::try_from(lease.as_millis()).unwrap_or(u64::MAX),
+                            "ORS task lease lost: clients following the call from other \
+                             instances see it lost"
+                        );
+                    }
                 }
-            });
+            }));
         }
         let chunker = self.inner.chunker;
         let work = self.inner.life.enter();
-        self.inner.runtime.spawn(async move {
+        self.inner.runtime.spawn(span.instrument(async move {
             let _work = work;
             let outcome = run_tool(|| run).await;
             completion.finish(call_frames(outcome, &chunker));
-        });
+        }));
     }
 
     /// The stream of an unknown (or expired, or not admitted) task id.
-    fn unknown(&self) -> SseBody<R> {
-        self.body(unknown_frames())
+    fn unknown(&self, span: &CallSpan) -> SseBody<R> {
+        span.in_scope(|| {
+            refusal("unknown_task", 200);
+            self.body(unknown_frames())
+        })
     }
 
     /// Stops taking new calls ([`try_call_in`](Self::try_call_in) answers
@@ -529,6 +684,12 @@ impl<R: Runtime> Calls<R> {
     pub async fn drain(&self, deadline: Duration) -> usize {
         let life = &self.inner.life;
         life.draining.store(true, Ordering::SeqCst);
+        log!(
+            info,
+            in_flight = life.in_flight.load(Ordering::SeqCst),
+            deadline_ms = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX),
+            "ORS drain: new calls refused, waiting for running tools and store writes"
+        );
         let until = self.inner.runtime.now().saturating_add(deadline);
         loop {
             let idle = life.idle.notified();
@@ -542,7 +703,17 @@ impl<R: Runtime> Calls<R> {
             .await;
         }
         life.closing.send_replace(true);
-        life.in_flight.load(Ordering::SeqCst)
+        let left = life.in_flight.load(Ordering::SeqCst);
+        #[cfg(feature = "tracing")]
+        if left == 0 {
+            tracing::info!("ORS drain: done; ending open streams with retry");
+        } else {
+            tracing::warn!(
+                left,
+                "ORS drain: deadline passed with tools running; ending open streams with retry"
+            );
+        }
+        left
     }
 
     /// `frames` until [`drain`](Self::drain) ends the streams: then `retry: 250` and the end.
@@ -578,8 +749,15 @@ impl<R: Runtime> Calls<R> {
     /// A task this instance does not hold, read from the store: scope checked, `task_id`,
     /// the stored frames, then live progress until the terminal event; `error`
     /// ([`TASK_LOST`](super::TASK_LOST)) if the producer's lease lapses first.
-    fn follow_shared(&self, shared: &Shared, task_id: String, scope: TaskScope) -> Frames {
+    fn follow_shared(
+        &self,
+        shared: &Shared,
+        task_id: String,
+        scope: TaskScope,
+        span: CallSpan,
+    ) -> Frames {
         let state = SharedFollow {
+            span,
             store: Arc::clone(&shared.store),
             runtime: self.inner.runtime.clone(),
             recheck: (shared.lease / 3).max(Duration::from_millis(100)),
@@ -686,6 +864,7 @@ impl std::error::Error for NotStarted {}
 
 /// One connection following a task held by another instance, through the store.
 struct SharedFollow<R> {
+    span: CallSpan,
     store: Arc<dyn Store>,
     runtime: R,
     /// How often the producer's lease is checked while nothing changes.
@@ -712,7 +891,11 @@ impl<R: Runtime> SharedFollow<R> {
                 continue;
             };
             let changed = self.store.changed(Log::Task(&self.task_id));
-            match self.store.read_task(&self.task_id, &after).await {
+            let read = self.store.read_task(&self.task_id, &after);
+            let read = self
+                .span
+                .instrument(store_call(&self.runtime, "read_task", read));
+            match read.await {
                 Ok(log) => {
                     let running = log.is_running();
                     self.pending.extend(log.frames);
@@ -720,6 +903,15 @@ impl<R: Runtime> SharedFollow<R> {
                     if log.finished {
                         self.done = true;
                     } else if !log.producer_alive {
+                        observe::count_by(observe::ORS_CALLS_TOTAL, "outcome", "lost", 1);
+                        self.span.in_scope(|| {
+                            log!(
+                                warn,
+                                outcome = "lost",
+                                "ORS call lost: the instance running it stopped renewing its \
+                                 lease before it finished"
+                            );
+                        });
                         self.pending.push_back(encode(&named("error", TASK_LOST)));
                         self.done = true;
                     } else if running && self.pending.is_empty() {
@@ -732,13 +924,19 @@ impl<R: Runtime> SharedFollow<R> {
     }
 
     async fn check_scope(&mut self) {
-        match self.store.task_scope(&self.task_id).await {
+        let scope = self.store.task_scope(&self.task_id);
+        let scope = self
+            .span
+            .instrument(store_call(&self.runtime, "task_scope", scope));
+        match scope.await {
             Ok(Some(owner)) if owner == self.scope => {
+                resumed(&self.span, &self.task_id, "stored");
                 let id = Utf8Bytes::from(self.task_id.clone());
                 self.pending.push_back(encode(&named("task_id", id)));
                 self.next = Some("0".to_owned());
             }
             Ok(_) => {
+                self.span.in_scope(|| refusal("unknown_task", 200));
                 let unknown = TaskRegistry::<Bytes>::unknown_task_event();
                 self.pending.push_back(encode(&unknown));
                 self.done = true;
@@ -758,10 +956,70 @@ impl<R: Runtime> SharedFollow<R> {
 enum Opened {
     /// A new task: run its tool and follow it.
     Started(Cursor),
-    /// A stream to send as it is (a resume, an unknown id).
+    /// A stream to send as it is (a resume).
     Body(Frames),
+    /// An unknown (or expired, or not admitted) task id.
+    Unknown,
     /// No stream: answer 503.
     Refused(NotStarted),
+}
+
+/// Counts a resumed call and says so, with the task's `state` (`running`, `finished`, or
+/// `stored`: held by another instance, read from the store). A resume replays the task
+/// from its first chunk.
+fn resumed(span: &CallSpan, task_id: &str, state: &'static str) {
+    observe::count(observe::ORS_RESUMES_TOTAL, 1);
+    span.in_scope(|| log!(info, task_id, state, from_chunk = 0, "ORS call resumed"));
+    #[cfg(not(feature = "tracing"))]
+    let _ = (task_id, state);
+}
+
+/// A task's state as a log field.
+fn state_name(state: Option<TaskState>) -> &'static str {
+    match state {
+        Some(TaskState::Finished) => "finished",
+        _ => "running",
+    }
+}
+
+/// Counts a call that ended with `frames` after `took`, by outcome (`finished`: an `end`;
+/// `lost`: its task was dropped before it finished; `error`), and logs its end at `info`
+/// (target `ssekit::access`, beside the streams' lines), with a `warn` first when the tool
+/// panicked or its task was dropped.
+fn call_ended(span: &CallSpan, task_id: &str, tool: &str, frames: &[Bytes], took: Duration) {
+    let last = frames.last().map_or(&b""[..], |f| &f[..]);
+    let outcome = if last.starts_with(b"event: end\n") {
+        "finished"
+    } else if frames.len() == 1 && last == encode(&named("error", CALL_ABANDONED)) {
+        "lost"
+    } else {
+        "error"
+    };
+    observe::count_by(observe::ORS_CALLS_TOTAL, "outcome", outcome, 1);
+    #[cfg(feature = "tracing")]
+    span.in_scope(|| {
+        if outcome == "lost" {
+            tracing::warn!(
+                "ORS call lost: its task was dropped before it finished (cancelled, or the \
+                 runtime shut down)"
+            );
+        } else if frames.len() == 1 && last == encode(&named("error", TOOL_PANICKED)) {
+            tracing::warn!("ORS tool panicked");
+        }
+        let bytes: usize = frames.iter().map(Bytes::len).sum();
+        tracing::info!(
+            target: "ssekit::access",
+            task_id,
+            tool,
+            outcome,
+            duration_ms = u64::try_from(took.as_millis()).unwrap_or(u64::MAX),
+            bytes,
+            chunks = frames.len(),
+            "ORS call ended"
+        );
+    });
+    #[cfg(not(feature = "tracing"))]
+    let _ = (span, task_id, tool, took, TOOL_PANICKED);
 }
 
 /// The stream of an unknown (or expired, or not admitted) task id.

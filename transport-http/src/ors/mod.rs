@@ -21,6 +21,10 @@ mod call;
 mod calls;
 mod client;
 mod environment;
+#[cfg(all(test, feature = "ors-server"))]
+mod observe_tests;
+#[cfg(feature = "ors-server")]
+mod observed;
 mod redirects;
 #[cfg(feature = "ors-server")]
 pub mod server;

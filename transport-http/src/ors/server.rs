@@ -38,8 +38,10 @@ use tokio::sync::watch;
 
 use super::calls::{lock, Calls, NotStarted};
 use super::environment::Environment;
+use super::observed::{in_session, refusal, store_call, CallSpan};
 use super::{encode, named, BUSY};
 use crate::entropy::os_seed;
+use crate::observe::log;
 use crate::runtime::{Frames, Runtime};
 use crate::server::response;
 use crate::store::{SessionRecord, Store, StoreError, TaskScope};
@@ -560,13 +562,30 @@ impl<R: Runtime> Server<R> {
         B: Body<Data = Bytes>,
         B::Error: Into<BoxError>,
     {
+        let session = req
+            .headers()
+            .get("x-session-id")
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
+        in_session(session.as_deref(), self.route(req)).await
+    }
+
+    async fn route<B>(&self, req: Request<B>) -> Response<OrsBody>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: Into<BoxError>,
+    {
         let (parts, body) = req.into_parts();
         let path = parts.uri.path().trim_matches('/').to_owned();
         if let Some(key) = &self.inner.config.api_key {
             let given = parts.headers.get("x-api-key").map(|v| v.as_bytes());
             let valid = given.is_some_and(|given| same_secret(given, key.as_bytes()));
             if path != "health" && !valid {
-                return detail(StatusCode::UNAUTHORIZED, "invalid or missing X-API-Key");
+                return refused(
+                    "unauthorized",
+                    detail(StatusCode::UNAUTHORIZED, "invalid or missing X-API-Key"),
+                );
             }
         }
         let segments: Vec<&str> = path.split('/').collect();
@@ -581,7 +600,12 @@ impl<R: Runtime> Server<R> {
             .await
         {
             Ok(collected) => collected.to_bytes(),
-            Err(_) => return detail(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+            Err(_) => {
+                return refused(
+                    "too_large",
+                    detail(StatusCode::PAYLOAD_TOO_LARGE, "request body too large"),
+                )
+            }
         };
         let m = &parts.method;
         match segments.as_slice() {
@@ -600,7 +624,10 @@ impl<R: Runtime> Server<R> {
             ["ping"] if m == Method::POST => match sid {
                 Some(sid) => match self.session(&sid, None).await {
                     Ok(Some(_)) => json_response(StatusCode::OK, &json!({"status": "ok"})),
-                    Ok(None) => detail(StatusCode::NOT_FOUND, "Active environment not found"),
+                    Ok(None) => refused(
+                        "unknown_session",
+                        detail(StatusCode::NOT_FOUND, "Active environment not found"),
+                    ),
                     Err(e) => unavailable(&e.to_string()),
                 },
                 None => missing_sid(),
@@ -618,16 +645,20 @@ impl<R: Runtime> Server<R> {
             },
             [env, route] => {
                 let Some(index) = self.env_index(env) else {
-                    return detail(
-                        StatusCode::NOT_FOUND,
-                        &format!("unknown environment '{env}'"),
+                    return refused(
+                        "unknown_environment",
+                        detail(
+                            StatusCode::NOT_FOUND,
+                            &format!("unknown environment '{env}'"),
+                        ),
                     );
                 };
                 self.env_route(index, m, route, sid, &body).await
             }
-            _ => detail(StatusCode::NOT_FOUND, "Not Found"),
+            _ => refused("not_found", detail(StatusCode::NOT_FOUND, "Not Found")),
         }
     }
+
     fn env_index(&self, name: &str) -> Option<usize> {
         self.inner
             .envs
@@ -652,10 +683,13 @@ impl<R: Runtime> Server<R> {
             ("splits", &Method::GET) => json_response(StatusCode::OK, &json!(env.splits())),
             ("tasks" | "num_tasks" | "task" | "task_range", &Method::POST) => {
                 let Ok(req) = split_body() else {
-                    return unprocessable("expected {\"split\": ...}");
+                    return refused("bad_input", unprocessable("expected {\"split\": ...}"));
                 };
                 let Some(tasks) = env.tasks(&req.split) else {
-                    return detail(StatusCode::BAD_REQUEST, "Invalid split");
+                    return refused(
+                        "bad_input",
+                        detail(StatusCode::BAD_REQUEST, "Invalid split"),
+                    );
                 };
                 match route {
                     "tasks" => json_response(
@@ -667,7 +701,10 @@ impl<R: Runtime> Server<R> {
                     }
                     "task" => match req.index.and_then(|i| py_index(i, tasks.len())) {
                         Some(i) => json_response(StatusCode::OK, &json!({"task": tasks[i]})),
-                        None => detail(StatusCode::BAD_REQUEST, "Invalid index"),
+                        None => refused(
+                            "bad_input",
+                            detail(StatusCode::BAD_REQUEST, "Invalid index"),
+                        ),
                     },
                     _ => {
                         let start = py_bound(req.start, tasks.len(), 0);
@@ -683,12 +720,18 @@ impl<R: Runtime> Server<R> {
                 let (task, setup) = match self.session(&sid, Some(index)).await {
                     Ok(Some(session)) => session,
                     Ok(None) => {
-                        return detail(StatusCode::NOT_FOUND, "Active environment not found")
+                        return refused(
+                            "unknown_session",
+                            detail(StatusCode::NOT_FOUND, "Active environment not found"),
+                        )
                     }
                     Err(e) => return unavailable(&e.to_string()),
                 };
                 if let Err(message) = self.ready(setup).await {
-                    return detail(StatusCode::INTERNAL_SERVER_ERROR, &message);
+                    return refused(
+                        "setup_failed",
+                        detail(StatusCode::INTERNAL_SERVER_ERROR, &message),
+                    );
                 }
                 if route == "prompt" {
                     json_response(StatusCode::OK, &json!(env.prompt_blocks(&task)))
@@ -700,10 +743,10 @@ impl<R: Runtime> Server<R> {
                 let Some(sid) = sid else { return missing_sid() };
                 match serde_json::from_slice::<CallBody>(body) {
                     Ok(call) => self.call(index, &sid, call).await,
-                    Err(e) => unprocessable(&e.to_string()),
+                    Err(e) => refused("bad_input", unprocessable(&e.to_string())),
                 }
             }
-            _ => detail(StatusCode::NOT_FOUND, "Not Found"),
+            _ => refused("not_found", detail(StatusCode::NOT_FOUND, "Not Found")),
         }
     }
 
@@ -718,20 +761,26 @@ impl<R: Runtime> Server<R> {
     async fn create(&self, sid: &str, body: &Bytes) -> Response<OrsBody> {
         let req: CreateBody = match serde_json::from_slice(body) {
             Ok(req) => req,
-            Err(e) => return unprocessable(&e.to_string()),
+            Err(e) => return refused("bad_input", unprocessable(&e.to_string())),
         };
         let env = match &req.env_name {
             Some(name) => match self.env_index(name) {
                 Some(i) => i,
                 None => {
-                    return detail(
-                        StatusCode::NOT_FOUND,
-                        &format!("unknown environment '{name}'"),
+                    return refused(
+                        "unknown_environment",
+                        detail(
+                            StatusCode::NOT_FOUND,
+                            &format!("unknown environment '{name}'"),
+                        ),
                     )
                 }
             },
             None if self.inner.envs.is_empty() => {
-                return detail(StatusCode::NOT_FOUND, "no environment")
+                return refused(
+                    "unknown_environment",
+                    detail(StatusCode::NOT_FOUND, "no environment"),
+                )
             }
             None => 0,
         };
@@ -741,14 +790,27 @@ impl<R: Runtime> Server<R> {
             (Some(spec), None, None) => spec,
             (None, Some(split), Some(index)) => {
                 let Some(tasks) = self.inner.envs.get(env).and_then(|e| e.tasks(&split)) else {
-                    return detail(StatusCode::BAD_REQUEST, "Invalid split");
+                    return refused(
+                        "bad_input",
+                        detail(StatusCode::BAD_REQUEST, "Invalid split"),
+                    );
                 };
                 match py_index(index, tasks.len()).and_then(|i| tasks.get(i)) {
                     Some(task) => task.clone(),
-                    None => return detail(StatusCode::BAD_REQUEST, "Invalid index"),
+                    None => {
+                        return refused(
+                            "bad_input",
+                            detail(StatusCode::BAD_REQUEST, "Invalid index"),
+                        )
+                    }
                 }
             }
-            _ => return unprocessable("give exactly one of task_spec or split and index"),
+            _ => {
+                return refused(
+                    "bad_input",
+                    unprocessable("give exactly one of task_spec or split and index"),
+                )
+            }
         };
         if let Some(refused) = self.refuse_create(sid, spec_bytes) {
             return refused;
@@ -764,9 +826,19 @@ impl<R: Runtime> Server<R> {
         });
         if let Some((store, record)) = &record {
             let ttl = self.inner.config.session_timeout;
-            match store.create_session(sid, record, ttl).await {
+            let created = store_call(
+                &self.inner.runtime,
+                "create_session",
+                store.create_session(sid, record, ttl),
+            );
+            match created.await {
                 Ok(true) => {}
-                Ok(false) => return detail(StatusCode::BAD_REQUEST, "Session already exists"),
+                Ok(false) => {
+                    return refused(
+                        "session_exists",
+                        detail(StatusCode::BAD_REQUEST, "Session already exists"),
+                    )
+                }
                 Err(e) => return unavailable(&e.to_string()),
             }
         }
@@ -778,16 +850,30 @@ impl<R: Runtime> Server<R> {
         let (done, setup) = watch::channel(None);
         if let Some(environment) = self.inner.envs.get(env) {
             let run = environment.setup(&task, secrets.as_ref().unwrap_or(&Value::Null));
+            let session = sid;
             let sid = sid.to_owned();
-            self.inner.runtime.spawn(async move {
+            let runtime = self.inner.runtime.clone();
+            log!(
+                debug,
+                env = environment.name(),
+                "session created; setup started"
+            );
+            let setup = async move {
                 let outcome = run.await;
+                #[cfg(feature = "tracing")]
+                match &outcome {
+                    Ok(()) => tracing::debug!("session setup done"),
+                    Err(error) => tracing::warn!(%error, "session setup failed"),
+                }
                 if let Some((store, mut record)) = record {
                     record.setup = Some(outcome.clone());
                     // Unrecorded, the other instances wait for it until SHARED_SETUP_WAIT.
-                    let _ = store.update_session(&sid, &record).await;
+                    let recorded = store.update_session(&sid, &record);
+                    let _ = store_call(&runtime, "update_session", recorded).await;
                 }
                 let _ = done.send(Some(outcome));
-            });
+            };
+            self.inner.runtime.spawn(in_session(Some(session), setup));
         }
         sessions.spec_bytes += spec_bytes;
         sessions.map.insert(
@@ -820,15 +906,24 @@ impl<R: Runtime> Server<R> {
     ) -> Option<Response<OrsBody>> {
         self.sweep(sessions, now);
         if sessions.map.contains_key(sid) {
-            return Some(detail(StatusCode::BAD_REQUEST, "Session already exists"));
+            return Some(refused(
+                "session_exists",
+                detail(StatusCode::BAD_REQUEST, "Session already exists"),
+            ));
         }
         if sessions.map.len() >= self.inner.config.max_sessions {
-            return Some(detail(StatusCode::SERVICE_UNAVAILABLE, "too many sessions"));
+            return Some(refused(
+                "too_many_sessions",
+                detail(StatusCode::SERVICE_UNAVAILABLE, "too many sessions"),
+            ));
         }
         if sessions.spec_bytes.saturating_add(spec_bytes) > self.inner.config.max_task_spec_bytes {
-            return Some(detail(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too much task_spec data held by live sessions",
+            return Some(refused(
+                "task_spec_full",
+                detail(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "too much task_spec data held by live sessions",
+                ),
             ));
         }
         None
@@ -848,7 +943,8 @@ impl<R: Runtime> Server<R> {
             }));
         };
         let ttl = self.inner.config.session_timeout;
-        let Some(record) = store.session(sid, ttl).await? else {
+        let found = store_call(&self.inner.runtime, "session", store.session(sid, ttl));
+        let Some(record) = found.await? else {
             return Ok(None);
         };
         let index = self.env_index(&record.env);
@@ -879,7 +975,8 @@ impl<R: Runtime> Server<R> {
         while self.inner.runtime.now() < until {
             self.inner.runtime.sleep(poll).await;
             let ttl = self.inner.config.session_timeout;
-            match store.session(&sid, ttl).await {
+            let found = store_call(&self.inner.runtime, "session", store.session(&sid, ttl));
+            match found.await {
                 Ok(Some(SessionRecord {
                     setup: Some(outcome),
                     ..
@@ -895,8 +992,12 @@ impl<R: Runtime> Server<R> {
     /// `/delete`: ends the session, and runs its environment's teardown here.
     async fn delete(&self, sid: &str) -> Result<(), StoreError> {
         let removed = lock(&self.inner.sessions).remove(sid);
+        log!(debug, "session deleted");
         let stored = match &self.inner.store {
-            Some(store) => store.delete_session(sid).await?,
+            Some(store) => {
+                let deleted = store.delete_session(sid);
+                store_call(&self.inner.runtime, "delete_session", deleted).await?
+            }
             None => None,
         };
         if let Some(session) = removed {
@@ -920,6 +1021,7 @@ impl<R: Runtime> Server<R> {
         for sid in expired {
             // With a store, the session may live on at another instance: its teardown
             // waits for a `/delete`.
+            log!(debug, session = %sid, "session expired");
             if let Some(session) = sessions.remove(&sid)
                 && self.inner.store.is_none()
             {
@@ -952,8 +1054,12 @@ impl<R: Runtime> Server<R> {
         if let Some(env) = self.inner.envs.get(env) {
             let done = env.teardown(task);
             self.inner.runtime.spawn(async move {
-                // Teardown errors have no client to go to.
-                let _ = done.await;
+                // Teardown errors have no client to go to: the log is where they go.
+                if let Err(error) = done.await {
+                    log!(warn, %error, "environment teardown failed");
+                    #[cfg(not(feature = "tracing"))]
+                    let _ = error;
+                }
             });
         }
     }
@@ -964,19 +1070,26 @@ impl<R: Runtime> Server<R> {
     /// [`ServerConfig::max_running_calls`] is a 503 (see there for why).
     async fn call(&self, env: usize, sid: &str, call: CallBody) -> Response<OrsBody> {
         let calls = &self.inner.calls;
+        let span = CallSpan::new(sid, &call.name, call.task_id.as_deref());
+        let refuse = |reason: &'static str, message: &str| {
+            span.in_scope(|| {
+                refusal(reason, 200);
+                response(calls.refuse(message).boxed_unsync())
+            })
+        };
         let (task, setup) = match self.session(sid, Some(env)).await {
             Ok(Some(session)) => session,
-            Ok(None) => return response(calls.refuse("Session not found").boxed_unsync()),
+            Ok(None) => return refuse("unknown_session", "Session not found"),
             Err(e) => return unavailable(&e.to_string()),
         };
         let Some(environment) = self.inner.envs.get(env).map(Arc::clone) else {
-            return detail(StatusCode::NOT_FOUND, "Not Found");
+            return refused("not_found", detail(StatusCode::NOT_FOUND, "Not Found"));
         };
         // A resume (with a task id) reads the task whatever the tool; a new call must name
         // one of the environment's tools.
         if call.task_id.is_none() && !environment.tools().iter().any(|t| t.name == call.name) {
             let message = format!("'{}' is not a valid tool", call.name);
-            return response(calls.refuse(&message).boxed_unsync());
+            return refuse("unknown_tool", &message);
         }
         let CallBody {
             name,
@@ -991,10 +1104,19 @@ impl<R: Runtime> Server<R> {
             server.ready(setup).await?;
             environment.call(&task, &name, Value::Object(input)).await
         };
-        match calls.try_call_in(scope, task_id.as_deref(), run).await {
+        match calls
+            .try_call_in_span(scope, task_id.as_deref(), run, &span)
+            .await
+        {
             Ok(body) => response(body.boxed_unsync()),
-            Err(NotStarted::Busy) => busy(),
-            Err(refused) => unavailable(&refused.to_string()),
+            Err(NotStarted::Busy) => span.in_scope(busy),
+            Err(NotStarted::Draining) => span.in_scope(|| {
+                refused(
+                    "shutting_down",
+                    unavailable_detail(&NotStarted::Draining.to_string()),
+                )
+            }),
+            Err(NotStarted::Store(e)) => span.in_scope(|| unavailable(&e.to_string())),
         }
     }
 
@@ -1032,9 +1154,21 @@ impl<R: Runtime> Server<R> {
     }
 }
 
-/// A `503` for a request the server cannot serve now (its store is unreachable, it is
-/// shutting down): the official client retries it.
+/// Counts and logs a refusal (see [`refusal`]) and passes its answer on.
+fn refused(reason: &'static str, resp: Response<OrsBody>) -> Response<OrsBody> {
+    refusal(reason, resp.status().as_u16());
+    resp
+}
+
+/// A `503` for a request the server cannot serve now because its store is unreachable
+/// (the store error was logged and counted where it happened): the official client
+/// retries it.
 fn unavailable(message: &str) -> Response<OrsBody> {
+    refused("store_unavailable", unavailable_detail(message))
+}
+
+/// A `503` with `Retry-After: 1`.
+fn unavailable_detail(message: &str) -> Response<OrsBody> {
     let mut resp = detail(StatusCode::SERVICE_UNAVAILABLE, message);
     resp.headers_mut().insert(
         http::header::RETRY_AFTER,
@@ -1046,16 +1180,14 @@ fn unavailable(message: &str) -> Response<OrsBody> {
 /// A `/call` refused because [`ServerConfig::max_running_calls`] tools are running: 503,
 /// which the official client retries with backoff (see there).
 fn busy() -> Response<OrsBody> {
-    let mut resp = detail(StatusCode::SERVICE_UNAVAILABLE, BUSY);
-    resp.headers_mut().insert(
-        http::header::RETRY_AFTER,
-        http::HeaderValue::from_static("1"),
-    );
-    resp
+    refused("busy", unavailable_detail(BUSY))
 }
 
 fn missing_sid() -> Response<OrsBody> {
-    detail(StatusCode::BAD_REQUEST, "X-Session-ID header is required")
+    refused(
+        "missing_session_id",
+        detail(StatusCode::BAD_REQUEST, "X-Session-ID header is required"),
+    )
 }
 
 #[cfg(feature = "hyper")]

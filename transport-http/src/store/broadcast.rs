@@ -10,7 +10,17 @@ use futures_lite::stream;
 use ssekit::{EncodeError, Encoder, Event};
 
 use super::{changed_or_after, Changed, EventsRead, Log, LoggedEvent, Store, StoreError};
+use crate::observe::{self, log};
 use crate::runtime::{Frames, Runtime};
+
+/// A failed store call of a shared broadcast, `op`: counted and logged at `warn` (the ORS
+/// server's own store calls are counted where it makes them; these it never sees).
+fn failed(stream: &str, op: &'static str, e: &StoreError) {
+    observe::count_by(observe::STORE_ERRORS_TOTAL, "op", op, 1);
+    log!(warn, stream, op, error = %e, "shared broadcast: store call failed");
+    #[cfg(not(feature = "tracing"))]
+    let _ = (stream, e);
+}
 
 /// A broadcast stream whose events live in a [`Store`]: an event published on any instance
 /// reaches the subscribers of every instance, and a subscriber that reconnects, to any
@@ -148,7 +158,10 @@ impl SharedBroadcast {
         self.store
             .publish(&self.name, frame.freeze(), self.max_events, self.ttl)
             .await
-            .map_err(PublishError::Store)
+            .map_err(|e| {
+                failed(&self.name, "publish", &e);
+                PublishError::Store(e)
+            })
     }
 
     /// The events for one subscriber: after `last_event_id` (what it missed, then live),
@@ -181,11 +194,23 @@ impl SharedBroadcast {
             .store
             .read_events(&self.name, after, READ_BATCH)
             .await
-            .map_err(SubscribeError::Store)?;
+            .map_err(|e| {
+                failed(&self.name, "read_events", &e);
+                SubscribeError::Store(e)
+            })?;
         if first.gap {
+            observe::count(observe::REPLAY_GAPS_TOTAL, 1);
+            log!(
+                debug,
+                stream = %self.name,
+                last_event_id = after,
+                "shared broadcast: the events after the subscriber's id are no longer kept"
+            );
             return Err(SubscribeError::Gap);
         }
+        log!(debug, stream = %self.name, last_event_id = after, "shared broadcast: subscribed");
         let mut state = Subscriber {
+            _open: observe::Open::new(observe::BROADCAST_SUBSCRIBERS),
             store: Arc::clone(&self.store),
             name: self.name.clone(),
             runtime,
@@ -228,6 +253,9 @@ impl std::fmt::Display for SubscribeError {
 impl std::error::Error for SubscribeError {}
 
 struct Subscriber<R> {
+    /// Counts the subscriber in [`BROADCAST_SUBSCRIBERS`](observe::BROADCAST_SUBSCRIBERS)
+    /// while its stream lives.
+    _open: observe::Open,
     store: Arc<dyn Store>,
     name: String,
     runtime: R,
@@ -244,6 +272,11 @@ impl<R: Runtime> Subscriber<R> {
     /// Queues what a read found; a gap ends the stream after what came before it.
     fn take(&mut self, read: EventsRead) {
         if read.gap {
+            log!(
+                debug,
+                stream = %self.name,
+                "shared broadcast: a subscriber fell behind the log; its stream ends"
+            );
             self.done = true;
             return;
         }
@@ -277,7 +310,10 @@ impl<R: Runtime> Subscriber<R> {
                     }
                     self.take(read);
                 }
-                Err(_) => self.done = true,
+                Err(e) => {
+                    failed(&self.name, "read_events", &e);
+                    self.done = true;
+                }
             }
         }
     }
