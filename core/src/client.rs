@@ -289,8 +289,9 @@ impl ReconnectConfig {
 
     /// Jitter: each wait is the computed delay plus a random extra of up to `percent` of it
     /// (default 20, clamped to 100). No wait is shorter than the reconnection time (a
-    /// server's `retry:` is honoured) nor longer than [`max_delay`](Self::max_delay) (unless
-    /// `retry:` itself asks for longer): near the cap, the random window ends at the cap.
+    /// server's `retry:` is honoured) nor longer than [`max_delay`](Self::max_delay): near the
+    /// cap, the random window ends at the cap. Where the reconnection time is itself at or
+    /// above the cap (`retry:` asks for longer), it wins, with the jitter above it.
     ///
     /// # Example
     /// ```
@@ -1682,16 +1683,27 @@ impl Reconnect {
     /// time (at least the floor) doubled per earlier consecutive failure, capped, plus jitter
     /// that keeps it within `[base, cap]`: where `grown + spread` would pass the cap, the
     /// window `[cap - spread, cap]` is drawn from instead, so waits at the cap still spread.
+    ///
+    /// When the reconnection time itself is at or above `max_delay` (a server's `retry:`, or
+    /// a config with both equal), it wins over the cap and the jitter lies above it: clients
+    /// that were told the same time must still not reconnect in lockstep.
     fn delay(&mut self, attempt: u32) -> u64 {
         let base = millis_ceil(self.reconnection_time).max(millis_ceil(self.config.min_delay));
-        let cap = millis_ceil(self.config.max_delay).max(base);
+        let max = millis_ceil(self.config.max_delay);
+        let spread_of = |wait: u64| {
+            let spread = u128::from(wait) * u128::from(self.config.jitter_percent) / 100;
+            u64::try_from(spread).unwrap_or(u64::MAX)
+        };
+        if base >= max {
+            let spread = spread_of(base);
+            return base.saturating_add(self.rng.below_or_equal(spread));
+        }
         let doublings = attempt.saturating_sub(1).min(63);
-        let grown = base.saturating_mul(1u64 << doublings).min(cap);
-        let spread = u128::from(grown) * u128::from(self.config.jitter_percent) / 100;
-        let spread = u64::try_from(spread).unwrap_or(u64::MAX);
-        let start = grown.min(cap.saturating_sub(spread)).max(base);
+        let grown = base.saturating_mul(1u64 << doublings).min(max);
+        let spread = spread_of(grown);
+        let start = grown.min(max.saturating_sub(spread)).max(base);
         let jitter = self.rng.below_or_equal(spread);
-        start.saturating_add(jitter).min(cap)
+        start.saturating_add(jitter).min(max)
     }
 }
 
@@ -1806,13 +1818,21 @@ mod tests {
                 "seed {seed}: waits at the cap do not spread"
             );
         }
-        // A `retry:` above the cap is honoured exactly: the cap never shortens it.
-        let mut rc = Reconnect::new(
-            ReconnectConfig::default()
-                .retry_timeout(Duration::from_millis(20_000))
-                .max_delay(Duration::from_millis(10_000)),
-        );
-        assert_eq!(fail_once(&mut rc, Instant::ZERO), 20_000);
+        // A reconnection time above the cap wins over it, jittered above it: the cap never
+        // shortens it, and clients told the same time still spread.
+        let mut firsts = BTreeSet::new();
+        for seed in 0..50 {
+            let mut rc = Reconnect::new(
+                ReconnectConfig::default()
+                    .retry_timeout(Duration::from_millis(20_000))
+                    .max_delay(Duration::from_millis(10_000))
+                    .jitter_seed(seed),
+            );
+            let w = fail_once(&mut rc, Instant::ZERO);
+            assert!((20_000..=24_000).contains(&w), "seed {seed}: {w}");
+            firsts.insert(w);
+        }
+        assert!(firsts.len() > 1, "equal reconnection times in lockstep");
     }
 
     #[test]
