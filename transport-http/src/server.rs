@@ -431,7 +431,8 @@ where
     /// ```
     /// # use std::task::{Context, Waker};
     /// use ssekit_http::server::Frames;
-    /// let items = futures_lite::stream::iter([Ok::<_, ()>(bytes::Bytes::from("data: a\n\n")); 3]);
+    /// let item = || Ok::<_, ()>(bytes::Bytes::from_static(b"data: a\n\n"));
+    /// let items = futures_lite::stream::iter([item(), item(), item()]);
     /// let mut frames = Frames::new(items);
     /// let mut cx = Context::from_waker(Waker::noop());
     /// # #[derive(Clone)] struct NoClock;
