@@ -12,7 +12,7 @@ use http::{header, Request, Response, StatusCode};
 use http_body_util::Full;
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use ssekit_http::runtime::Runtime;
-use ssekit_http::server::HttpService;
+use ssekit_http::server::{serve_on, Accept, HttpService, ServeOptions};
 use tracing_subscriber::EnvFilter;
 
 use crate::CliError;
@@ -50,7 +50,7 @@ pub fn start_metrics() -> Result<PrometheusHandle, CliError> {
 }
 
 /// `GET /metrics`: the recorder's text exposition; any other path is a 404.
-pub fn metrics_service(handle: PrometheusHandle) -> impl HttpService<Full<Bytes>> {
+fn metrics_service(handle: PrometheusHandle) -> impl HttpService<Full<Bytes>> {
     hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
         let handle = handle.clone();
         async move {
@@ -76,8 +76,20 @@ pub fn metrics_service(handle: PrometheusHandle) -> impl HttpService<Full<Bytes>
     })
 }
 
+/// Serves [`metrics_service`] on `listener`, and keeps the recorder up, on `runtime`, for as
+/// long as the process runs.
+pub fn serve_metrics<R: Runtime, L: Accept<R>>(runtime: &R, listener: L, handle: PrometheusHandle) {
+    keep_up(runtime, handle.clone());
+    let service = metrics_service(handle);
+    let rt = runtime.clone();
+    runtime.spawn(async move {
+        let forever = std::future::pending();
+        let _ = serve_on(rt, listener, service, forever, ServeOptions::default()).await;
+    });
+}
+
 /// Folds the recorder's histograms every [`UPKEEP`], for as long as the server runs.
-pub fn keep_up<R: Runtime>(runtime: &R, handle: PrometheusHandle) {
+fn keep_up<R: Runtime>(runtime: &R, handle: PrometheusHandle) {
     let rt = runtime.clone();
     runtime.spawn(async move {
         loop {

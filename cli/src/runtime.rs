@@ -70,11 +70,7 @@ impl RuntimeName {
                 if let Some((at, handle)) = metrics {
                     at.set_nonblocking(true)?;
                     let at = tokio::net::TcpListener::from_std(at)?;
-                    crate::operate::keep_up(&runtime, handle.clone());
-                    let service = crate::operate::metrics_service(handle);
-                    runtime.spawn(async move {
-                        let _ = ssekit_hyper::server::serve(at, service).await;
-                    });
+                    crate::operate::serve_metrics(&runtime, at, handle);
                 }
                 let app = crate::app::App::<ssekit_hyper::runtime::Tokio>::new(settings);
                 announce();
@@ -91,11 +87,7 @@ impl RuntimeName {
                 if let Some((at, handle)) = metrics {
                     at.set_nonblocking(true)?;
                     let at = smol::net::TcpListener::try_from(at)?;
-                    crate::operate::keep_up(&runtime, handle.clone());
-                    let service = crate::operate::metrics_service(handle);
-                    runtime.spawn(async move {
-                        let _ = ssekit_smol::server::serve(at, service).await;
-                    });
+                    crate::operate::serve_metrics(&runtime, at, handle);
                 }
                 let app = crate::app::App::<ssekit_smol::runtime::Smol>::new(settings);
                 announce();

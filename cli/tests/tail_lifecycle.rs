@@ -10,30 +10,16 @@ use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use common::{assert_one_line_error, output_within, raw_server_for, ssekit, text};
+use common::{
+    assert_one_line_error, close_delimited, json_lines as lines, output_within, raw_server_for,
+    ssekit, text, SSE,
+};
 
 /// The `Last-Event-ID` of a request head (lower-cased), as a number.
 fn last_id(head: &str) -> Option<u64> {
     head.lines()
         .find_map(|l| l.strip_prefix("last-event-id:"))
         .and_then(|v| v.trim().parse().ok())
-}
-
-/// A whole response that ends when the connection closes (no length, no chunks).
-fn close_delimited(sock: &mut TcpStream, status: &str, headers: &str, body: &str) {
-    let head = format!("HTTP/1.1 {status}\r\n{headers}connection: close\r\n\r\n");
-    sock.write_all(head.as_bytes()).unwrap();
-    sock.write_all(body.as_bytes()).unwrap();
-}
-
-const SSE: &str = "content-type: text/event-stream\r\n";
-
-/// The JSON lines `tail --json` printed.
-fn lines(stdout: &[u8]) -> Vec<serde_json::Value> {
-    text(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn of<'a>(lines: &'a [serde_json::Value], kind: &str) -> Vec<&'a serde_json::Value> {

@@ -5,29 +5,14 @@
 
 mod common;
 
-use std::io::Write;
 use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{assert_one_line_error, output_within, raw_server_for, ssekit, text};
-
-/// A whole response that ends when the connection closes (no length, no chunks).
-fn close_delimited(sock: &mut TcpStream, status: &str, headers: &str, body: &str) {
-    let head = format!("HTTP/1.1 {status}\r\n{headers}connection: close\r\n\r\n");
-    sock.write_all(head.as_bytes()).unwrap();
-    sock.write_all(body.as_bytes()).unwrap();
-}
-
-const SSE: &str = "content-type: text/event-stream\r\n";
-
-/// The JSON lines `tail --json` printed.
-fn lines(stdout: &[u8]) -> Vec<serde_json::Value> {
-    text(stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+use common::{
+    assert_one_line_error, close_delimited, json_lines as lines, output_within, raw_server_for,
+    ssekit, text, SSE,
+};
 
 /// Reads the request's body (its `content-length`), so that closing the socket after the
 /// response is a clean close, not a reset over unread bytes.

@@ -152,3 +152,21 @@ pub fn serve_on_a_free_port<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Served {
         .to_owned();
     Served(child, url)
 }
+
+/// A whole response that ends when the connection closes (no length, no chunks).
+pub fn close_delimited(sock: &mut std::net::TcpStream, status: &str, headers: &str, body: &str) {
+    let head = format!("HTTP/1.1 {status}\r\n{headers}connection: close\r\n\r\n");
+    sock.write_all(head.as_bytes()).unwrap();
+    sock.write_all(body.as_bytes()).unwrap();
+}
+
+/// The content type of an event stream, as a header line.
+pub const SSE: &str = "content-type: text/event-stream\r\n";
+
+/// The JSON lines `tail --json` printed.
+pub fn json_lines(stdout: &[u8]) -> Vec<serde_json::Value> {
+    text(stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
