@@ -33,7 +33,7 @@
 //! | [`EVENTS_TOTAL`] | counter | | messages written to streams (events, comments, `retry:`) |
 //! | [`BYTES_TOTAL`] | counter | | bytes written to streams |
 //! | [`KEEPALIVES_TOTAL`] | counter | | keep-alive comments written |
-//! | [`SLOW_CONSUMERS_TOTAL`] | counter | `action` (`cut`, `full`) | a broadcast subscriber cut off for a full queue; a `Sender::try_send` refused for one |
+//! | [`SLOW_CONSUMERS_TOTAL`] | counter | `action` (`cut`, `gap`, `full`) | a client cut off for a full queue ([`Overflow::Disconnect`](crate::server::Overflow)); an event dropped for one (`Overflow::Gap`); a plain `Sender::try_send` refused for one |
 //! | [`BROADCAST_SUBSCRIBERS`] | gauge | | broadcast subscribers connected |
 //! | [`REPLAY_GAPS_TOTAL`] | counter | | `Last-Event-ID`s older than the replay buffer |
 //! | [`REFUSED_TOTAL`] | counter | `reason` | requests the ORS server refused (`unauthorized` 401; `too_large` 413; `bad_input` 400/422; `missing_session_id` 400; `session_exists` 400; `unknown_session`, `unknown_environment`, `not_found` 404; `setup_failed` 500; `busy`, `shutting_down`, `store_unavailable`, `too_many_sessions`, `task_spec_full` 503; and, in a `/call` stream's `error` event, `unknown_session`, `unknown_tool`, `unknown_task`) |

@@ -51,7 +51,11 @@ mod channel;
 #[cfg(feature = "server")]
 pub use broadcast::Broadcast;
 #[cfg(feature = "server")]
-pub use channel::{channel, Sender};
+mod overflow;
+#[cfg(feature = "server")]
+pub use channel::{channel, channel_with, Sender};
+#[cfg(feature = "server")]
+pub use overflow::{gap_event, Overflow, GAP_EVENT};
 #[cfg(feature = "hyper-server")]
 mod serve;
 #[cfg(feature = "hyper-server")]

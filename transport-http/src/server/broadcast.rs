@@ -3,6 +3,7 @@
 //! file adds the lock, the queues and the bodies.
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -11,22 +12,68 @@ use ssekit::server::{Gap, ReplayBuffer};
 use ssekit::{EncodeError, Event};
 use tokio::sync::mpsc;
 
-use super::{queue_capacity, Hub, SseBody};
+use super::overflow::{retry_frame, GapQueue};
+use super::{queue_capacity, Hub, Overflow, SseBody};
 use crate::observe::{self, log, Open};
 use crate::runtime::Runtime;
 
-type State = Hub<mpsc::Sender<Bytes>>;
+/// The hub, and the id of the last event published with one (where a new subscriber's
+/// replay ends).
+#[derive(Debug)]
+struct State {
+    hub: Hub<Client>,
+    last_id: Option<Arc<str>>,
+}
+
+/// One client's queue, as its [`Overflow`] policy wants it.
+#[derive(Debug)]
+enum Client {
+    /// A bounded queue; `cut` is set when the policy cuts the client, so that its stream
+    /// ends with the `retry:` hint.
+    Queue {
+        tx: mpsc::Sender<Bytes>,
+        cut: Arc<AtomicBool>,
+    },
+    /// A queue that drops its oldest events and reports the gap.
+    Gap(Arc<GapQueue>),
+}
+
+impl Client {
+    fn is_gone(&self) -> bool {
+        match self {
+            Client::Queue { tx, .. } => tx.is_closed(),
+            Client::Gap(queue) => queue.is_gone(),
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // A forgotten client's stream ends after what it has queued (a queue's sender does
+        // so by being dropped).
+        if let Client::Gap(queue) = self {
+            queue.close();
+        }
+    }
+}
 
 /// A live event stream shared by every connected client, whose bodies run on `R`. Each
 /// [`publish`](Self::publish)ed event is encoded once, kept in a [`ReplayBuffer`], and queued
 /// to every subscriber; a client that reconnects with `Last-Event-ID` gets what it missed
 /// from the buffer, then the live events, with nothing lost or doubled in between.
 ///
-/// **Slow clients.** Each subscriber's queue holds `per_client` events. A subscriber whose
-/// queue is full when an event is published is dropped: its stream ends after what is already
-/// queued, the client reconnects with its last id, and is served from the replay buffer (or
-/// learns of the [`Gap`] if it fell too far behind). Memory is bounded by the replay buffer's
-/// bounds plus `per_client` events per client; one slow client never slows the others.
+/// **Slow clients.** Each subscriber's queue holds `per_client` events; what happens when it
+/// is full is the broadcast's [`Overflow`] policy ([`overflow`](Self::overflow)):
+/// - [`Overflow::Disconnect`] (the default): the subscriber is dropped; its stream ends after
+///   what is already queued and a `retry:` hint, the client reconnects with its last id and
+///   is served from the replay buffer (or learns of the [`Gap`] if it fell too far behind);
+/// - [`Overflow::Gap`]: its oldest queued events are dropped, and it reads a
+///   [`GAP_EVENT`](super::GAP_EVENT) saying how many and after which id before the next;
+/// - backpressure: [`publish_wait`](Self::publish_wait) waits for room in every queue
+///   instead (use it or [`publish`](Self::publish), not both, on one broadcast).
+///
+/// Memory is bounded by the replay buffer's bounds plus `per_client` events per client; under
+/// the first two policies one slow client never slows the others.
 ///
 /// # Example
 /// ```
@@ -45,6 +92,10 @@ type State = Hub<mpsc::Sender<Bytes>>;
 pub struct Broadcast<R> {
     state: Arc<Mutex<State>>,
     per_client: usize,
+    overflow: Overflow,
+    /// Held across [`publish_wait`](Self::publish_wait)'s sends, so that two of them cannot
+    /// queue their events in different orders for different clients.
+    sending: Arc<tokio::sync::Mutex<()>>,
     runtime: PhantomData<fn() -> R>,
 }
 
@@ -53,6 +104,8 @@ impl<R> Clone for Broadcast<R> {
         Broadcast {
             state: Arc::clone(&self.state),
             per_client: self.per_client,
+            overflow: self.overflow,
+            sending: Arc::clone(&self.sending),
             runtime: PhantomData,
         }
     }
@@ -61,8 +114,9 @@ impl<R> Clone for Broadcast<R> {
 impl<R> std::fmt::Debug for Broadcast<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Broadcast")
-            .field("subscribers", &self.lock().subscribers())
+            .field("subscribers", &self.lock().hub.subscribers())
             .field("per_client", &self.per_client)
+            .field("overflow", &self.overflow)
             .finish_non_exhaustive()
     }
 }
@@ -82,10 +136,31 @@ impl<R> Broadcast<R> {
     /// ```
     pub fn new(replay: ReplayBuffer, per_client: usize) -> Self {
         Broadcast {
-            state: Arc::new(Mutex::new(Hub::new(replay))),
+            state: Arc::new(Mutex::new(State {
+                hub: Hub::new(replay),
+                last_id: None,
+            })),
             per_client: queue_capacity(per_client),
+            overflow: Overflow::default(),
+            sending: Arc::new(tokio::sync::Mutex::new(())),
             runtime: PhantomData,
         }
+    }
+
+    /// What [`publish`](Self::publish) does with a client whose queue is full, for the
+    /// clients that subscribe from now on (see [`Overflow`]).
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() {
+    /// use ssekit_http::server::{Broadcast, Overflow};
+    /// let ticker = Broadcast::<R>::new(ssekit::server::ReplayBuffer::default(), 64).overflow(Overflow::Gap);
+    /// # let _ = ticker; }
+    /// ```
+    #[must_use]
+    pub fn overflow(mut self, overflow: Overflow) -> Self {
+        self.overflow = overflow;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -105,16 +180,24 @@ impl<R> Broadcast<R> {
     /// ```
     pub fn publish(&self, event: &Event) -> Result<usize, EncodeError> {
         let mut cut = 0u64;
-        let sent = self
-            .lock()
-            .publish(event, |tx, wire| match tx.try_send(wire) {
+        let id: Option<Arc<str>> = event.id().map(Arc::from);
+        let mut state = self.lock();
+        let sent = state.hub.publish(event, |client, wire| match client {
+            Client::Queue { tx, cut: flag } => match tx.try_send(wire) {
                 Ok(()) => true,
                 Err(mpsc::error::TrySendError::Full(_)) => {
+                    flag.store(true, Ordering::Release);
                     cut += 1;
                     false
                 }
                 Err(mpsc::error::TrySendError::Closed(_)) => false,
-            });
+            },
+            Client::Gap(queue) => queue.push(id.clone(), wire),
+        });
+        if sent.is_ok() && id.is_some() {
+            state.last_id = id;
+        }
+        drop(state);
         if cut > 0 {
             observe::count_by(observe::SLOW_CONSUMERS_TOTAL, "action", "cut", cut);
             log!(
@@ -140,7 +223,47 @@ impl<R> Broadcast<R> {
     /// # }
     /// ```
     pub fn disconnect_all(&self) {
-        self.lock().disconnect_all();
+        self.lock().hub.disconnect_all();
+    }
+
+    /// Sends `event` to every subscriber as [`publish`](Self::publish) does, but waits for
+    /// room in a full queue instead of applying the [`Overflow`] policy: backpressure, for a
+    /// stream where no client may miss an event and the publisher can slow down (one slow
+    /// client slows every other). Returns how many subscribers it was queued for. Clients
+    /// under [`Overflow::Gap`] never make it wait. Calls are queued in order, one at a time.
+    ///
+    /// # Example
+    /// ```
+    /// # async fn doc<R: ssekit_http::runtime::Runtime + Default>() -> Result<(), ssekit::EncodeError> {
+    /// let hub = ssekit_http::server::Broadcast::<R>::new(ssekit::server::ReplayBuffer::default(), 8);
+    /// let _body = hub.subscribe(None);
+    /// assert_eq!(hub.publish_wait(&ssekit::Event::message("every client gets it")).await?, 1);
+    /// # Ok(()) }
+    /// ```
+    pub async fn publish_wait(&self, event: &Event) -> Result<usize, EncodeError> {
+        let _one_at_a_time = self.sending.lock().await;
+        let id: Option<Arc<str>> = event.id().map(Arc::from);
+        let mut waiting = Vec::new();
+        {
+            let mut state = self.lock();
+            state.hub.publish(event, |client, wire| match client {
+                Client::Queue { tx, .. } => {
+                    waiting.push((tx.clone(), wire));
+                    !tx.is_closed()
+                }
+                Client::Gap(queue) => queue.push(id.clone(), wire),
+            })?;
+            if id.is_some() {
+                state.last_id = id;
+            }
+        }
+        let mut sent = 0;
+        for (tx, wire) in waiting {
+            if tx.send(wire).await.is_ok() {
+                sent += 1;
+            }
+        }
+        Ok(sent)
     }
 
     /// Clients currently subscribed (including ones that left since the last publish).
@@ -148,7 +271,7 @@ impl<R> Broadcast<R> {
     /// # Example
     /// See [`disconnect_all`](Self::disconnect_all).
     pub fn subscribers(&self) -> usize {
-        self.lock().subscribers()
+        self.lock().hub.subscribers()
     }
 }
 
@@ -168,20 +291,41 @@ impl<R: Runtime + Default> Broadcast<R> {
     /// # }
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody<R>, Gap> {
-        let (tx, mut rx) = mpsc::channel(self.per_client);
-        let missed = self
-            .lock()
-            .subscribe(last_event_id, tx, mpsc::Sender::is_closed)
+        let mut state = self.lock();
+        // Where the client stands once its replay is read: after the last event published.
+        let resumes_after = state.last_id.clone();
+        let (client, live): (Client, crate::runtime::Frames) = match self.overflow {
+            Overflow::Disconnect { retry } => {
+                let (tx, mut rx) = mpsc::channel(self.per_client);
+                let cut = Arc::new(AtomicBool::new(false));
+                let flag = Arc::clone(&cut);
+                let live = futures_lite::stream::poll_fn(move |cx| rx.poll_recv(cx));
+                // A client cut for a full queue is told when to come back.
+                let hint = futures_lite::stream::iter([()])
+                    .filter_map(move |()| flag.load(Ordering::Acquire).then(|| retry_frame(retry)));
+                (Client::Queue { tx, cut }, Box::pin(live.chain(hint)))
+            }
+            Overflow::Gap => {
+                let queue = GapQueue::new(self.per_client, resumes_after);
+                let live = queue.stream();
+                (Client::Gap(queue), Box::pin(live))
+            }
+        };
+        let missed = state
+            .hub
+            .subscribe(last_event_id, client, Client::is_gone)
             .inspect_err(|_gap| {
                 observe::count(observe::REPLAY_GAPS_TOTAL, 1);
                 log!(debug, target: "ssekit::broadcast", last_event_id, "Last-Event-ID older than the replay buffer");
             })?;
+        drop(state);
         log!(debug, target: "ssekit::broadcast", last_event_id, replayed = missed.len(), "subscribed");
         // One in the subscribers' gauge for as long as the body holds the queue.
         let open = Open::new(observe::BROADCAST_SUBSCRIBERS);
+        let mut live = live;
         let live = futures_lite::stream::poll_fn(move |cx| {
             let _ = &open;
-            rx.poll_recv(cx)
+            live.as_mut().poll_next(cx)
         });
         Ok(SseBody::from_bytes(
             futures_lite::stream::iter(missed).chain(live),
@@ -191,6 +335,8 @@ impl<R: Runtime + Default> Broadcast<R> {
 
 #[cfg(test)]
 mod tests {
+    use std::future::Future;
+
     use super::*;
     use crate::runtime::manual::Manual;
 
@@ -204,6 +350,106 @@ mod tests {
         let second = Event::builder().id("2").unwrap().data("b").build();
         assert_eq!(hub.publish(&second).unwrap(), 0);
         assert_eq!(hub.subscribers(), 0);
+    }
+
+    /// Everything `body` has ready now, as text; `true` with it when the body has ended.
+    fn ready(body: &mut SseBody<Manual>) -> (String, bool) {
+        use http_body::Body;
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut text = String::new();
+        loop {
+            match std::pin::Pin::new(&mut *body).poll_frame(&mut cx) {
+                std::task::Poll::Ready(Some(Ok(frame))) => {
+                    let data = frame.into_data().unwrap_or_default();
+                    text.push_str(std::str::from_utf8(&data).unwrap());
+                }
+                std::task::Poll::Ready(None) => return (text, true),
+                std::task::Poll::Ready(Some(Err(e))) => panic!("{e}"),
+                std::task::Poll::Pending => return (text, false),
+            }
+        }
+    }
+
+    fn event(id: u32) -> Event {
+        Event::builder()
+            .id(id.to_string())
+            .unwrap()
+            .data(id.to_string())
+            .build()
+    }
+
+    #[test]
+    fn a_cut_subscriber_reads_what_it_had_queued_then_a_retry_hint() {
+        let hub =
+            Broadcast::<Manual>::new(ReplayBuffer::default(), 1).overflow(Overflow::Disconnect {
+                retry: std::time::Duration::from_millis(2_500),
+            });
+        let mut slow = hub.subscribe(None).unwrap();
+        assert_eq!(hub.publish(&event(1)).unwrap(), 1);
+        assert_eq!(hub.publish(&event(2)).unwrap(), 0); // full: cut
+        assert_eq!(
+            ready(&mut slow),
+            ("id: 1\ndata: 1\n\nretry: 2500\n\n".into(), true)
+        );
+        // It comes back with its last id and is replayed what it missed.
+        let mut back = hub.subscribe(Some("1")).unwrap();
+        assert_eq!(ready(&mut back).0, "id: 2\ndata: 2\n\n");
+    }
+
+    #[test]
+    fn under_gap_a_slow_subscriber_skips_the_oldest_and_learns_where_to_resume() {
+        let hub = Broadcast::<Manual>::new(ReplayBuffer::default(), 2).overflow(Overflow::Gap);
+        hub.publish(&event(0)).unwrap();
+        let mut slow = hub.subscribe(None).unwrap();
+        let mut fast = hub.subscribe(None).unwrap();
+        let mut fast_read = String::new();
+        for id in 1..=6 {
+            assert_eq!(hub.publish(&event(id)).unwrap(), 2, "no one is dropped");
+            fast_read.push_str(&ready(&mut fast).0);
+        }
+        assert_eq!(
+            fast_read,
+            (1..=6)
+                .map(|n| format!("id: {n}\ndata: {n}\n\n"))
+                .collect::<String>()
+        );
+        // The slow one kept the last two; the gap names the last event it had before.
+        assert_eq!(
+            ready(&mut slow).0,
+            "event: gap\ndata: {\"missed\":4,\"last_event_id\":\"0\"}\n\n\
+             id: 5\ndata: 5\n\nid: 6\ndata: 6\n\n"
+        );
+        // Resuming from there replays exactly what it missed (and what followed).
+        let mut again = hub.subscribe(Some("0")).unwrap();
+        assert!(ready(&mut again)
+            .0
+            .starts_with("id: 1\ndata: 1\n\nid: 2\ndata: 2\n\n"));
+        // A forgotten gap subscriber's stream ends after what it has.
+        hub.disconnect_all();
+        assert_eq!(ready(&mut slow), (String::new(), true));
+    }
+
+    #[test]
+    fn publish_wait_waits_for_room_instead_of_cutting() {
+        let hub = Broadcast::<Manual>::new(ReplayBuffer::default(), 1);
+        let mut slow = hub.subscribe(None).unwrap();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let (one, two) = (event(1), event(2));
+        let first = hub.publish_wait(&one);
+        assert_eq!(
+            std::pin::pin!(first).poll(&mut cx),
+            std::task::Poll::Ready(Ok(1))
+        );
+        let second = hub.publish_wait(&two);
+        let mut second = std::pin::pin!(second);
+        assert!(
+            second.as_mut().poll(&mut cx).is_pending(),
+            "the queue is full: it waits"
+        );
+        assert_eq!(ready(&mut slow).0, "id: 1\ndata: 1\n\n");
+        assert_eq!(second.as_mut().poll(&mut cx), std::task::Poll::Ready(Ok(1)));
+        assert_eq!(ready(&mut slow).0, "id: 2\ndata: 2\n\n");
+        assert_eq!(hub.subscribers(), 1, "nobody was cut");
     }
 
     #[test]
