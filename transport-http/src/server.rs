@@ -43,7 +43,7 @@ mod any_body;
 #[cfg(feature = "hyper")]
 pub use any_body::AnyBody;
 mod body;
-pub use body::SseBody;
+pub use body::{SseBody, DEFAULT_KEEP_ALIVE};
 #[cfg(feature = "server")]
 mod broadcast;
 #[cfg(feature = "server")]

@@ -23,7 +23,9 @@ type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 /// as soon as the source yields it, and no event ever waits for another: one event per frame
 /// when events are few; when many are ready together they share frames of up to
 /// [`FRAME_BYTES`](super::FRAME_BYTES). When the source is silent for the keep-alive
-/// interval a `: ping` comment is sent, timed on `R`'s clock.
+/// interval ([`DEFAULT_KEEP_ALIVE`], 15 s, unless set otherwise) a `: ping` comment is sent,
+/// timed on `R`'s clock: a silent stream survives proxies that time reads out (nginx's
+/// default `proxy_read_timeout` is 60 s).
 ///
 /// The transports name it on their runtime: `ssekit_hyper::server::SseBody` is
 /// `SseBody<Tokio>`, `ssekit_smol::server::SseBody` is `SseBody<Smol>`.
@@ -173,9 +175,10 @@ impl<R: Runtime> SseBody<R> {
 
     fn on(runtime: R, source: Source) -> Self {
         let watch = Watch::new(&runtime);
+        let keep_alive = KeepAlive::new(DEFAULT_KEEP_ALIVE, runtime.now());
         SseBody {
             frames: Frames::new(source),
-            pinger: None,
+            pinger: Some(Pinger::new(keep_alive, runtime.clone())),
             runtime,
             watch,
         }
@@ -198,8 +201,9 @@ impl<R: Runtime> SseBody<R> {
         self
     }
 
-    /// Sends `: ping` whenever nothing was written for `interval` (core [`KeepAlive`]).
-    /// ORS asks for 10 s ([`KeepAlive::ORS`]); the official ORS client gives up after 30 s.
+    /// Sends `: ping` whenever nothing was written for `interval` (core [`KeepAlive`]),
+    /// instead of the default [`DEFAULT_KEEP_ALIVE`]. ORS asks for 10 s
+    /// ([`KeepAlive::ORS`]); the official ORS client gives up after 30 s.
     ///
     /// # Example
     /// ```
@@ -234,7 +238,31 @@ impl<R: Runtime> SseBody<R> {
         self.pinger = Some(Pinger::new(keep_alive, self.runtime.clone()));
         self
     }
+
+    /// No keep-alive comments at all: for a stream that is never silent for long, or one
+    /// whose protocol sends its own pings.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() {
+    /// let body = ssekit_http::server::SseBody::<R>::new(futures_lite::stream::empty()).without_keep_alive();
+    /// # let _ = body; }
+    /// ```
+    #[must_use]
+    pub fn without_keep_alive(mut self) -> Self {
+        self.pinger = None;
+        self
+    }
 }
+
+/// The keep-alive interval of an [`SseBody`] unless set otherwise: below the read timeouts
+/// of the proxies and balancers in front of most servers (nginx 60 s, AWS ALB 60 s idle).
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::server::DEFAULT_KEEP_ALIVE, std::time::Duration::from_secs(15));
+/// ```
+pub const DEFAULT_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 impl<R: Runtime> Body for SseBody<R> {
     type Data = Bytes;
@@ -429,6 +457,26 @@ mod tests {
                 .map_or(0, |d| d.len());
         }
         bytes
+    }
+
+    #[test]
+    fn a_silent_stream_pings_every_15_s_unless_told_otherwise() {
+        let runtime = Manual::default();
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let mut body = SseBody::from_bytes_on(runtime.clone(), futures_lite::stream::pending());
+        assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
+        runtime.set(14_999);
+        assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
+        runtime.set(15_000);
+        let ping = Pin::new(&mut body).poll_frame(&mut cx);
+        let Poll::Ready(Some(Ok(frame))) = ping else {
+            panic!("no ping at 15 s: {ping:?}")
+        };
+        assert_eq!(frame.into_data().unwrap(), ": ping\n");
+        let mut quiet = SseBody::from_bytes_on(runtime.clone(), futures_lite::stream::pending())
+            .without_keep_alive();
+        runtime.set(1_000_000);
+        assert!(Pin::new(&mut quiet).poll_frame(&mut cx).is_pending());
     }
 
     #[test]
