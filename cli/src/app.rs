@@ -21,7 +21,7 @@ use ssekit::{Encoder, Event};
 use ssekit_http::ors::{OrsBody, Server, ServerConfig};
 use ssekit_http::runtime::{Frames, Runtime};
 use ssekit_http::server::SseBody;
-use ssekit_http::server::{last_event_id, response};
+use ssekit_http::server::{gap_event, last_event_id, response};
 use ssekit_http::store::{MemoryStore, PublishError, SharedBroadcast, Store, SubscribeError};
 
 use crate::environment::Demo;
@@ -259,10 +259,20 @@ impl<R: Runtime> App<R> {
             let after = last_event_id(req.headers()).map(str::to_owned);
             let runtime = self.runtime.clone();
             let subscribed = match self.events.subscribe(after.as_deref(), runtime).await {
-                // Fell behind the log (it keeps the latest 1024): what it still holds.
+                // Fell behind the log (it keeps the latest 1024): a gap event says so, then
+                // what the log still holds.
                 Err(SubscribeError::Gap) => {
                     let runtime = self.runtime.clone();
-                    self.events.subscribe(Some("0-0"), runtime).await
+                    let gap = gap_event(None, after.as_deref());
+                    self.events
+                        .subscribe(Some("0-0"), runtime)
+                        .await
+                        .map(|rest| -> Frames {
+                            Box::pin(futures_util::StreamExt::chain(
+                                futures_util::stream::iter([gap]),
+                                rest,
+                            ))
+                        })
                 }
                 other => other,
             };

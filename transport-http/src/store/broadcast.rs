@@ -272,6 +272,7 @@ impl<R: Runtime> Subscriber<R> {
     /// Queues what a read found; a gap ends the stream after what came before it.
     fn take(&mut self, read: EventsRead) {
         if read.gap {
+            observe::count_by(observe::SLOW_CONSUMERS_TOTAL, "action", "cut", 1);
             log!(
                 debug,
                 stream = %self.name,
