@@ -60,6 +60,16 @@ impl<R: Runtime> Pinger<R> {
         }
     }
 
+    /// The same keep-alive timed by `clock` from now on (the silence restarts on it).
+    pub(crate) fn on_clock(mut self, clock: R) -> Self {
+        self.keep_alive.handle_write(clock.now());
+        Pinger {
+            keep_alive: self.keep_alive,
+            clock,
+            timer: None,
+        }
+    }
+
     /// Something was written: the silence restarts.
     ///
     /// # Example

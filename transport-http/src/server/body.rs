@@ -197,6 +197,7 @@ impl<R: Runtime> SseBody<R> {
     #[must_use]
     pub fn runtime(mut self, runtime: R) -> Self {
         self.watch.clock(&runtime);
+        self.pinger = self.pinger.map(|pinger| pinger.on_clock(runtime.clone()));
         self.runtime = runtime;
         self
     }
@@ -473,6 +474,12 @@ mod tests {
             panic!("no ping at 15 s: {ping:?}")
         };
         assert_eq!(frame.into_data().unwrap(), ": ping\n");
+        // A body made on one clock and moved to another pings on the second.
+        let other = Manual::default();
+        let mut moved =
+            SseBody::<Manual>::new(futures_lite::stream::pending()).runtime(other.clone());
+        other.set(15_000);
+        assert!(Pin::new(&mut moved).poll_frame(&mut cx).is_ready());
         let mut quiet = SseBody::from_bytes_on(runtime.clone(), futures_lite::stream::pending())
             .without_keep_alive();
         runtime.set(1_000_000);
