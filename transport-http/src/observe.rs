@@ -246,9 +246,49 @@ pub(crate) use log;
 /// What the unit tests read the meters and the log lines with.
 #[cfg(test)]
 pub(crate) mod testing {
+    use std::cell::RefCell;
+    use std::sync::OnceLock;
+
+    thread_local! {
+        /// What the log wrote on this thread.
+        static LOGS: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    }
+
+    /// The log's writer: into the calling thread's [`LOGS`].
+    struct ThreadLogs;
+
+    impl Write for ThreadLogs {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            LOGS.with(|logs| logs.borrow_mut().extend_from_slice(buf));
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// Runs `f` and returns what it logged at `info` and above on this thread. One global
+    /// fmt subscriber serves every test: scoped subscribers (`with_default`) on parallel
+    /// test threads race in tracing's per-callsite interest cache, and an event could be
+    /// found disabled on the thread whose subscriber wanted it.
+    pub(crate) fn capture_logs<T>(f: impl FnOnce() -> T) -> (T, String) {
+        static INSTALLED: OnceLock<()> = OnceLock::new();
+        INSTALLED.get_or_init(|| {
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(|| ThreadLogs)
+                .with_max_level(tracing::Level::INFO)
+                .with_ansi(false)
+                .finish();
+            let _ = tracing::subscriber::set_global_default(subscriber);
+        });
+        LOGS.with(|logs| logs.borrow_mut().clear());
+        let out = f();
+        let logged = LOGS.with(|logs| String::from_utf8_lossy(&logs.borrow()).into_owned());
+        (out, logged)
+    }
+
     use std::collections::HashMap;
     use std::io::Write;
-    use std::sync::{Arc, Mutex};
 
     use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
@@ -277,26 +317,6 @@ pub(crate) mod testing {
                 *self.sums.entry(key.key().name().to_owned()).or_default() += delta;
             }
             self.sums.get(name).copied().unwrap_or_default()
-        }
-    }
-
-    #[derive(Clone, Default)]
-    pub(crate) struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Captured {
-        /// What was written so far, as text.
-        pub(crate) fn bytes(&self) -> Vec<u8> {
-            self.0.lock().unwrap().clone()
-        }
-    }
-
-    impl Write for Captured {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
         }
     }
 }

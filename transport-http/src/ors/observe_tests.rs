@@ -5,7 +5,6 @@
 //! global state, no timing.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
@@ -242,37 +241,15 @@ fn results_dropped_for_room_are_evictions_and_expired_ones_are_not() {
     });
 }
 
-/// A `tracing_subscriber` writer into a shared buffer.
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[test]
 fn a_call_ends_in_an_info_line_naming_its_task_and_outcome() {
-    let buffer = Buffer::default();
-    let writer = buffer.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_writer(move || writer.clone())
-        .with_max_level(tracing::Level::INFO)
-        .with_ansi(false)
-        .finish();
-    let stream = tracing::subscriber::with_default(subscriber, || {
+    let (stream, logged) = crate::observe::testing::capture_logs(|| {
         let (server, _) = server(None, ServerConfig::default());
         create(&server, "s1");
         let call = json!({"name": "echo", "input": {}});
         send(&server, post("/echo/call", "s1", call)).1
     });
     let id = task_id(&stream);
-    let logged = String::from_utf8(buffer.0.lock().unwrap().clone()).unwrap();
     let line = logged
         .lines()
         .find(|l| l.contains("ORS call ended"))

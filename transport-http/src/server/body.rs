@@ -444,7 +444,7 @@ mod tests {
     use metrics_util::debugging::DebuggingRecorder;
 
     use super::*;
-    use crate::observe::testing::{Captured, Meters};
+    use crate::observe::testing::{capture_logs, Meters};
     use crate::runtime::manual::Manual;
 
     /// Reads every frame of `body`, as a server would, then drops it.
@@ -505,14 +505,8 @@ mod tests {
 
     #[test]
     fn a_stream_writes_one_access_line_at_its_end_in_the_span_it_was_made_in() {
-        let out = Captured::default();
-        let writer = out.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_writer(move || writer.clone())
-            .with_ansi(false)
-            .finish();
         let runtime = Manual::default();
-        tracing::subscriber::with_default(subscriber, || {
+        let ((), text) = capture_logs(|| {
             let span = tracing::info_span!("request", path = "/ticks");
             let body = span.in_scope(|| {
                 SseBody::from_bytes_on(
@@ -526,7 +520,6 @@ mod tests {
             let cut = SseBody::from_bytes_on(runtime.clone(), futures_lite::stream::pending());
             drop(cut);
         });
-        let text = String::from_utf8(out.bytes()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         for expected in [
