@@ -894,29 +894,9 @@ impl<T> TaskRegistry<T> {
     where
         T: ByteSize,
     {
-        let owner = match self.tasks.get(task_id.as_bytes()) {
-            None => return Err(TaskError::Unknown),
-            Some(task) if task.finished.is_some() => return Err(TaskError::Finished),
-            Some(task) => task.owner.clone(),
-        };
         let size = item.byte_size();
+        let (owner, owner_max) = self.room(task_id, size)?;
         let max = self.config.max_bytes;
-        let (own_bytes, own_finished) = self
-            .owners
-            .get(&owner)
-            .map_or((0, 0), |o| (o.bytes, o.finished_bytes));
-        // Evict only if that makes it fit: running tasks keep their output, other owners
-        // their results.
-        if self.bytes.saturating_sub(own_finished).saturating_add(size) > max {
-            return Err(TaskError::OverBudget);
-        }
-        let owner_max = match owner {
-            Some(_) => self.config.max_owner_bytes,
-            None => usize::MAX,
-        };
-        if own_bytes.saturating_sub(own_finished).saturating_add(size) > owner_max {
-            return Err(TaskError::OwnerOverBudget);
-        }
         while self.bytes.saturating_add(size) > max
             || self.owner_bytes(&owner).saturating_add(size) > owner_max
         {
@@ -935,6 +915,52 @@ impl<T> TaskRegistry<T> {
         task.items.push(item);
         self.bytes += size;
         Ok(())
+    }
+
+    /// Whether `size` more bytes of output would fit a running task, evicting only results
+    /// of its owner: what [`push`](Self::push) answers, without pushing or evicting
+    /// anything. Check a whole result before pushing it piece by piece, so that a result
+    /// that will not fit does not evict the owner's older results on its way.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskError, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key).max_owner_bytes(10));
+    /// let c = tasks.start_owned("s1", Instant::ZERO)?;
+    /// assert_eq!(tasks.fits(c.task_id(), 10), Ok(()));
+    /// assert_eq!(tasks.fits(c.task_id(), 11), Err(TaskError::OwnerOverBudget));
+    /// # Ok::<(), ssekit::server::StartError>(())
+    /// ```
+    pub fn fits(&self, task_id: &str, size: usize) -> Result<(), TaskError> {
+        self.room(task_id, size).map(|_| ())
+    }
+
+    /// The owner of a running task and its byte bound, if `size` more bytes fit it.
+    fn room(&self, task_id: &str, size: usize) -> Result<(Option<Bytes>, usize), TaskError> {
+        let owner = match self.tasks.get(task_id.as_bytes()) {
+            None => return Err(TaskError::Unknown),
+            Some(task) if task.finished.is_some() => return Err(TaskError::Finished),
+            Some(task) => task.owner.clone(),
+        };
+        let (own_bytes, own_finished) = self
+            .owners
+            .get(&owner)
+            .map_or((0, 0), |o| (o.bytes, o.finished_bytes));
+        // Evict only if that makes it fit: running tasks keep their output, other owners
+        // their results.
+        let max = self.config.max_bytes;
+        if self.bytes.saturating_sub(own_finished).saturating_add(size) > max {
+            return Err(TaskError::OverBudget);
+        }
+        let owner_max = match owner {
+            Some(_) => self.config.max_owner_bytes,
+            None => usize::MAX,
+        };
+        if own_bytes.saturating_sub(own_finished).saturating_add(size) > owner_max {
+            return Err(TaskError::OwnerOverBudget);
+        }
+        Ok((owner, owner_max))
     }
 
     /// Marks a task finished at `now`: its output stays readable until `now + ttl`. With
