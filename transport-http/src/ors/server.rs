@@ -65,8 +65,10 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// expire after 15 minutes without a call or `/ping`, finished results are kept 60 s,
 /// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
 /// sessions holding at most 256 MiB of `task_spec` between them (`/create` answers 503
-/// beyond either). Task output is bounded by the core `TaskRegistry` (1024 tasks, 64 MiB),
-/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). A task id
+/// beyond either). Finished results are kept for resumption in the core `TaskRegistry`:
+/// at most 1024 results and 64 MiB over all sessions, and 256 results and 16 MiB per session
+/// (see [`max_session_result_bytes`](Self::max_session_result_bytes) for what happens at
+/// each); at most 1024 tool calls run at once (`/call` answers 503 beyond that). A task id
 /// resumes only in the session that started the call, for the same tool; the ids are
 /// keyed by 32 bytes from the OS RNG ([`os_seed`]), new for every [`Server`].
 ///
@@ -89,6 +91,10 @@ pub struct ServerConfig {
     max_sessions: usize,
     max_task_spec_bytes: usize,
     max_running_calls: usize,
+    max_results: usize,
+    max_result_bytes: usize,
+    max_session_results: usize,
+    max_session_result_bytes: usize,
     api_key: Option<String>,
     store: Option<SharedStore>,
     task_lease: Duration,
@@ -115,6 +121,10 @@ impl Default for ServerConfig {
             max_sessions: 10_000,
             max_task_spec_bytes: 256 << 20,
             max_running_calls: 1024,
+            max_results: 1024,
+            max_result_bytes: 64 << 20,
+            max_session_results: 256,
+            max_session_result_bytes: 16 << 20,
             api_key: None,
             store: None,
             task_lease: Duration::from_secs(3),
@@ -223,6 +233,68 @@ impl ServerConfig {
     /// ```
     pub fn max_running_calls(mut self, calls: usize) -> Self {
         self.max_running_calls = calls.max(1);
+        self
+    }
+
+    /// The most finished results kept for resumption over all sessions (default 1024, at
+    /// least 1). See [`max_session_result_bytes`](Self::max_session_result_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_results(4096);
+    /// ```
+    pub fn max_results(mut self, results: usize) -> Self {
+        self.max_results = results.max(1);
+        self
+    }
+
+    /// The most bytes of finished results (their encoded events) kept for resumption over
+    /// all sessions (default 64 MiB). See
+    /// [`max_session_result_bytes`](Self::max_session_result_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_result_bytes(256 << 20);
+    /// ```
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+
+    /// The most finished results one session keeps for resumption (default 256, at least
+    /// 1): a session's result past it evicts that session's oldest.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_session_results(16);
+    /// ```
+    pub fn max_session_results(mut self, results: usize) -> Self {
+        self.max_session_results = results.max(1);
+        self
+    }
+
+    /// The most bytes of finished results one session keeps for resumption (default
+    /// 16 MiB, a quarter of [`max_result_bytes`](Self::max_result_bytes), so that four
+    /// sessions at least hold that much each).
+    ///
+    /// Results are cached fairly: a session's results are only ever evicted (before their
+    /// TTL) to make room for that session's own newer results, never for another session's,
+    /// so no client can make another's `task_id` unknown inside its TTL. When a result
+    /// cannot be kept, because it alone is larger than this budget, or because the other
+    /// sessions' results fill [`max_result_bytes`](Self::max_result_bytes) or
+    /// [`max_results`](Self::max_results), the call's own stream still gets the whole
+    /// result, after the comment [`NOT_RESUMABLE`](super::NOT_RESUMABLE); a resume with its
+    /// `task_id` gets an `error` event ([`NOT_KEPT`](super::NOT_KEPT)) or, past
+    /// `max_results`, `unknown task_id`. Each such result is counted
+    /// ([`ORS_RESULTS_NOT_KEPT_TOTAL`](crate::observe::ORS_RESULTS_NOT_KEPT_TOTAL)). With a
+    /// [`store`](Self::store), the store's copy of the result is not bounded by these.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_session_result_bytes(4 << 20);
+    /// ```
+    pub fn max_session_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_session_result_bytes = bytes;
         self
     }
 
@@ -528,6 +600,10 @@ impl<R: Runtime> Server<R> {
         let tasks = TaskConfig::new(os_seed())
             .result_ttl(config.result_ttl)
             .max_running(config.max_running_calls)
+            .max_tasks(config.max_results)
+            .max_bytes(config.max_result_bytes)
+            .max_owner_tasks(config.max_session_results)
+            .max_owner_bytes(config.max_session_result_bytes)
             .id_format(IdFormat::Simple);
         let mut calls =
             Calls::with_runtime(tasks, config.keep_alive, config.max_chunk, runtime.clone());
