@@ -483,9 +483,75 @@ fn py_bound(bound: Option<i64>, len: usize, default: usize) -> usize {
     usize::try_from(b).unwrap_or(default)
 }
 
+/// A tool's compiled `input_schema`, or why it did not compile.
+type ToolSchema = Result<Arc<jsonschema::Validator>, String>;
+
+/// The longest input-validation message sent (it quotes the client's input).
+const MAX_INVALID_INPUT_MESSAGE: usize = 1024;
+
+/// Compiles the `input_schema` of every tool of `env` (a tool without one, or with `null`,
+/// takes any input). A schema that does not compile is logged here and refuses every call
+/// of its tool with an `error` event naming the problem.
+fn tool_schemas(env: &dyn Environment) -> HashMap<String, ToolSchema> {
+    let mut schemas = HashMap::new();
+    for tool in env.tools() {
+        let Some(schema) = tool.input_schema.as_ref().filter(|s| !s.is_null()) else {
+            continue;
+        };
+        let compiled = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(schema)
+            .map(Arc::new)
+            .map_err(|e| {
+                let problem = format!(
+                    "the input_schema of tool '{}' does not compile: {e}",
+                    tool.name
+                );
+                log!(warn, env = env.name(), tool = %tool.name, %problem, "invalid ORS tool schema");
+                problem
+            });
+        schemas.insert(tool.name, compiled);
+    }
+    schemas
+}
+
+/// Checks a call's `input` against its tool's compiled schema: `Err` with a message naming
+/// the first failing path (`input/word: "word" is a required property`).
+fn check_input(tool: &str, schema: Option<&ToolSchema>, input: &Value) -> Result<(), String> {
+    let validator = match schema {
+        None => return Ok(()),
+        Some(Err(problem)) => return Err(format!("internal error: {problem}")),
+        Some(Ok(validator)) => validator,
+    };
+    let Some(error) = validator.iter_errors(input).next() else {
+        return Ok(());
+    };
+    let mut path = format!("input{}", error.instance_path().as_str());
+    if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind() {
+        match property.as_str() {
+            Some(name) => {
+                path.push_str(&format!("/{}", name.replace('~', "~0").replace('/', "~1")))
+            }
+            None => path.push_str(&format!("/{property}")),
+        }
+    }
+    let mut message = format!("invalid input for tool '{tool}': {path}: {error}");
+    if message.len() > MAX_INVALID_INPUT_MESSAGE {
+        let mut end = MAX_INVALID_INPUT_MESSAGE;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    Err(message)
+}
+
 struct Inner<R> {
     store: Option<Arc<dyn Store>>,
     envs: Vec<Arc<dyn Environment>>,
+    /// Each environment's tools' compiled input schemas, by tool name.
+    schemas: Vec<HashMap<String, ToolSchema>>,
     config: ServerConfig,
     runtime: R,
     sessions: Mutex<Sessions>,
@@ -611,9 +677,11 @@ impl<R: Runtime> Server<R> {
         if let Some(store) = &store {
             calls = calls.with_store(Arc::clone(store), config.task_lease);
         }
+        let schemas = environments.iter().map(|e| tool_schemas(&**e)).collect();
         Server {
             inner: Arc::new(Inner {
                 store,
+                schemas,
                 envs: environments,
                 config,
                 runtime,
@@ -1172,13 +1240,20 @@ impl<R: Runtime> Server<R> {
             input,
             task_id,
         } = call;
+        let input = Value::Object(input);
+        if task_id.is_none() {
+            let schema = self.inner.schemas.get(env).and_then(|s| s.get(&name));
+            if let Err(message) = check_input(&name, schema, &input) {
+                return refuse("bad_input", &message);
+            }
+        }
         let scope = TaskScope::new(sid, name.clone());
         // Built here, run (and so the environment's `call` made) only if a new task starts;
         // a panic in `call` itself is then a panic of the task's future, caught there.
         let server = self.clone();
         let run = async move {
             server.ready(setup).await?;
-            environment.call(&task, &name, Value::Object(input)).await
+            environment.call(&task, &name, input).await
         };
         match calls
             .try_call_in_span(scope, task_id.as_deref(), run, &span)
