@@ -760,7 +760,7 @@ impl<R: Runtime> Server<R> {
                 let names: Vec<&str> = self.inner.envs.iter().map(|e| e.name()).collect();
                 json_response(StatusCode::OK, &json!(names))
             }
-            ["create_session"] if m == Method::POST => self.create_session(),
+            ["create_session"] if m == Method::POST => self.create_session().await,
             ["create"] if m == Method::POST => match sid {
                 Some(sid) => self.create(&sid, &body).await,
                 None => missing_sid(),
@@ -894,9 +894,22 @@ impl<R: Runtime> Server<R> {
         }
     }
 
-    fn create_session(&self) -> Response<OrsBody> {
+    /// `/create_session`: a new session id. With a store, the store is asked first (is the
+    /// new id free?), so that while it is down the answer is a 503 the client retries, not
+    /// an id that `/create` would then fail to record.
+    async fn create_session(&self) -> Response<OrsBody> {
         // 128 bits from the OS RNG: a session id is all it takes to call its tools.
         let sid = format!("{:032x}", u128::from_le_bytes(os_seed()));
+        if let Some(store) = &self.inner.store {
+            let ttl = self.inner.config.session_timeout;
+            let found = store_call(&self.inner.runtime, "session", store.session(&sid, ttl));
+            match found.await {
+                Ok(None) => {}
+                // 128 random bits: never, but an id in use is not handed out twice.
+                Ok(Some(_)) => return unavailable_detail("session id collision: try again"),
+                Err(e) => return unavailable(&e.to_string()),
+            }
+        }
         let frames = vec![encode(&named("task_id", sid)), encode(&named("end", ""))];
         let body = self.inner.calls.body(Box::pin(stream::iter(frames)));
         response(body.boxed_unsync())
