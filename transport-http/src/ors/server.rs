@@ -490,10 +490,14 @@ type ToolSchema = Result<Arc<jsonschema::Validator>, String>;
 const MAX_INVALID_INPUT_MESSAGE: usize = 1024;
 
 /// Compiles the `input_schema` of every tool of `env` (a tool without one, or with `null`,
-/// takes any input). A schema that does not compile is logged here and refuses every call
-/// of its tool with an `error` event naming the problem.
+/// takes any input; none for an environment that [checks its input
+/// itself](Environment::checks_input)). A schema that does not compile is logged here and
+/// refuses every call of its tool with an `error` event naming the problem.
 fn tool_schemas(env: &dyn Environment) -> HashMap<String, ToolSchema> {
     let mut schemas = HashMap::new();
+    if env.checks_input() {
+        return schemas;
+    }
     for tool in env.tools() {
         let Some(schema) = tool.input_schema.as_ref().filter(|s| !s.is_null()) else {
             continue;
