@@ -25,7 +25,7 @@ use tokio::sync::{watch, Notify};
 
 use super::observed::{refusal, store_call, CallSpan};
 use super::TOOL_PANICKED;
-use super::{call_frames, complete, encode, named, refused, run_tool, Completion, Follow};
+use super::{call_frames, encode, named, refused, run_tool, try_complete, Completion, Follow};
 use super::{TaskSignals, BUSY, CALL_ABANDONED, NOT_RESUMABLE, SHUTTING_DOWN, TASK_LOST};
 use crate::observe::{self, log};
 use crate::runtime::{Frames, Runtime};
@@ -108,7 +108,7 @@ impl Tasks {
     }
 
     /// Moves the result-bytes gauge to the registry's bytes. A tool's output is pushed
-    /// only when it finishes ([`complete`]), so outside the lock every byte held is a
+    /// only when it finishes ([`try_complete`]), so outside the lock every byte held is a
     /// finished result's.
     fn settle_bytes(&mut self) {
         let bytes = self.registry.retained_bytes();
@@ -157,7 +157,7 @@ impl Tasks {
     fn complete(&mut self, task_id: &str, frames: Vec<Bytes>, now: ssekit::Instant) {
         let slot = self.live.remove(task_id).and_then(|slot| slot.upgrade());
         let live = slot.is_some().then(|| frames.clone());
-        let Err(e) = complete(&mut self.registry, task_id, frames, now) else {
+        let Err(e) = try_complete(&mut self.registry, task_id, frames, now) else {
             self.settle(0);
             return;
         };

@@ -114,6 +114,22 @@ fn escape_whitespace_in_strings(json: &str) -> String {
     out
 }
 
+/// Records a task's output and marks it finished at `now`: [`try_complete`], for callers
+/// that do not need to know whether the result was kept.
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskConfig, TaskRegistry};
+/// use ssekit::Instant;
+/// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
+/// let cursor = tasks.start(Instant::ZERO).unwrap();
+/// ssekit_http::ors::complete(&mut tasks, cursor.task_id(), Vec::new(), Instant::ZERO);
+/// assert!(tasks.state(cursor.task_id()).is_some());
+/// ```
+pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Bytes>, now: Instant) {
+    let _ = try_complete(tasks, task_id, frames, now);
+}
+
 /// Records a task's output and marks it finished at `now`. `Err` when the result was not
 /// kept for resumption (the registry would have had to evict another owner's result, see
 /// its "Fair caching"): [`TaskError::OverBudget`] or [`TaskError::OwnerOverBudget`] (the
@@ -128,7 +144,7 @@ fn escape_whitespace_in_strings(json: &str) -> String {
 /// use ssekit::Instant;
 /// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
 /// let cursor = tasks.start(Instant::ZERO).unwrap();
-/// let kept = ssekit_http::ors::complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
+/// let kept = ssekit_http::ors::try_complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
 /// assert_eq!(kept, Ok(()));
 /// let mut follow = ssekit_http::ors::Follow::new(cursor);
 /// follow.read(&tasks);
@@ -136,7 +152,7 @@ fn escape_whitespace_in_strings(json: &str) -> String {
 /// assert_eq!(follow.next_frame().map(|f| f.starts_with(b"event: error")), Some(true));
 /// assert!(follow.next_frame().is_none() && follow.is_done());
 /// ```
-pub fn complete(
+pub fn try_complete(
     tasks: &mut TaskRegistry<Bytes>,
     task_id: &str,
     frames: Vec<Bytes>,
@@ -429,7 +445,7 @@ impl Follow {
     }
 
     /// Ends the stream with `frames`: the task's result handed over directly, when the
-    /// registry did not keep it ([`complete`] said so) and this connection was following
+    /// registry did not keep it ([`try_complete`] said so) and this connection was following
     /// the call as it finished.
     ///
     /// # Example
