@@ -99,12 +99,9 @@ impl Environment for Demo {
         let question = task["question"].as_str().unwrap_or_default().to_owned();
         match tool {
             "submit" => Box::pin(async move {
-                let given = match &input["answer"] {
-                    Value::Number(n) => n.as_f64(),
-                    Value::String(s) => s.trim().replace(',', "").parse().ok(),
-                    _ => None,
-                };
-                let Some(given) = given else {
+                // The server checks the input against the schema (a number) before this
+                // runs; a direct call with a string is refused here too, never scored.
+                let Some(given) = input["answer"].as_f64() else {
                     return Ok(tool_error(
                         "Tool input validation error: `answer` must be a number",
                     ));
@@ -164,5 +161,18 @@ mod tests {
         assert_eq!(failed.unwrap_err(), "no");
         let submitted = Demo.call(task, "submit", json!({"answer": 33})).await;
         assert!(submitted.unwrap().ok);
+        let text = Demo.call(task, "submit", json!({"answer": "33"})).await;
+        assert!(!text.unwrap().ok, "a string is not scored");
+    }
+
+    /// The schema `submit` declares refuses the string `"33"` (the ORS server checks it
+    /// before the tool runs) and takes the number 33.
+    #[test]
+    fn submit_declares_a_number() {
+        let tools = Demo.tools();
+        let submit = tools.iter().find(|t| t.name == "submit").unwrap();
+        let schema = submit.input_schema.as_ref().unwrap();
+        assert_eq!(schema["properties"]["answer"]["type"], "number");
+        assert_eq!(schema["required"], json!(["answer"]));
     }
 }

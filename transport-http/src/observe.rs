@@ -41,7 +41,8 @@
 //! | [`ORS_CALLS_TOTAL`] | counter | `outcome` (`finished`, `error`, `lost`) | ORS calls ended (`lost`: a tool's task dropped unfinished, or, with a shared store, a call found lost by a stream following it from another instance) |
 //! | [`ORS_RESUMES_TOTAL`] | counter | | ORS calls resumed by `task_id` |
 //! | [`ORS_RESULT_BYTES`] | gauge | | bytes of finished results kept for resumption |
-//! | [`ORS_RESULT_EVICTIONS_TOTAL`] | counter | | finished results dropped for room before their TTL |
+//! | [`ORS_RESULT_EVICTIONS_TOTAL`] | counter | | finished results dropped for room before their TTL (only ever for a newer result of the same session) |
+//! | [`ORS_RESULTS_NOT_KEPT_TOTAL`] | counter | `reason` (`session_bytes`, `bytes`, `results`) | ORS results not kept for resumption, sent only to the call's own stream: past the session's byte budget, or no room in the whole cache (bytes, results) without evicting other sessions' |
 //! | [`STORE_ERRORS_TOTAL`] | counter | `op` (the `Store` method: `session`, `create_session`, `update_session`, `delete_session`, `start_task`, `renew_task`, `append_task`, `task_scope`, `read_task`, `publish`, `read_events`) | failed calls to the shared store |
 //! | [`STORE_SECONDS`] | histogram | `op` | how long the ORS server's calls to the shared store took (on its runtime's clock) |
 //! | [`CLIENT_ATTEMPTS_TOTAL`] | counter | `outcome` (`connected`, `failed`, `refused`) | a client's connection attempts |
@@ -88,6 +89,8 @@ pub const ORS_RESUMES_TOTAL: &str = "ssekit_ors_resumes_total";
 pub const ORS_RESULT_BYTES: &str = "ssekit_ors_result_bytes";
 /// Finished ORS results dropped for room before their TTL (counter).
 pub const ORS_RESULT_EVICTIONS_TOTAL: &str = "ssekit_ors_result_evictions_total";
+/// ORS results not kept for resumption, by `reason` (counter).
+pub const ORS_RESULTS_NOT_KEPT_TOTAL: &str = "ssekit_ors_results_not_kept_total";
 /// Failed calls to the shared store, by `op` (counter).
 pub const STORE_ERRORS_TOTAL: &str = "ssekit_store_errors_total";
 /// Duration of calls to the shared store, by `op` (histogram, seconds).
@@ -142,6 +145,10 @@ fn describe_all() {
     describe_counter!(
         ORS_RESULT_EVICTIONS_TOTAL,
         "Finished ORS results dropped for room before their TTL."
+    );
+    describe_counter!(
+        ORS_RESULTS_NOT_KEPT_TOTAL,
+        "ORS results not kept for resumption (no room without evicting others'), by reason."
     );
     describe_counter!(STORE_ERRORS_TOTAL, "Failed calls to the shared store.");
     describe_histogram!(

@@ -98,8 +98,10 @@ pub enum IdFormat {
 /// Registry policy: the key of the task ids, result TTL, bounds, client ids and id format.
 ///
 /// Made by [`TaskConfig::new`] from the key, the one setting without a default. The others:
-/// finished results kept 60 s; at most 1024 tasks and 64 MiB of output; at most 1024
-/// running tasks; unknown client ids refused; hyphenated UUIDs. Its `Debug` output leaves the key out.
+/// finished results kept 60 s; at most 1024 tasks and 64 MiB of output; for each owner
+/// (see [`TaskRegistry`]'s "Fair caching"), at most 256 finished results and 16 MiB; at most
+/// 1024 running tasks; unknown client ids refused; hyphenated UUIDs. Its `Debug` output
+/// leaves the key out.
 ///
 /// # Example
 /// ```
@@ -119,6 +121,8 @@ pub struct TaskConfig {
     result_ttl: Duration,
     max_tasks: usize,
     max_bytes: usize,
+    max_owner_tasks: usize,
+    max_owner_bytes: usize,
     max_running: usize,
     client_ids: ClientIds,
     id_format: IdFormat,
@@ -132,6 +136,8 @@ impl fmt::Debug for TaskConfig {
             .field("result_ttl", &self.result_ttl)
             .field("max_tasks", &self.max_tasks)
             .field("max_bytes", &self.max_bytes)
+            .field("max_owner_tasks", &self.max_owner_tasks)
+            .field("max_owner_bytes", &self.max_owner_bytes)
             .field("max_running", &self.max_running)
             .field("client_ids", &self.client_ids)
             .field("id_format", &self.id_format)
@@ -173,6 +179,8 @@ impl TaskConfig {
             result_ttl: Duration::from_secs(60),
             max_tasks: 1024,
             max_bytes: 64 << 20,
+            max_owner_tasks: 256,
+            max_owner_bytes: 16 << 20,
             max_running: 1024,
             client_ids: ClientIds::Refuse,
             id_format: IdFormat::Hyphenated,
@@ -209,9 +217,9 @@ impl TaskConfig {
     }
 
     /// The most output bytes kept over all tasks (by [`ByteSize`]). Output that would go over
-    /// evicts finished tasks, oldest first; if that is not enough, the output is refused
-    /// ([`TaskError::OverBudget`]) and its task keeps what it had. Running tasks are never
-    /// evicted.
+    /// evicts finished tasks of the same owner, oldest first; if that is not enough, the
+    /// output is refused ([`TaskError::OverBudget`]) and its task keeps what it had. Running
+    /// tasks, and other owners' results, are never evicted.
     ///
     /// # Example
     /// ```
@@ -220,6 +228,36 @@ impl TaskConfig {
     /// ```
     pub fn max_bytes(mut self, bytes: usize) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// The most finished results one owner keeps (default 256, at least 1): a task of an
+    /// owner holding that many finishes by evicting the owner's oldest. Tasks started
+    /// without an owner have no such bound (they share [`max_tasks`](Self::max_tasks)).
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// let _ = ssekit::server::TaskConfig::new(key).max_owner_tasks(16);
+    /// ```
+    pub fn max_owner_tasks(mut self, tasks: usize) -> Self {
+        self.max_owner_tasks = tasks.max(1);
+        self
+    }
+
+    /// The most output bytes one owner keeps over its tasks (default 16 MiB, a quarter of
+    /// [`max_bytes`](Self::max_bytes)'s default, so that at least four owners hold results
+    /// of that size at once). Output past it evicts the owner's own finished results,
+    /// oldest first; if that is not enough, it is refused ([`TaskError::OwnerOverBudget`]).
+    /// Tasks started without an owner have no such bound.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// let _ = ssekit::server::TaskConfig::new(key).max_owner_bytes(4 << 20);
+    /// ```
+    pub fn max_owner_bytes(mut self, bytes: usize) -> Self {
+        self.max_owner_bytes = bytes;
         self
     }
 
@@ -433,10 +471,19 @@ pub enum TaskError {
     Unknown,
     /// The task has finished; it takes no more output.
     Finished,
-    /// The output would take the registry past its byte bound even with every finished task
-    /// evicted: it was not kept, and the task keeps what it had (send a short error and
-    /// finish it).
+    /// The output would take the registry past its byte bound ([`TaskConfig::max_bytes`])
+    /// even with every finished result of the task's owner evicted (other owners' results
+    /// and running tasks' output are never evicted): it was not kept, and the task keeps
+    /// what it had (drop it with [`TaskRegistry::discard`], send a short error and finish).
     OverBudget,
+    /// The output would take the task's owner past [`TaskConfig::max_owner_bytes`] even
+    /// with every finished result of that owner evicted: it was not kept, as with
+    /// [`OverBudget`](Self::OverBudget).
+    OwnerOverBudget,
+    /// [`TaskRegistry::finish`]: [`TaskConfig::max_tasks`] finished results of other owners
+    /// are held, and keeping this one would evict one of them: the task was dropped, its
+    /// output with it (its id is now unknown).
+    TooManyResults,
 }
 
 impl fmt::Display for TaskError {
@@ -445,6 +492,8 @@ impl fmt::Display for TaskError {
             TaskError::Unknown => "unknown task_id",
             TaskError::Finished => "the task has finished",
             TaskError::OverBudget => "the output does not fit the registry's byte bound",
+            TaskError::OwnerOverBudget => "the output does not fit its owner's byte bound",
+            TaskError::TooManyResults => "the registry holds as many results as it may",
         })
     }
 }
@@ -482,6 +531,19 @@ struct Task<T> {
     bytes: usize,
     seq: u64,
     finished: Option<Instant>,
+    owner: Option<Bytes>,
+}
+
+/// What one owner (or, under `None`, the tasks without one) holds.
+#[derive(Clone, Debug, Default)]
+struct Owner {
+    /// Tasks, running and finished.
+    tasks: usize,
+    /// Output bytes over its tasks, and over its finished ones.
+    bytes: usize,
+    finished_bytes: usize,
+    /// Its finished tasks, oldest first (the keys of the registry's `finished` index).
+    finished: BTreeMap<(Instant, u64), Bytes>,
 }
 
 /// ORS tasks and their output, bounded in tasks and bytes, with a TTL on finished results.
@@ -514,6 +576,19 @@ struct Task<T> {
 /// [`TaskConfig::new`] key: unguessable if that key is secret and random, and no id tells
 /// anything about the others. The registry is not `Clone`: a copy would hand out the
 /// original's next ids again.
+///
+/// # Fair caching
+/// A task may have an owner ([`start_owned`](Self::start_owned),
+/// [`open_owned`](Self::open_owned); the ORS server makes the session its owner). Room for
+/// a task's output or result is only ever made by evicting results of the same owner
+/// (tasks without an owner form one group of their own): no owner can evict another's
+/// result before its TTL, however many results it makes. Each owner keeps at most
+/// [`TaskConfig::max_owner_bytes`] and [`TaskConfig::max_owner_tasks`] results; the
+/// registry as a whole at most [`TaskConfig::max_bytes`] and [`TaskConfig::max_tasks`].
+/// When a result cannot be kept without evicting another owner's, it is refused
+/// ([`TaskError::OverBudget`], [`TaskError::OwnerOverBudget`] from [`push`](Self::push),
+/// [`TaskError::TooManyResults`] from [`finish`](Self::finish)): the caller tells its
+/// client that this result cannot be resumed, and every other result stays.
 ///
 /// Timers: [`poll_timeout`](Self::poll_timeout) is the next result expiry;
 /// [`handle_timeout`](Self::handle_timeout) drops what expired. [`open`](Self::open) also
@@ -553,6 +628,8 @@ pub struct TaskRegistry<T> {
     /// Output bytes over all tasks, and over the finished ones.
     bytes: usize,
     finished_bytes: usize,
+    /// What each owner holds; an owner holding no task has no entry.
+    owners: BTreeMap<Option<Bytes>, Owner>,
     /// The id generator (its `Debug` shows no state).
     ids: ChaCha20Rng,
     next_seq: u64,
@@ -575,6 +652,7 @@ impl<T> TaskRegistry<T> {
             finished: BTreeMap::new(),
             bytes: 0,
             finished_bytes: 0,
+            owners: BTreeMap::new(),
             ids: ChaCha20Rng::from_seed(config.key),
             next_seq: 0,
         }
@@ -634,8 +712,35 @@ impl<T> TaskRegistry<T> {
     where
         T: ByteSize,
     {
+        self.open_in(task_id, None, now)
+    }
+
+    /// As [`open`](Self::open), but a task it starts belongs to `owner` (see "Fair caching"
+    /// in the [`TaskRegistry`] docs). A resume finds the task whoever owns it: checking who
+    /// may resume is the caller's business.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::server::{Open, TaskConfig, TaskRegistry};
+    /// use ssekit::time::Instant;
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// let Open::Started(c) = tasks.open_owned(None, "session-1", Instant::ZERO) else { unreachable!() };
+    /// assert!(matches!(tasks.open_owned(Some(c.task_id()), "session-2", Instant::ZERO), Open::Resumed(_)));
+    /// ```
+    pub fn open_owned(&mut self, task_id: Option<&str>, owner: &str, now: Instant) -> Open
+    where
+        T: ByteSize,
+    {
+        self.open_in(task_id, Some(owner), now)
+    }
+
+    fn open_in(&mut self, task_id: Option<&str>, owner: Option<&str>, now: Instant) -> Open
+    where
+        T: ByteSize,
+    {
         let Some(id) = task_id else {
-            return self.start(now).map_or(Open::Busy, Open::Started);
+            return self.start_in(owner, now).map_or(Open::Busy, Open::Started);
         };
         self.expire(now);
         if self.tasks.contains_key(id.as_bytes()) {
@@ -645,7 +750,7 @@ impl<T> TaskRegistry<T> {
             });
         }
         match self.config.client_ids {
-            ClientIds::Adopt => match self.start_with_id(id, now) {
+            ClientIds::Adopt => match self.start_with_id_in(id, owner, now) {
                 Ok(cursor) => Open::Started(cursor),
                 Err(StartError::Busy) => Open::Busy,
                 Err(_) => Open::Unknown,
@@ -670,6 +775,32 @@ impl<T> TaskRegistry<T> {
     where
         T: ByteSize,
     {
+        self.start_in(None, now)
+    }
+
+    /// As [`start`](Self::start), for a task that belongs to `owner` (see "Fair caching" in
+    /// the [`TaskRegistry`] docs).
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// let c = tasks.start_owned("session-1", Instant::ZERO)?;
+    /// assert_eq!(tasks.owner(c.task_id()), Some(Some("session-1")));
+    /// # Ok::<(), ssekit::server::StartError>(())
+    /// ```
+    pub fn start_owned(&mut self, owner: &str, now: Instant) -> Result<Cursor, StartError>
+    where
+        T: ByteSize,
+    {
+        self.start_in(Some(owner), now)
+    }
+
+    fn start_in(&mut self, owner: Option<&str>, now: Instant) -> Result<Cursor, StartError>
+    where
+        T: ByteSize,
+    {
         self.expire(now);
         if self.running() >= self.config.max_running {
             return Err(StartError::Busy);
@@ -677,7 +808,7 @@ impl<T> TaskRegistry<T> {
         loop {
             let id = self.unstored_id();
             if !self.tasks.contains_key(id.as_bytes().as_ref()) {
-                self.insert(id.clone());
+                self.insert(id.clone(), owner);
                 return Ok(Cursor { id, next: 0 });
             }
         }
@@ -717,6 +848,18 @@ impl<T> TaskRegistry<T> {
     where
         T: ByteSize,
     {
+        self.start_with_id_in(id, None, now)
+    }
+
+    fn start_with_id_in(
+        &mut self,
+        id: &str,
+        owner: Option<&str>,
+        now: Instant,
+    ) -> Result<Cursor, StartError>
+    where
+        T: ByteSize,
+    {
         if id.is_empty() || id.len() > 256 || id.chars().any(char::is_control) {
             return Err(StartError::InvalidId);
         }
@@ -728,13 +871,14 @@ impl<T> TaskRegistry<T> {
             return Err(StartError::Busy);
         }
         let id = Utf8Bytes::copy_from_str(id);
-        self.insert(id.clone());
+        self.insert(id.clone(), owner);
         Ok(Cursor { id, next: 0 })
     }
 
-    /// Appends output to a running task. Past the byte bound, finished tasks are evicted,
-    /// oldest first; if the output still does not fit it is refused
-    /// ([`TaskError::OverBudget`]), and no running task is evicted.
+    /// Appends output to a running task. Past the byte bound, or its owner's, finished
+    /// results of the same owner are evicted, oldest first; if the output does not fit even
+    /// so, it is refused ([`TaskError::OverBudget`], [`TaskError::OwnerOverBudget`]) and
+    /// nothing is evicted. No running task, and no other owner's result, is ever evicted.
     ///
     /// # Example
     /// ```
@@ -750,20 +894,18 @@ impl<T> TaskRegistry<T> {
     where
         T: ByteSize,
     {
-        match self.tasks.get(task_id.as_bytes()) {
-            None => return Err(TaskError::Unknown),
-            Some(task) if task.finished.is_some() => return Err(TaskError::Finished),
-            Some(_) => {}
-        }
         let size = item.byte_size();
+        let (owner, owner_max) = self.room(task_id, size)?;
         let max = self.config.max_bytes;
-        if self.bytes.saturating_add(size) > max {
-            // Evict only if that makes it fit: running tasks keep their output.
-            let running = self.bytes.saturating_sub(self.finished_bytes);
-            if running.saturating_add(size) > max {
-                return Err(TaskError::OverBudget);
+        while self.bytes.saturating_add(size) > max
+            || self.owner_bytes(&owner).saturating_add(size) > owner_max
+        {
+            if !self.evict_oldest_of(&owner) {
+                break;
             }
-            while self.bytes + size > max && self.evict_oldest_finished() {}
+        }
+        if let Some(o) = self.owners.get_mut(&owner) {
+            o.bytes += size;
         }
         let task = self
             .tasks
@@ -775,7 +917,58 @@ impl<T> TaskRegistry<T> {
         Ok(())
     }
 
-    /// Marks a task finished at `now`: its output stays readable until `now + ttl`.
+    /// Whether `size` more bytes of output would fit a running task, evicting only results
+    /// of its owner: what [`push`](Self::push) answers, without pushing or evicting
+    /// anything. Check a whole result before pushing it piece by piece, so that a result
+    /// that will not fit does not evict the owner's older results on its way.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskError, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key).max_owner_bytes(10));
+    /// let c = tasks.start_owned("s1", Instant::ZERO)?;
+    /// assert_eq!(tasks.fits(c.task_id(), 10), Ok(()));
+    /// assert_eq!(tasks.fits(c.task_id(), 11), Err(TaskError::OwnerOverBudget));
+    /// # Ok::<(), ssekit::server::StartError>(())
+    /// ```
+    pub fn fits(&self, task_id: &str, size: usize) -> Result<(), TaskError> {
+        self.room(task_id, size).map(|_| ())
+    }
+
+    /// The owner of a running task and its byte bound, if `size` more bytes fit it.
+    fn room(&self, task_id: &str, size: usize) -> Result<(Option<Bytes>, usize), TaskError> {
+        let owner = match self.tasks.get(task_id.as_bytes()) {
+            None => return Err(TaskError::Unknown),
+            Some(task) if task.finished.is_some() => return Err(TaskError::Finished),
+            Some(task) => task.owner.clone(),
+        };
+        let (own_bytes, own_finished) = self
+            .owners
+            .get(&owner)
+            .map_or((0, 0), |o| (o.bytes, o.finished_bytes));
+        // Evict only if that makes it fit: running tasks keep their output, other owners
+        // their results.
+        let max = self.config.max_bytes;
+        if self.bytes.saturating_sub(own_finished).saturating_add(size) > max {
+            return Err(TaskError::OverBudget);
+        }
+        let owner_max = match owner {
+            Some(_) => self.config.max_owner_bytes,
+            None => usize::MAX,
+        };
+        if own_bytes.saturating_sub(own_finished).saturating_add(size) > owner_max {
+            return Err(TaskError::OwnerOverBudget);
+        }
+        Ok((owner, owner_max))
+    }
+
+    /// Marks a task finished at `now`: its output stays readable until `now + ttl`. With
+    /// [`TaskConfig::max_tasks`] results held (or, for an owned task,
+    /// [`TaskConfig::max_owner_tasks`] of its owner's), the owner's oldest result is evicted
+    /// for room; if the owner has none and other owners hold `max_tasks` results, this
+    /// task is dropped with its output ([`TaskError::TooManyResults`]) rather than evict one
+    /// of theirs.
     ///
     /// # Example
     /// ```
@@ -795,13 +988,102 @@ impl<T> TaskRegistry<T> {
         if task.finished.is_some() {
             return Err(TaskError::Finished);
         }
-        let (key, seq, bytes) = (key.clone(), task.seq, task.bytes);
+        let (key, seq, bytes, owner) = (key.clone(), task.seq, task.bytes, task.owner.clone());
+        let owner_max = match owner {
+            Some(_) => self.config.max_owner_tasks,
+            None => usize::MAX,
+        };
+        let own_results = |r: &Self| r.owners.get(&owner).map_or(0, |o| o.finished.len());
+        while self.finished.len() >= self.config.max_tasks || own_results(self) >= owner_max {
+            if !self.evict_oldest_of(&owner) {
+                break;
+            }
+        }
+        if self.finished.len() >= self.config.max_tasks {
+            self.remove_task(&key);
+            return Err(TaskError::TooManyResults);
+        }
         if let Some(task) = self.tasks.get_mut(task_id.as_bytes()) {
             task.finished = Some(now);
         }
         self.finished_bytes += bytes;
-        self.finished.insert((now, seq), key);
+        self.finished.insert((now, seq), key.clone());
+        if let Some(o) = self.owners.get_mut(&owner) {
+            o.finished_bytes += bytes;
+            o.finished.insert((now, seq), key);
+        }
         Ok(())
+    }
+
+    /// Drops the output a running task holds so far (to replace a result that was not
+    /// kept by a short error); the task keeps running.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
+    /// let c = tasks.start(Instant::ZERO).unwrap();
+    /// tasks.push(c.task_id(), bytes::Bytes::from_static(b"data: x\n\n"))?;
+    /// tasks.discard(c.task_id())?;
+    /// assert_eq!(tasks.retained_bytes(), 0);
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    pub fn discard(&mut self, task_id: &str) -> Result<(), TaskError> {
+        let task = self
+            .tasks
+            .get_mut(task_id.as_bytes())
+            .ok_or(TaskError::Unknown)?;
+        if task.finished.is_some() {
+            return Err(TaskError::Finished);
+        }
+        let bytes = core::mem::take(&mut task.bytes);
+        task.items.clear();
+        self.bytes = self.bytes.saturating_sub(bytes);
+        if let Some(o) = self.owners.get_mut(&task.owner) {
+            o.bytes = o.bytes.saturating_sub(bytes);
+        }
+        Ok(())
+    }
+
+    /// The owner of a task: `None` when the task is unknown, `Some(None)` when it has no
+    /// owner.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// let c = tasks.start(Instant::ZERO)?;
+    /// assert_eq!(tasks.owner(c.task_id()), Some(None));
+    /// assert_eq!(tasks.owner("other"), None);
+    /// # Ok::<(), ssekit::server::StartError>(())
+    /// ```
+    pub fn owner(&self, task_id: &str) -> Option<Option<&str>> {
+        let task = self.tasks.get(task_id.as_bytes())?;
+        Some(
+            task.owner
+                .as_ref()
+                .map(|o| core::str::from_utf8(o).unwrap_or_default()),
+        )
+    }
+
+    /// Output bytes held by `owner`'s tasks (`None`: the tasks without an owner).
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks = TaskRegistry::new(TaskConfig::new(key));
+    /// let c = tasks.start_owned("s1", Instant::ZERO).unwrap();
+    /// tasks.push(c.task_id(), bytes::Bytes::from_static(b"abc"))?;
+    /// assert_eq!(tasks.retained_bytes_of(Some("s1")), 3);
+    /// assert_eq!(tasks.retained_bytes_of(None), 0);
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    pub fn retained_bytes_of(&self, owner: Option<&str>) -> usize {
+        let key = owner.map(|o| Bytes::copy_from_slice(o.as_bytes()));
+        self.owner_bytes(&key)
     }
 
     /// The output produced since the cursor last read, and whether the task has finished.
@@ -959,14 +1241,21 @@ impl<T> TaskRegistry<T> {
         }
     }
 
-    /// Stores a new task; the callers expired what was due at `now` first.
-    fn insert(&mut self, id: Utf8Bytes) {
-        // Only finished tasks make room; running ones stay (up to `max_running`).
+    fn owner_bytes(&self, owner: &Option<Bytes>) -> usize {
+        self.owners.get(owner).map_or(0, |o| o.bytes)
+    }
+
+    /// Stores a new task of `owner`; the callers expired what was due at `now` first.
+    fn insert(&mut self, id: Utf8Bytes, owner: Option<&str>) {
+        let owner = owner.map(|o| Bytes::copy_from_slice(o.as_bytes()));
+        // Only the owner's finished tasks make room; running ones stay (up to
+        // `max_running`), and so do other owners' results.
         while self.tasks.len() >= self.config.max_tasks {
-            if !self.evict_oldest_finished() {
+            if !self.evict_oldest_of(&owner) {
                 break;
             }
         }
+        self.owners.entry(owner.clone()).or_default().tasks += 1;
         self.tasks.insert(
             id.into_bytes(),
             Task {
@@ -974,6 +1263,7 @@ impl<T> TaskRegistry<T> {
                 bytes: 0,
                 seq: self.next_seq,
                 finished: None,
+                owner,
             },
         );
         self.next_seq += 1;
@@ -982,12 +1272,48 @@ impl<T> TaskRegistry<T> {
     /// Evicts the task that finished longest ago (O(log n)); `false` when no task has
     /// finished.
     fn evict_oldest_finished(&mut self) -> bool {
-        let Some((_, id)) = self.finished.pop_first() else {
+        let Some((_, id)) = self.finished.first_key_value() else {
             return false;
         };
-        if let Some(task) = self.tasks.remove(&id) {
-            self.bytes = self.bytes.saturating_sub(task.bytes);
+        let id = id.clone();
+        self.remove_task(&id)
+    }
+
+    /// Evicts `owner`'s task that finished longest ago (O(log n)); `false` when it has no
+    /// finished task.
+    fn evict_oldest_of(&mut self, owner: &Option<Bytes>) -> bool {
+        let Some(id) = self
+            .owners
+            .get(owner)
+            .and_then(|o| o.finished.first_key_value())
+            .map(|(_, id)| id.clone())
+        else {
+            return false;
+        };
+        self.remove_task(&id)
+    }
+
+    /// Forgets a task, running or finished, with its output and its place in the indexes.
+    fn remove_task(&mut self, id: &[u8]) -> bool {
+        let Some(task) = self.tasks.remove(id) else {
+            return false;
+        };
+        self.bytes = self.bytes.saturating_sub(task.bytes);
+        let key = task.finished.map(|f| (f, task.seq));
+        if let Some(key) = key {
+            self.finished.remove(&key);
             self.finished_bytes = self.finished_bytes.saturating_sub(task.bytes);
+        }
+        if let Some(o) = self.owners.get_mut(&task.owner) {
+            o.bytes = o.bytes.saturating_sub(task.bytes);
+            o.tasks = o.tasks.saturating_sub(1);
+            if let Some(key) = key {
+                o.finished.remove(&key);
+                o.finished_bytes = o.finished_bytes.saturating_sub(task.bytes);
+            }
+            if o.tasks == 0 {
+                self.owners.remove(&task.owner);
+            }
         }
         true
     }
@@ -1181,6 +1507,179 @@ mod tests {
             Err(TaskError::OverBudget)
         );
         assert_eq!(t.state(d.task_id()), Some(TaskState::Finished));
+    }
+
+    #[test]
+    fn an_owner_evicts_only_its_own_results() {
+        let mut t: TaskRegistry<Bytes> =
+            TaskRegistry::new(config().max_bytes(20).max_owner_bytes(20));
+        let keep = t.start_owned("b", Instant::ZERO).unwrap();
+        t.push(keep.task_id(), b("bbbbbb")).unwrap();
+        t.finish(keep.task_id(), Instant::ZERO).unwrap();
+        // A floods: each new result evicts A's older one, never B's.
+        let mut last = None;
+        for i in 0..10u64 {
+            let now = Instant::from_millis(i);
+            let c = t.start_owned("a", now).unwrap();
+            t.push(c.task_id(), b("aaaaaaaaaa")).unwrap();
+            t.finish(c.task_id(), now).unwrap();
+            if let Some(prev) = last.replace(c) {
+                assert_eq!(
+                    t.state(prev.task_id()),
+                    None,
+                    "A's own older result made room"
+                );
+            }
+        }
+        assert_eq!(t.state(keep.task_id()), Some(TaskState::Finished));
+        assert_eq!(t.retained_bytes_of(Some("b")), 6);
+        assert_eq!(t.retained_bytes_of(Some("a")), 10);
+        // A result A cannot keep without evicting B's is refused, and nothing is evicted.
+        let big = t.start_owned("a", Instant::ZERO).unwrap();
+        assert_eq!(
+            t.push(big.task_id(), b("aaaaaaaaaaaaaaa")),
+            Err(TaskError::OverBudget)
+        );
+        assert_eq!(t.state(keep.task_id()), Some(TaskState::Finished));
+        assert!(last.is_some_and(|c| t.state(c.task_id()).is_some()));
+        // Unowned tasks are a group of their own: they do not evict owned results either.
+        let anon = t.start(Instant::ZERO).unwrap();
+        assert_eq!(
+            t.push(anon.task_id(), b("xxxxx")),
+            Err(TaskError::OverBudget)
+        );
+        t.push(anon.task_id(), b("xxxx")).unwrap();
+    }
+
+    #[test]
+    fn an_owner_is_bounded_in_bytes_and_results() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(
+            config()
+                .max_bytes(100)
+                .max_owner_bytes(10)
+                .max_owner_tasks(2),
+        );
+        let a = t.start_owned("a", Instant::ZERO).unwrap();
+        assert_eq!(
+            t.push(a.task_id(), b("12345678901")),
+            Err(TaskError::OwnerOverBudget)
+        );
+        t.push(a.task_id(), b("1234567890")).unwrap();
+        t.finish(a.task_id(), Instant::ZERO).unwrap();
+        let c = t.start_owned("a", Instant::ZERO).unwrap();
+        t.push(c.task_id(), b("12345")).unwrap();
+        assert_eq!(
+            t.state(a.task_id()),
+            None,
+            "over the owner's bytes: its own went"
+        );
+        t.finish(c.task_id(), Instant::ZERO).unwrap();
+        let d = t.start_owned("a", Instant::ZERO).unwrap();
+        t.finish(d.task_id(), Instant::ZERO).unwrap();
+        let e = t.start_owned("a", Instant::ZERO).unwrap();
+        t.finish(e.task_id(), Instant::ZERO).unwrap();
+        assert_eq!(
+            t.state(c.task_id()),
+            None,
+            "over the owner's results: its oldest went"
+        );
+        assert_eq!(t.len(), 2);
+        // The owner's bound is its own: another owner has the whole of its own.
+        let o = t.start_owned("o", Instant::ZERO).unwrap();
+        t.push(o.task_id(), b("1234567890")).unwrap();
+    }
+
+    #[test]
+    fn a_result_past_max_tasks_of_others_is_dropped_not_theirs() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_tasks(2));
+        let mut held = Vec::new();
+        for owner in ["a", "b"] {
+            let c = t.start_owned(owner, Instant::ZERO).unwrap();
+            t.finish(c.task_id(), Instant::ZERO).unwrap();
+            held.push(c);
+        }
+        let c = t.start_owned("c", Instant::ZERO).unwrap();
+        t.push(c.task_id(), b("x")).unwrap();
+        assert_eq!(
+            t.finish(c.task_id(), Instant::ZERO),
+            Err(TaskError::TooManyResults)
+        );
+        assert_eq!(t.state(c.task_id()), None);
+        assert_eq!(t.retained_bytes(), 0);
+        for c in &held {
+            assert_eq!(t.state(c.task_id()), Some(TaskState::Finished));
+        }
+        // Once those expire, C's results are kept again.
+        let later = Instant::from_secs(60);
+        let c = t.start_owned("c", later).unwrap();
+        assert_eq!(t.finish(c.task_id(), later), Ok(()));
+    }
+
+    /// Random operations of three owners under small bounds: no operation of one owner ever
+    /// removes another owner's result before its TTL, and the bounds hold.
+    #[test]
+    fn no_owner_removes_another_owners_result() {
+        let mut rng = SplitMix64::new(0xFA1E);
+        let ttl = Duration::from_secs(5);
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(
+            config()
+                .max_tasks(6)
+                .max_bytes(40)
+                .max_owner_bytes(25)
+                .max_owner_tasks(3)
+                .max_running(6)
+                .result_ttl(ttl),
+        );
+        let owners = ["a", "b", "c"];
+        let mut live: Vec<(Cursor, &str)> = Vec::new();
+        let mut now = Instant::ZERO;
+        for _ in 0..5_000 {
+            now += Duration::from_millis(rng.next_u64() % 300);
+            t.handle_timeout(now);
+            live.retain(|(c, _)| t.state(c.task_id()).is_some());
+            let owner = owners[(rng.next_u64() % 3) as usize];
+            let before: Vec<_> = live
+                .iter()
+                .filter(|(c, o)| *o != owner && t.state(c.task_id()).is_some())
+                .map(|(c, _)| c.task_id().to_owned())
+                .collect();
+            let mine: Vec<_> = live.iter().filter(|(_, o)| *o == owner).cloned().collect();
+            match rng.next_u64() % 3 {
+                0 => {
+                    if let Ok(c) = t.start_owned(owner, now) {
+                        live.push((c, owner));
+                    }
+                }
+                1 => {
+                    if let Some((c, _)) = mine.get(rng.next_u64() as usize % mine.len().max(1)) {
+                        let size = (rng.next_u64() % 15) as usize;
+                        let _ = t.push(c.task_id(), Bytes::from(alloc::vec![b'x'; size]));
+                    }
+                }
+                _ => {
+                    if let Some((c, _)) = mine.get(rng.next_u64() as usize % mine.len().max(1)) {
+                        let _ = t.finish(c.task_id(), now);
+                    }
+                }
+            }
+            for id in &before {
+                assert!(
+                    t.state(id).is_some(),
+                    "{owner} removed another owner's task"
+                );
+            }
+            assert!(t.retained_bytes() <= 40);
+            for o in owners {
+                assert!(t.retained_bytes_of(Some(o)) <= 25);
+            }
+            assert_eq!(
+                t.retained_bytes(),
+                owners
+                    .iter()
+                    .map(|o| t.retained_bytes_of(Some(o)))
+                    .sum::<usize>()
+            );
+        }
     }
 
     #[test]

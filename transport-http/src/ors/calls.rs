@@ -12,20 +12,21 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_lite::stream;
 use ssekit::chunk::Chunker;
 use ssekit::profile::ors::ToolResult;
-use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskRegistry, TaskState};
+use ssekit::server::{Cursor, KeepAlive, Open, TaskConfig, TaskError, TaskRegistry, TaskState};
 use ssekit::Utf8Bytes;
 use tokio::sync::{watch, Notify};
 
 use super::observed::{refusal, store_call, CallSpan};
-use super::{call_frames, complete, encode, named, refused, run_tool, Completion, Follow};
-use super::{TaskSignals, BUSY, CALL_ABANDONED, SHUTTING_DOWN, TASK_LOST, TOOL_PANICKED};
+use super::TOOL_PANICKED;
+use super::{call_frames, encode, named, refused, run_tool, try_complete, Completion, Follow};
+use super::{TaskSignals, BUSY, CALL_ABANDONED, NOT_RESUMABLE, SHUTTING_DOWN, TASK_LOST};
 use crate::observe::{self, log};
 use crate::runtime::{Frames, Runtime};
 use crate::server::SseBody;
@@ -48,12 +49,18 @@ impl std::fmt::Display for Busy {
 
 impl std::error::Error for Busy {}
 
+/// Where a running task's result goes when the registry does not keep it: to the
+/// connections following the task as it finishes, which hold the slot.
+type Slot = Arc<OnceLock<Vec<Bytes>>>;
+
 /// The tasks of this instance: the registry, and who may resume each task.
 struct Tasks {
     registry: TaskRegistry<Bytes>,
     /// The scope of each task started with one ([`Calls::try_call_in`]); pruned of tasks
     /// the registry forgot.
     scopes: HashMap<String, TaskScope>,
+    /// The slot of each running task someone follows; pruned of dead slots.
+    live: HashMap<String, Weak<OnceLock<Vec<Bytes>>>>,
     /// The registry's task count and bytes when last [`settle`](Self::settle)d: what the
     /// result-cache metrics were last moved to.
     held: usize,
@@ -66,6 +73,7 @@ impl Tasks {
         Tasks {
             registry: TaskRegistry::new(config),
             scopes: HashMap::new(),
+            live: HashMap::new(),
             held: 0,
             result_bytes: 0,
         }
@@ -100,7 +108,7 @@ impl Tasks {
     }
 
     /// Moves the result-bytes gauge to the registry's bytes. A tool's output is pushed
-    /// only when it finishes ([`complete`]), so outside the lock every byte held is a
+    /// only when it finishes ([`try_complete`]), so outside the lock every byte held is a
     /// finished result's.
     fn settle_bytes(&mut self) {
         let bytes = self.registry.retained_bytes();
@@ -120,6 +128,61 @@ impl Tasks {
             (Some(owner), Some(asked)) => owner == asked,
             (Some(_), None) => false,
             (None, _) => true,
+        }
+    }
+
+    /// The slot of a running task, shared by everyone following it (`None` once it has
+    /// finished: its result is then in the registry, or was never kept).
+    fn slot(&mut self, task_id: &str) -> Option<Slot> {
+        if self.registry.state(task_id) != Some(TaskState::Running) {
+            return None;
+        }
+        if let Some(slot) = self.live.get(task_id).and_then(Weak::upgrade) {
+            return Some(slot);
+        }
+        if self.live.len() > 2 * self.registry.len() + 64 {
+            let registry = &self.registry;
+            self.live.retain(|id, slot| {
+                slot.strong_count() > 0 && registry.state(id) == Some(TaskState::Running)
+            });
+        }
+        let slot = Slot::default();
+        self.live.insert(task_id.to_owned(), Arc::downgrade(&slot));
+        Some(slot)
+    }
+
+    /// Records a finished call's `frames` at `now`; when the registry did not keep them,
+    /// hands them to the connections following the call (after [`NOT_RESUMABLE`]), and
+    /// counts why.
+    fn complete(&mut self, task_id: &str, frames: Vec<Bytes>, now: ssekit::Instant) {
+        let slot = self.live.remove(task_id).and_then(|slot| slot.upgrade());
+        let live = slot.is_some().then(|| frames.clone());
+        let Err(e) = try_complete(&mut self.registry, task_id, frames, now) else {
+            self.settle(0);
+            return;
+        };
+        if self.registry.state(task_id).is_none() {
+            // Forgotten, not evicted: not an eviction for `settle`.
+            self.held = self.held.saturating_sub(1);
+        }
+        self.settle(0);
+        let reason = match e {
+            TaskError::OwnerOverBudget => "session_bytes",
+            TaskError::OverBudget => "bytes",
+            TaskError::TooManyResults => "results",
+            _ => "other",
+        };
+        observe::count_by(observe::ORS_RESULTS_NOT_KEPT_TOTAL, "reason", reason, 1);
+        log!(
+            info,
+            task_id,
+            reason,
+            "ORS result not kept for resumption: no room without evicting other sessions' \
+             results; the call's own stream gets it"
+        );
+        if let (Some(slot), Some(mut frames)) = (slot, live) {
+            frames.insert(0, Bytes::from_static(NOT_RESUMABLE.as_bytes()));
+            let _ = slot.set(frames);
         }
     }
 
@@ -424,9 +487,11 @@ impl<R: Runtime> Calls<R> {
                 tasks.settle(1);
                 drop(tasks);
                 span.record_task_id(cursor.task_id());
+                // Followed before the tool runs, so that a result not kept reaches it.
+                let frames = self.follow(cursor.clone());
                 // Unscoped: no other instance may resume it, so the store is not told.
                 self.spawn_tool(cursor.task_id(), false, run, &span, "");
-                cursor
+                return Ok(span.in_scope(|| self.body(frames)));
             }
             Open::Resumed(cursor) => {
                 let state = tasks.registry.state(cursor.task_id());
@@ -499,6 +564,8 @@ impl<R: Runtime> Calls<R> {
             Opened::Refused(refused) => return Err(refused),
         };
         span.record_task_id(cursor.task_id());
+        // Followed before the tool runs, so that a result not kept reaches it.
+        let frames = self.follow(cursor.clone());
         if let Some(shared) = self.inner.shared.get() {
             let _work = self.inner.life.enter();
             let id = cursor.task_id();
@@ -507,14 +574,12 @@ impl<R: Runtime> Calls<R> {
             if let Err(e) = started.await {
                 // Never ran: forget it here, and let the client try again (503).
                 let frames = vec![encode(&named("error", e.to_string()))];
-                let mut tasks = lock(&self.inner.tasks);
-                complete(&mut tasks.registry, id, frames, now);
-                tasks.settle(0);
+                lock(&self.inner.tasks).complete(id, frames, now);
                 return Err(NotStarted::Store(e));
             }
         }
         self.spawn_tool(cursor.task_id(), true, run, span, &scope.tool);
-        Ok(span.in_scope(|| self.body(self.follow(cursor))))
+        Ok(span.in_scope(|| self.body(frames)))
     }
 
     /// The synchronous part of [`try_call_in`](Self::try_call_in), under the tasks' lock.
@@ -548,7 +613,7 @@ impl<R: Runtime> Calls<R> {
         } else if self.inner.life.draining.load(Ordering::SeqCst) {
             return Opened::Refused(NotStarted::Draining);
         }
-        match tasks.registry.open(task_id, now) {
+        match tasks.registry.open_owned(task_id, &scope.session, now) {
             Open::Started(cursor) => {
                 tasks.settle(1);
                 tasks
@@ -593,11 +658,7 @@ impl<R: Runtime> Calls<R> {
             let now = inner.runtime.now();
             call_ended(&call_span, &id, &tool, &frames, now - started);
             let stored = stored.then(|| frames.clone());
-            {
-                let mut tasks = lock(&inner.tasks);
-                complete(&mut tasks.registry, &id, frames, now);
-                tasks.settle(0);
-            }
+            lock(&inner.tasks).complete(&id, frames, now);
             inner.signals.signal(&id, Notify::notify_waiters);
             if let Some(frames) = stored {
                 let writer = Arc::clone(&inner);
@@ -795,19 +856,22 @@ impl<R: Runtime> Calls<R> {
         SseBody::from_bytes_on(self.inner.runtime.clone(), frames).keep_alive(self.inner.keep_alive)
     }
 
-    /// `task_id`, then the task's output as it is produced, until it finishes.
+    /// `task_id`, then the task's output as it is produced, until it finishes (or, if the
+    /// registry does not keep its result, the result handed over as it finishes).
     fn follow(&self, cursor: Cursor) -> Frames {
+        let slot = lock(&self.inner.tasks).slot(cursor.task_id());
         let state = (
             Arc::clone(&self.inner),
             self.inner.signals.follow(cursor.task_id()),
             Follow::new(cursor),
+            slot,
         );
         Box::pin(stream::unfold(
             state,
-            |(inner, following, mut follow)| async move {
+            |(inner, following, mut follow, slot)| async move {
                 loop {
                     if let Some(frame) = follow.next_frame() {
-                        return Some((frame, (inner, following, follow)));
+                        return Some((frame, (inner, following, follow, slot)));
                     }
                     if follow.is_done() {
                         return None;
@@ -815,7 +879,14 @@ impl<R: Runtime> Calls<R> {
                     // Made before reading, so a finish in between wakes it (`notify_waiters`
                     // reaches every `Notified` made before it, polled or not).
                     let finished = following.notified();
-                    follow.read(&lock(&inner.tasks).registry);
+                    {
+                        // The slot is filled under this lock, before the task is finished.
+                        let tasks = lock(&inner.tasks);
+                        match slot.as_ref().and_then(|slot| slot.get()) {
+                            Some(frames) => follow.deliver(frames.iter().cloned()),
+                            None => follow.read(&tasks.registry),
+                        }
+                    }
                     if follow.is_waiting() {
                         finished.await;
                     }

@@ -177,6 +177,36 @@ pub trait Environment: Send + Sync + 'static {
     /// resume by task id.
     fn call(&self, task: &Value, tool: &str, input: Value) -> ToolFuture;
 
+    /// Whether this environment checks each tool's input itself before the tool runs. When
+    /// `false` (the default), the ORS server checks a new call's input against the tool's
+    /// `input_schema` (compiled once, when the server is built) and answers an input that
+    /// fails it with an `error` event naming the path (`input/word: "word" is a required
+    /// property`), without calling [`call`](Self::call). The typed `Env` answers `true`: it
+    /// reads each input into the type its schema was derived from, and reports a mismatch
+    /// as a tool error (`ok: false`) naming the field, which the model sees.
+    ///
+    /// # Example
+    /// ```
+    /// use serde_json::Value;
+    /// use ssekit_http::ors::{Environment, Split, ToolFuture, ToolSpec};
+    /// struct Checked;
+    /// impl Environment for Checked {
+    ///     fn name(&self) -> &str { "checked" }
+    ///     fn splits(&self) -> Vec<Split> { Vec::new() }
+    ///     fn tasks(&self, _split: &str) -> Option<Vec<Value>> { None }
+    ///     fn tools(&self) -> Vec<ToolSpec> { Vec::new() }
+    ///     fn prompt(&self, _task: &Value) -> String { String::new() }
+    ///     fn call(&self, _task: &Value, _tool: &str, _input: Value) -> ToolFuture {
+    ///         Box::pin(async { Err("checks its input itself".to_owned()) })
+    ///     }
+    ///     fn checks_input(&self) -> bool { true }
+    /// }
+    /// assert!(Checked.checks_input());
+    /// ```
+    fn checks_input(&self) -> bool {
+        false
+    }
+
     /// Prepares a session (start a sandbox, load data). It runs in the background after
     /// `/create` has answered; calls, `/prompt` and `/task_tools` wait for it, and fail with
     /// its error (a call as an `error` event, the others as HTTP 500). `secrets` is the

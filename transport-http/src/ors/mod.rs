@@ -52,8 +52,8 @@ pub use server::{OrsBody, Server, ServerConfig};
 pub use signals::{Following, TaskSignals};
 pub use ssekit::profile::ors::{Block, ToolOutput, ToolResult};
 pub use stream::{
-    call_frames, complete, encode, named, refused, run_tool, Completion, Follow, BUSY,
-    CALL_ABANDONED, SHUTTING_DOWN, TASK_LOST, TOOL_PANICKED,
+    call_frames, complete, encode, named, refused, run_tool, try_complete, Completion, Follow,
+    BUSY, CALL_ABANDONED, NOT_KEPT, NOT_RESUMABLE, SHUTTING_DOWN, TASK_LOST, TOOL_PANICKED,
 };
 #[cfg(feature = "ors-typed")]
 pub use typed::{Env, InputError, IntoBlocks, IntoToolResult, Json};

@@ -65,8 +65,10 @@ pub type OrsBody = UnsyncBoxBody<Bytes, Error>;
 /// expire after 15 minutes without a call or `/ping`, finished results are kept 60 s,
 /// request bodies up to 1 MiB, chunks of at most 4096 bytes; and at most 10 000 live
 /// sessions holding at most 256 MiB of `task_spec` between them (`/create` answers 503
-/// beyond either). Task output is bounded by the core `TaskRegistry` (1024 tasks, 64 MiB),
-/// and at most 1024 tool calls run at once (`/call` answers 503 beyond that). A task id
+/// beyond either). Finished results are kept for resumption in the core `TaskRegistry`:
+/// at most 1024 results and 64 MiB over all sessions, and 256 results and 16 MiB per session
+/// (see [`max_session_result_bytes`](Self::max_session_result_bytes) for what happens at
+/// each); at most 1024 tool calls run at once (`/call` answers 503 beyond that). A task id
 /// resumes only in the session that started the call, for the same tool; the ids are
 /// keyed by 32 bytes from the OS RNG ([`os_seed`]), new for every [`Server`].
 ///
@@ -89,6 +91,10 @@ pub struct ServerConfig {
     max_sessions: usize,
     max_task_spec_bytes: usize,
     max_running_calls: usize,
+    max_results: usize,
+    max_result_bytes: usize,
+    max_session_results: usize,
+    max_session_result_bytes: usize,
     api_key: Option<String>,
     store: Option<SharedStore>,
     task_lease: Duration,
@@ -115,6 +121,10 @@ impl Default for ServerConfig {
             max_sessions: 10_000,
             max_task_spec_bytes: 256 << 20,
             max_running_calls: 1024,
+            max_results: 1024,
+            max_result_bytes: 64 << 20,
+            max_session_results: 256,
+            max_session_result_bytes: 16 << 20,
             api_key: None,
             store: None,
             task_lease: Duration::from_secs(3),
@@ -223,6 +233,68 @@ impl ServerConfig {
     /// ```
     pub fn max_running_calls(mut self, calls: usize) -> Self {
         self.max_running_calls = calls.max(1);
+        self
+    }
+
+    /// The most finished results kept for resumption over all sessions (default 1024, at
+    /// least 1). See [`max_session_result_bytes`](Self::max_session_result_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_results(4096);
+    /// ```
+    pub fn max_results(mut self, results: usize) -> Self {
+        self.max_results = results.max(1);
+        self
+    }
+
+    /// The most bytes of finished results (their encoded events) kept for resumption over
+    /// all sessions (default 64 MiB). See
+    /// [`max_session_result_bytes`](Self::max_session_result_bytes).
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_result_bytes(256 << 20);
+    /// ```
+    pub fn max_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_result_bytes = bytes;
+        self
+    }
+
+    /// The most finished results one session keeps for resumption (default 256, at least
+    /// 1): a session's result past it evicts that session's oldest.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_session_results(16);
+    /// ```
+    pub fn max_session_results(mut self, results: usize) -> Self {
+        self.max_session_results = results.max(1);
+        self
+    }
+
+    /// The most bytes of finished results one session keeps for resumption (default
+    /// 16 MiB, a quarter of [`max_result_bytes`](Self::max_result_bytes), so that four
+    /// sessions at least hold that much each).
+    ///
+    /// Results are cached fairly: a session's results are only ever evicted (before their
+    /// TTL) to make room for that session's own newer results, never for another session's,
+    /// so no client can make another's `task_id` unknown inside its TTL. When a result
+    /// cannot be kept, because it alone is larger than this budget, or because the other
+    /// sessions' results fill [`max_result_bytes`](Self::max_result_bytes) or
+    /// [`max_results`](Self::max_results), the call's own stream still gets the whole
+    /// result, after the comment [`NOT_RESUMABLE`](super::NOT_RESUMABLE); a resume with its
+    /// `task_id` gets an `error` event ([`NOT_KEPT`](super::NOT_KEPT)) or, past
+    /// `max_results`, `unknown task_id`. Each such result is counted
+    /// ([`ORS_RESULTS_NOT_KEPT_TOTAL`](crate::observe::ORS_RESULTS_NOT_KEPT_TOTAL)). With a
+    /// [`store`](Self::store), the store's copy of the result is not bounded by these.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().max_session_result_bytes(4 << 20);
+    /// ```
+    pub fn max_session_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_session_result_bytes = bytes;
         self
     }
 
@@ -411,9 +483,79 @@ fn py_bound(bound: Option<i64>, len: usize, default: usize) -> usize {
     usize::try_from(b).unwrap_or(default)
 }
 
+/// A tool's compiled `input_schema`, or why it did not compile.
+type ToolSchema = Result<Arc<jsonschema::Validator>, String>;
+
+/// The longest input-validation message sent (it quotes the client's input).
+const MAX_INVALID_INPUT_MESSAGE: usize = 1024;
+
+/// Compiles the `input_schema` of every tool of `env` (a tool without one, or with `null`,
+/// takes any input; none for an environment that [checks its input
+/// itself](Environment::checks_input)). A schema that does not compile is logged here and
+/// refuses every call of its tool with an `error` event naming the problem.
+fn tool_schemas(env: &dyn Environment) -> HashMap<String, ToolSchema> {
+    let mut schemas = HashMap::new();
+    if env.checks_input() {
+        return schemas;
+    }
+    for tool in env.tools() {
+        let Some(schema) = tool.input_schema.as_ref().filter(|s| !s.is_null()) else {
+            continue;
+        };
+        let compiled = jsonschema::options()
+            .with_pattern_options(jsonschema::PatternOptions::regex())
+            .build(schema)
+            .map(Arc::new)
+            .map_err(|e| {
+                let problem = format!(
+                    "the input_schema of tool '{}' does not compile: {e}",
+                    tool.name
+                );
+                log!(warn, env = env.name(), tool = %tool.name, %problem, "invalid ORS tool schema");
+                problem
+            });
+        schemas.insert(tool.name, compiled);
+    }
+    schemas
+}
+
+/// Checks a call's `input` against its tool's compiled schema: `Err` with a message naming
+/// the first failing path (`input/word: "word" is a required property`).
+fn check_input(tool: &str, schema: Option<&ToolSchema>, input: &Value) -> Result<(), String> {
+    let validator = match schema {
+        None => return Ok(()),
+        Some(Err(problem)) => return Err(format!("internal error: {problem}")),
+        Some(Ok(validator)) => validator,
+    };
+    let Some(error) = validator.iter_errors(input).next() else {
+        return Ok(());
+    };
+    let mut path = format!("input{}", error.instance_path().as_str());
+    if let jsonschema::error::ValidationErrorKind::Required { property } = error.kind() {
+        match property.as_str() {
+            Some(name) => {
+                path.push_str(&format!("/{}", name.replace('~', "~0").replace('/', "~1")))
+            }
+            None => path.push_str(&format!("/{property}")),
+        }
+    }
+    let mut message = format!("invalid input for tool '{tool}': {path}: {error}");
+    if message.len() > MAX_INVALID_INPUT_MESSAGE {
+        let mut end = MAX_INVALID_INPUT_MESSAGE;
+        while !message.is_char_boundary(end) {
+            end -= 1;
+        }
+        message.truncate(end);
+        message.push('…');
+    }
+    Err(message)
+}
+
 struct Inner<R> {
     store: Option<Arc<dyn Store>>,
     envs: Vec<Arc<dyn Environment>>,
+    /// Each environment's tools' compiled input schemas, by tool name.
+    schemas: Vec<HashMap<String, ToolSchema>>,
     config: ServerConfig,
     runtime: R,
     sessions: Mutex<Sessions>,
@@ -528,6 +670,10 @@ impl<R: Runtime> Server<R> {
         let tasks = TaskConfig::new(os_seed())
             .result_ttl(config.result_ttl)
             .max_running(config.max_running_calls)
+            .max_tasks(config.max_results)
+            .max_bytes(config.max_result_bytes)
+            .max_owner_tasks(config.max_session_results)
+            .max_owner_bytes(config.max_session_result_bytes)
             .id_format(IdFormat::Simple);
         let mut calls =
             Calls::with_runtime(tasks, config.keep_alive, config.max_chunk, runtime.clone());
@@ -535,9 +681,11 @@ impl<R: Runtime> Server<R> {
         if let Some(store) = &store {
             calls = calls.with_store(Arc::clone(store), config.task_lease);
         }
+        let schemas = environments.iter().map(|e| tool_schemas(&**e)).collect();
         Server {
             inner: Arc::new(Inner {
                 store,
+                schemas,
                 envs: environments,
                 config,
                 runtime,
@@ -616,7 +764,7 @@ impl<R: Runtime> Server<R> {
                 let names: Vec<&str> = self.inner.envs.iter().map(|e| e.name()).collect();
                 json_response(StatusCode::OK, &json!(names))
             }
-            ["create_session"] if m == Method::POST => self.create_session(),
+            ["create_session"] if m == Method::POST => self.create_session().await,
             ["create"] if m == Method::POST => match sid {
                 Some(sid) => self.create(&sid, &body).await,
                 None => missing_sid(),
@@ -750,9 +898,22 @@ impl<R: Runtime> Server<R> {
         }
     }
 
-    fn create_session(&self) -> Response<OrsBody> {
+    /// `/create_session`: a new session id. With a store, the store is asked first (is the
+    /// new id free?), so that while it is down the answer is a 503 the client retries, not
+    /// an id that `/create` would then fail to record.
+    async fn create_session(&self) -> Response<OrsBody> {
         // 128 bits from the OS RNG: a session id is all it takes to call its tools.
         let sid = format!("{:032x}", u128::from_le_bytes(os_seed()));
+        if let Some(store) = &self.inner.store {
+            let ttl = self.inner.config.session_timeout;
+            let found = store_call(&self.inner.runtime, "session", store.session(&sid, ttl));
+            match found.await {
+                Ok(None) => {}
+                // 128 random bits: never, but an id in use is not handed out twice.
+                Ok(Some(_)) => return unavailable_detail("session id collision: try again"),
+                Err(e) => return unavailable(&e.to_string()),
+            }
+        }
         let frames = vec![encode(&named("task_id", sid)), encode(&named("end", ""))];
         let body = self.inner.calls.body(Box::pin(stream::iter(frames)));
         response(body.boxed_unsync())
@@ -1096,13 +1257,20 @@ impl<R: Runtime> Server<R> {
             input,
             task_id,
         } = call;
+        let input = Value::Object(input);
+        if task_id.is_none() {
+            let schema = self.inner.schemas.get(env).and_then(|s| s.get(&name));
+            if let Err(message) = check_input(&name, schema, &input) {
+                return refuse("bad_input", &message);
+            }
+        }
         let scope = TaskScope::new(sid, name.clone());
         // Built here, run (and so the environment's `call` made) only if a new task starts;
         // a panic in `call` itself is then a panic of the task's future, caught there.
         let server = self.clone();
         let run = async move {
             server.ready(setup).await?;
-            environment.call(&task, &name, Value::Object(input)).await
+            environment.call(&task, &name, input).await
         };
         match calls
             .try_call_in_span(scope, task_id.as_deref(), run, &span)

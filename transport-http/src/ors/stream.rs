@@ -114,11 +114,8 @@ fn escape_whitespace_in_strings(json: &str) -> String {
     out
 }
 
-/// Records a task's output and marks it finished at `now`. Output the registry refuses
-/// ([`TaskError::OverBudget`]: running tasks hold its whole byte bound) ends in an `error`
-/// event instead, after the chunks that fitted: a valid `task_id → chunk* → error` stream,
-/// which a client reads as a failed call. (If even that event does not fit, the stream ends
-/// without a terminal event, and a client resuming the task gets the same.)
+/// Records a task's output and marks it finished at `now`: [`try_complete`], for callers
+/// that do not need to know whether the result was kept.
 ///
 /// # Example
 /// ```
@@ -126,30 +123,98 @@ fn escape_whitespace_in_strings(json: &str) -> String {
 /// use ssekit::Instant;
 /// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
 /// let cursor = tasks.start(Instant::ZERO).unwrap();
-/// ssekit_http::ors::complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
+/// ssekit_http::ors::complete(&mut tasks, cursor.task_id(), Vec::new(), Instant::ZERO);
+/// assert!(tasks.state(cursor.task_id()).is_some());
+/// ```
+pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Bytes>, now: Instant) {
+    let _ = try_complete(tasks, task_id, frames, now);
+}
+
+/// Records a task's output and marks it finished at `now`. `Err` when the result was not
+/// kept for resumption (the registry would have had to evict another owner's result, see
+/// its "Fair caching"): [`TaskError::OverBudget`] or [`TaskError::OwnerOverBudget`] (the
+/// task's output is then the one `error` event [`NOT_KEPT`], if even that fits), or
+/// [`TaskError::TooManyResults`] (the task is forgotten: a resume gets `unknown task_id`).
+/// The connections following the call when it finished must then get `frames` by other
+/// means, as `Calls` does ([`Follow::deliver`], with [`NOT_RESUMABLE`] first).
+///
+/// # Example
+/// ```
+/// use ssekit::server::{TaskConfig, TaskRegistry};
+/// use ssekit::Instant;
+/// let mut tasks = TaskRegistry::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
+/// let cursor = tasks.start(Instant::ZERO).unwrap();
+/// let kept = ssekit_http::ors::try_complete(&mut tasks, cursor.task_id(), ssekit_http::ors::call_frames(Err("x".into()), &Default::default()), Instant::ZERO);
+/// assert_eq!(kept, Ok(()));
 /// let mut follow = ssekit_http::ors::Follow::new(cursor);
 /// follow.read(&tasks);
 /// assert_eq!(follow.next_frame().map(|f| f.starts_with(b"event: task_id")), Some(true));
 /// assert_eq!(follow.next_frame().map(|f| f.starts_with(b"event: error")), Some(true));
 /// assert!(follow.next_frame().is_none() && follow.is_done());
 /// ```
-pub fn complete(tasks: &mut TaskRegistry<Bytes>, task_id: &str, frames: Vec<Bytes>, now: Instant) {
-    let total: usize = frames.iter().map(Bytes::len).sum();
+pub fn try_complete(
+    tasks: &mut TaskRegistry<Bytes>,
+    task_id: &str,
+    frames: Vec<Bytes>,
+    now: Instant,
+) -> Result<(), TaskError> {
+    let total = frames.iter().map(Bytes::len).sum();
+    // Checked whole first: a result that will not fit evicts nothing on its way.
+    let mut refused = tasks.fits(task_id, total).err();
+    let frames = if refused.is_some() {
+        Vec::new()
+    } else {
+        frames
+    };
+    if matches!(
+        refused,
+        Some(TaskError::OverBudget | TaskError::OwnerOverBudget)
+    ) {
+        let _ = tasks.push(task_id, encode(&named("error", NOT_KEPT)));
+    }
     for frame in frames {
         match tasks.push(task_id, frame) {
             Ok(()) => {}
-            Err(TaskError::OverBudget) => {
-                let message = format!(
-                    "internal error: the {total}-byte result does not fit the server's output buffer"
-                );
-                let _ = tasks.push(task_id, encode(&named("error", message)));
+            Err(e @ (TaskError::OverBudget | TaskError::OwnerOverBudget)) => {
+                // What fitted goes too: a resume gets the short error, not half a result.
+                let _ = tasks.discard(task_id);
+                let _ = tasks.push(task_id, encode(&named("error", NOT_KEPT)));
+                refused = Some(e);
                 break;
             }
-            Err(_) => break,
+            Err(e) => {
+                refused = Some(e);
+                break;
+            }
         }
     }
-    let _ = tasks.finish(task_id, now);
+    let finished = tasks.finish(task_id, now);
+    match (refused, finished) {
+        (Some(e), _) | (None, Err(e)) => Err(e),
+        (None, Ok(())) => Ok(()),
+    }
 }
+
+/// The `error` event a resume of a call gets when its result was not kept (the server's
+/// result cache had no room for it without evicting another session's results): the call
+/// cannot be resumed, though its own stream got the result.
+///
+/// # Example
+/// ```
+/// assert!(ssekit_http::ors::NOT_KEPT.starts_with("result not kept"));
+/// ```
+pub const NOT_KEPT: &str =
+    "result not kept: the server's result cache was full when the call finished; call again";
+
+/// The comment a call's stream carries before its result when that result was not kept
+/// ([`NOT_KEPT`]): the stream still ends with the whole result, but a resume with its
+/// `task_id` will not get it. Clients ignore comments; a client that cares looks for it.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::ors::NOT_RESUMABLE, ": not resumable: result not kept\n\n");
+/// ```
+pub const NOT_RESUMABLE: &str = ": not resumable: result not kept\n\n";
 
 /// The `error` message of a call whose tool panicked (while its future was built or polled).
 ///
@@ -377,6 +442,30 @@ impl Follow {
                 self.done = true;
             }
         }
+    }
+
+    /// Ends the stream with `frames`: the task's result handed over directly, when the
+    /// registry did not keep it ([`try_complete`] said so) and this connection was following
+    /// the call as it finished.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::server::{TaskConfig, TaskRegistry};
+    /// use ssekit::Instant;
+    /// use ssekit_http::ors::Follow;
+    /// let mut tasks = TaskRegistry::<bytes::Bytes>::new(TaskConfig::new(ssekit_http::entropy::os_seed()));
+    /// let mut follow = Follow::new(tasks.start(Instant::ZERO).unwrap());
+    /// let _task_id = follow.next_frame();
+    /// follow.deliver(vec![bytes::Bytes::from_static(b"event: end\ndata: {}\n\n")]);
+    /// assert!(follow.next_frame().is_some());
+    /// assert!(follow.is_done());
+    /// ```
+    pub fn deliver(&mut self, frames: impl IntoIterator<Item = Bytes>) {
+        if self.done {
+            return;
+        }
+        self.pending.extend(frames);
+        self.done = true;
     }
 
     /// Nothing to send and the task still runs: wait for the task's signal, then

@@ -295,6 +295,12 @@ where
         &self.name
     }
 
+    /// Each input is read into its tool's input type, whose schema is the one listed: a
+    /// mismatch is a tool error naming the field (see [`InputError`]).
+    fn checks_input(&self) -> bool {
+        true
+    }
+
     fn splits(&self) -> Vec<Split> {
         self.splits.iter().map(|(split, _)| split.clone()).collect()
     }
