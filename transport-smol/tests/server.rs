@@ -88,8 +88,12 @@ fn a_subscriber_holds_at_most_per_client_events_and_is_dropped_past_them() {
         "the third finds it full"
     );
     assert_eq!(hub.subscribers(), 0);
-    // What was queued arrives, then the stream ends: the client resumes from the ring.
-    assert_eq!(run(drain(body)), "id: 1\ndata: n1\n\nid: 2\ndata: n2\n\n");
+    // What was queued arrives, then the stream ends with a `retry:` hint: the client
+    // resumes from the ring.
+    assert_eq!(
+        run(drain(body)),
+        "id: 1\ndata: n1\n\nid: 2\ndata: n2\n\nretry: 1000\n\n"
+    );
 }
 
 #[test]
