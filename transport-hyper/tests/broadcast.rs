@@ -67,7 +67,10 @@ async fn a_client_that_falls_behind_is_dropped_and_the_others_are_not_slowed() {
     // it reconnects with Last-Event-ID 4 and is served 5.. from the replay buffer.
     let slow_got = drain(slow).await;
     assert_eq!(slow_got.matches("event: tick").count(), 4);
-    assert!(slow_got.ends_with("id: 4\ndata: t4\n\nretry: 1000\n\n"), "{slow_got}");
+    assert!(
+        slow_got.ends_with("id: 4\ndata: t4\n\nretry: 1000\n\n"),
+        "{slow_got}"
+    );
     let again = hub.subscribe(Some("4")).unwrap();
     hub.disconnect_all();
     assert_eq!(drain(again).await.matches("event: tick").count(), 6);
