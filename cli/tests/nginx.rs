@@ -97,7 +97,8 @@ http {{
 "
     );
     std::fs::write(dir.join("nginx.conf"), conf).unwrap();
-    let globals = format!("daemon off; master_process on; pid {d}/nginx.pid;");
+    // One process: killing it on drop leaves no worker behind.
+    let globals = format!("daemon off; master_process off; pid {d}/nginx.pid;");
     let child = Command::new(bin)
         .arg("-p")
         .arg(&dir)
