@@ -319,7 +319,9 @@ impl<R: Runtime> App<R> {
     /// the first at once and then one every `?interval_ms=` (default 1000, at most a
     /// minute), resumed after `Last-Event-ID`. With `?count=N` the stream ends cleanly after
     /// event N, and a reconnect from N on is answered `204 No Content`, so that a client
-    /// stops, as a browser's `EventSource` does.
+    /// stops, as a browser's `EventSource` does. With `?delay_ms=D` (at most five minutes)
+    /// the body says nothing but keep-alives for D ms first: a silent stream, as a slow tool
+    /// call's, to test what lies between the server and its client.
     fn ticks(&self, req: &Request<Incoming>) -> Response<OrsBody> {
         let after = last_event_id(req.headers())
             .and_then(|id| id.trim().parse::<u64>().ok())
@@ -350,7 +352,14 @@ impl<R: Runtime> App<R> {
                 Some((tick(n), n.saturating_add(1)))
             }
         });
+        let delay = Duration::from_millis(query_number(req.uri(), "delay_ms").unwrap_or(0))
+            .min(Duration::from_secs(300));
+        let silence = self.runtime.sleep(delay);
         let frames = futures_util::StreamExt::chain(futures_util::stream::iter([retry]), ticks);
+        let frames = futures_util::StreamExt::flatten(futures_util::stream::once(async move {
+            silence.await;
+            frames
+        }));
         self.stream(Box::pin(frames))
     }
 }

@@ -32,12 +32,34 @@ pub struct Serving {
     pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     /// Where Prometheus text is served at `/metrics` (`--metrics-addr`).
     pub metrics: Option<String>,
+    /// The connection limits.
+    pub limits: Limits,
+}
+
+/// `ssekit serve`'s connection limits (`--request-head-timeout`, `--idle-timeout`,
+/// `--max-connections`, `--max-request-head`).
+pub struct Limits {
+    /// From accept to a complete first request head.
+    pub request_head_timeout: Duration,
+    /// With no request in flight.
+    pub idle_timeout: Duration,
+    /// Connections served at once; `None`: `ServeOptions`' default.
+    pub max_connections: Option<usize>,
+    /// The largest request head, in bytes.
+    pub max_request_head: usize,
 }
 
 /// The connection options of `serving`: HTTPS (ALPN `h2`, `http/1.1`) when it has a
 /// certificate, else HTTP/1.1 and h2c.
 fn serve_options(serving: &Serving) -> Result<ssekit_http::server::ServeOptions, CliError> {
-    let options = ssekit_http::server::ServeOptions::default();
+    let limits = &serving.limits;
+    let mut options = ssekit_http::server::ServeOptions::default()
+        .request_head_timeout(limits.request_head_timeout)
+        .idle_timeout(limits.idle_timeout)
+        .max_request_head(limits.max_request_head);
+    if let Some(max) = limits.max_connections {
+        options = options.max_connections(max);
+    }
     let Some((cert, key)) = &serving.tls else {
         return Ok(options);
     };
@@ -194,7 +216,7 @@ pub struct TailArgs {
 
 /// A duration on the command line: a number, fractions allowed, of `ms`, `s` (the unit of a
 /// bare number) or `m`; more than zero.
-fn parse_duration(text: &str) -> Result<Duration, String> {
+pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
     let unit_at = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

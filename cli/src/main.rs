@@ -86,6 +86,24 @@ enum Command {
         /// stderr, filtered by RUST_LOG (default `info`: one access-log line per stream).
         #[arg(long, value_name = "ADDR")]
         metrics_addr: Option<String>,
+        /// Close a connection that has not sent a complete request head this long after it
+        /// was accepted (a TLS handshake included), first byte included. `500ms`, `30s`,
+        /// `2m`; a bare number is seconds.
+        #[arg(long, value_name = "DURATION", value_parser = commands::parse_duration, default_value = "30s")]
+        request_head_timeout: Duration,
+        /// Close a connection that has had no request in flight this long (HTTP/2: after a
+        /// GOAWAY). An event stream being sent is a request in flight, however silent.
+        #[arg(long, value_name = "DURATION", value_parser = commands::parse_duration, default_value = "30s")]
+        idle_timeout: Duration,
+        /// Serve at most N connections at once; above, a new connection is answered 503 with
+        /// `Retry-After: 1` (over TLS: closed) at once. Default: the open-file limit
+        /// (`ulimit -n`) less an eighth, at least 32 less (10 000 where it cannot be read).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        max_connections: Option<u64>,
+        /// The largest request head (request line and headers), in bytes; a larger one gets
+        /// 431 (HTTP/2: its stream reset). At least 8192.
+        #[arg(long, value_name = "BYTES", default_value_t = 64 << 10, value_parser = clap::value_parser!(u64).range(8192..))]
+        max_request_head: u64,
     },
     /// Stream events from URL: decode, validate, reconnect, print.
     #[command(after_help = TAIL_HELP)]
@@ -221,6 +239,10 @@ fn main() -> ExitCode {
                 tls_cert,
                 tls_key,
                 metrics_addr,
+                request_head_timeout,
+                idle_timeout,
+                max_connections,
+                max_request_head,
             } => {
                 let mut settings = app::Settings::new(
                     Duration::from_millis(keep_alive_ms),
@@ -233,6 +255,13 @@ fn main() -> ExitCode {
                     drain: Duration::from_secs(drain_timeout),
                     tls: tls_cert.zip(tls_key),
                     metrics: metrics_addr,
+                    limits: commands::Limits {
+                        request_head_timeout,
+                        idle_timeout,
+                        max_connections: max_connections
+                            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+                        max_request_head: usize::try_from(max_request_head).unwrap_or(usize::MAX),
+                    },
                 };
                 commands::serve(&addr, runtime, settings, serving).await
             }

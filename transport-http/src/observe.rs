@@ -28,6 +28,8 @@
 //! | [`CONNECTIONS_OPEN`] | gauge | | connections being served by `serve*` |
 //! | [`CONNECTIONS_TOTAL`] | counter | | connections accepted |
 //! | [`ACCEPT_ERRORS_TOTAL`] | counter | | failed `accept` calls (out of file descriptors, ...) |
+//! | [`CONNECTIONS_SHED_TOTAL`] | counter | | connections over `ServeOptions::max_connections`, answered `503` (or closed, over TLS) at once |
+//! | [`CONNECTIONS_EXPIRED_TOTAL`] | counter | `reason` (`head`: no request head within `request_head_timeout` of accept; `idle`: no request in flight for `idle_timeout`) | connections the server closed for outliving a limit |
 //! | [`STREAMS_OPEN`] | gauge | | `SseBody` response streams alive |
 //! | [`STREAMS_TOTAL`] | counter | | response streams started |
 //! | [`EVENTS_TOTAL`] | counter | | messages written to streams (events, comments, `retry:`) |
@@ -61,6 +63,10 @@ pub const CONNECTIONS_OPEN: &str = "ssekit_connections_open";
 pub const CONNECTIONS_TOTAL: &str = "ssekit_connections_total";
 /// Failed `accept` calls (counter).
 pub const ACCEPT_ERRORS_TOTAL: &str = "ssekit_accept_errors_total";
+/// Connections shed over the connection cap (counter).
+pub const CONNECTIONS_SHED_TOTAL: &str = "ssekit_connections_shed_total";
+/// Connections closed for outliving a limit, by `reason` (counter).
+pub const CONNECTIONS_EXPIRED_TOTAL: &str = "ssekit_connections_expired_total";
 /// Response streams alive (gauge).
 pub const STREAMS_OPEN: &str = "ssekit_streams_open";
 /// Response streams started (counter).
@@ -119,6 +125,14 @@ fn describe_all() {
     describe_gauge!(CONNECTIONS_OPEN, "Connections being served.");
     describe_counter!(CONNECTIONS_TOTAL, "Connections accepted.");
     describe_counter!(ACCEPT_ERRORS_TOTAL, "Failed accept calls.");
+    describe_counter!(
+        CONNECTIONS_SHED_TOTAL,
+        "Connections over the connection cap, answered 503 at once."
+    );
+    describe_counter!(
+        CONNECTIONS_EXPIRED_TOTAL,
+        "Connections closed for sending no request head in time (head) or idling (idle)."
+    );
     describe_gauge!(STREAMS_OPEN, "Event-stream responses alive.");
     describe_counter!(STREAMS_TOTAL, "Event-stream responses started.");
     describe_counter!(EVENTS_TOTAL, "Messages written to event streams.");

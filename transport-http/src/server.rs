@@ -65,7 +65,9 @@ pub use serve::{
     full, serve, serve_on, serve_until, serve_with, Accept, HttpService, ResponseBody,
 };
 #[cfg(feature = "hyper-server")]
-pub use serve_options::{ServeOptions, TLS_HANDSHAKE_TIMEOUT};
+pub use serve_options::{
+    ServeOptions, IDLE_TIMEOUT, MAX_REQUEST_HEAD, REQUEST_HEAD_TIMEOUT, TLS_HANDSHAKE_TIMEOUT,
+};
 
 /// Wraps a body in a `200` response with the headers that keep every hop from buffering:
 /// `Content-Type: text/event-stream`, `Cache-Control: no-cache`, `X-Accel-Buffering: no`

@@ -11,7 +11,8 @@ use smol_hyper::rt::FuturesIo;
 
 pub use ssekit_http::server::{
     full, last_event_id, response, serve, serve_on, serve_until, serve_with, Accept, AnyBody,
-    HttpService, Message, ResponseBody, Sender, ServeOptions, TrySendError, TLS_HANDSHAKE_TIMEOUT,
+    HttpService, Message, ResponseBody, Sender, ServeOptions, TrySendError, IDLE_TIMEOUT,
+    MAX_REQUEST_HEAD, REQUEST_HEAD_TIMEOUT, TLS_HANDSHAKE_TIMEOUT,
 };
 
 use crate::runtime::Smol;

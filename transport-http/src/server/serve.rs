@@ -3,19 +3,27 @@
 //! a task of that runtime, until a stop signal; then it closes gracefully.
 //!
 //! ```text
-//!  R::accept ─▶ [R::accept_tls within TLS_HANDSHAKE_TIMEOUT] ─▶ R::spawn(hyper auto connection)
+//!  R::accept ─┬─ error: back off 10 ms, doubling to 1 s (reset by the next accept) ─┐
+//!             ├─ over max_connections: "503, Retry-After: 1", close ───────────────┤
+//!             └─ [R::accept_tls within TLS_HANDSHAKE_TIMEOUT] ─▶ R::spawn(hyper auto connection)
+//!                     watchdog on R's timer: no request head within request_head_timeout of
+//!                     accept, or no request in flight for idle_timeout ─▶ closed
 //!  stop ─▶ listener dropped ─▶ every connection: graceful_shutdown ─▶ serve_with returns
 //! ```
 
 use std::future::Future;
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response};
-use http_body::Body;
+use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 use hyper_util::server::conn::auto::Builder;
+use ssekit::Instant;
 
 use super::ServeOptions;
 use crate::io::first_of;
@@ -262,8 +270,13 @@ where
 /// The accept loop of [`serve`], [`serve_until`] and [`serve_with`], on the runtime value
 /// given (a simulation's, one shared with the rest of a server). Each connection is served
 /// on its own task of `runtime`; a failed accept (out of file descriptors and the like) is
-/// retried after 10 ms instead of spinning; a TLS handshake gets
-/// [`TLS_HANDSHAKE_TIMEOUT`](super::TLS_HANDSHAKE_TIMEOUT).
+/// retried after 10 ms, doubling to 1 s while it keeps failing, instead of spinning, and
+/// open connections are served meanwhile; a TLS handshake gets
+/// [`TLS_HANDSHAKE_TIMEOUT`](super::TLS_HANDSHAKE_TIMEOUT). A connection is closed when it
+/// completes no request head within [`ServeOptions::request_head_timeout`] of accept, or has
+/// no request in flight for [`ServeOptions::idle_timeout`] (a response being sent, however
+/// silent, is in flight); above [`ServeOptions::max_connections`] a new one is answered
+/// `503` with `Retry-After: 1` and closed.
 ///
 /// # Example
 /// ```
@@ -295,27 +308,65 @@ where
     let (closing, closing_rx) = tokio::sync::watch::channel(false);
     let builder =
         Arc::new(options.connection_builder(Executor(runtime.clone()), Timer(runtime.clone())));
+    let limits = Limits {
+        head: options.request_head_timeout_value(),
+        idle: options.idle_timeout_value(),
+        write_buffer: options.write_buffer_size(),
+    };
+    let max_connections = options.max_connections_allowed();
+    let served = Arc::new(AtomicUsize::new(0));
+    let lingering = Arc::new(AtomicUsize::new(0));
+    let mut backoff = ACCEPT_BACKOFF_MIN;
     let mut stop = std::pin::pin!(stop);
     while let Some(accepted) = first_of(listener.accept(&runtime), stop.as_mut()).await {
         let conn = match accepted {
-            Ok(conn) => conn,
+            Ok(conn) => {
+                backoff = ACCEPT_BACKOFF_MIN;
+                conn
+            }
             Err(error) => {
+                // Out of file descriptors (EMFILE, ENFILE) and the like: the listener stays
+                // readable, so retrying at once would spin. Existing connections are served
+                // meanwhile (their tasks do not wait on this loop).
                 observe::count(observe::ACCEPT_ERRORS_TOTAL, 1);
-                log!(warn, target: "ssekit::serve", %error, "accept failed; retrying in 10 ms");
+                log!(warn, target: "ssekit::serve", %error, wait_ms = backoff.as_millis() as u64, "accept failed; retrying");
                 let _ = &error;
-                runtime.sleep(Duration::from_millis(10)).await;
+                if first_of(runtime.sleep(backoff), stop.as_mut())
+                    .await
+                    .is_none()
+                {
+                    break;
+                }
+                backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
                 continue;
             }
         };
+        let accepted_at = runtime.now();
+        let peer = L::peer_addr(&conn);
+        let Some(slot) = Slot::take(&served, max_connections) else {
+            observe::count(observe::CONNECTIONS_SHED_TOTAL, 1);
+            log!(debug, target: "ssekit::serve", peer = ?peer, max_connections, "over the connection cap: shed");
+            #[cfg(feature = "rustls")]
+            if options.tls_config().is_some() {
+                // Plain text would be garbage inside TLS: closed at once.
+                drop(conn);
+                continue;
+            }
+            match Slot::take(&lingering, (max_connections / 8).clamp(1, SHED_LINGERING)) {
+                Some(lingers) => runtime.spawn(shed(runtime.clone(), conn, lingers)),
+                None => shed_now(conn),
+            }
+            continue;
+        };
         observe::count(observe::CONNECTIONS_TOTAL, 1);
         let open = Open::new(observe::CONNECTIONS_OPEN);
-        let peer = L::peer_addr(&conn);
         log!(debug, target: "ssekit::serve", peer = ?peer, "connection accepted");
-        let service = Traced::new(service.clone(), peer);
+        let watch = Arc::new(Watch::new(accepted_at, limits.write_buffer));
+        let service = Traced::new(service.clone(), peer, runtime.clone(), watch.clone());
         let (builder, closing) = (builder.clone(), closing_rx.clone());
+        let rt = runtime.clone();
         #[cfg(feature = "rustls")]
         if let Some(tls) = options.tls_config().cloned() {
-            let rt = runtime.clone();
             runtime.spawn(async move {
                 let timeout = rt.sleep(super::TLS_HANDSHAKE_TIMEOUT);
                 let handshake = first_of(L::accept_tls(&rt, tls, conn), async {
@@ -323,7 +374,11 @@ where
                 })
                 .await;
                 match handshake {
-                    Some(Ok(conn)) => serve_connection(&builder, conn, service, closing).await,
+                    Some(Ok(conn)) => {
+                        let conn = Watched::new(conn, watch.clone());
+                        serve_connection(&rt, &builder, conn, service, &watch, limits, closing)
+                            .await
+                    }
                     Some(Err(error)) => {
                         log!(debug, target: "ssekit::serve", peer = ?peer, %error, "TLS handshake failed");
                         let _ = error;
@@ -332,14 +387,15 @@ where
                         log!(debug, target: "ssekit::serve", peer = ?peer, "TLS handshake timed out");
                     }
                 }
-                drop(open);
+                drop((open, slot));
             });
             continue;
         }
         runtime.spawn(async move {
-            serve_connection(&builder, conn, service, closing).await;
+            let conn = Watched::new(conn, watch.clone());
+            serve_connection(&rt, &builder, conn, service, &watch, limits, closing).await;
             log!(debug, target: "ssekit::serve", peer = ?peer, "connection closed");
-            drop(open);
+            drop((open, slot));
         });
     }
     drop(listener);
@@ -350,42 +406,424 @@ where
     Ok(())
 }
 
+/// The first wait after a failed `accept`; each failure in a row doubles it, up to
+/// [`ACCEPT_BACKOFF_MAX`]; an accepted connection sets it back.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+/// The longest wait between two `accept` calls that fail (out of file descriptors).
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// The most shed connections kept open at once while their `503` is read (and at most an
+/// eighth of the cap, so that they cannot use up the room left under the open-file limit);
+/// beyond, a shed connection is closed at once.
+const SHED_LINGERING: usize = 64;
+/// How long a shed connection is kept, at most, for its client to read the `503`.
+const SHED_LINGER: Duration = Duration::from_secs(1);
+/// How long an idle connection asked to close (`GOAWAY` over HTTP/2) has to do so before it
+/// is dropped.
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// What a shed connection is answered: small, complete, and closing.
+const SHED_RESPONSE: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\n\
+content-type: text/plain; charset=utf-8\r\n\
+retry-after: 1\r\n\
+cache-control: no-store\r\n\
+connection: close\r\n\
+content-length: 38\r\n\
+\r\n\
+over capacity: retry after 1 second\r\n";
+
+/// One of at most `max` units of a shared count (a connection under the cap, a shed
+/// connection lingering), given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(count: &Arc<AtomicUsize>, max: usize) -> Option<Slot> {
+        count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < max).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| Slot(count.clone()))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Answers a connection over the cap [`SHED_RESPONSE`], closes its writing half, and reads
+/// what the client sent until it closes too (so that the close sends no reset that could
+/// destroy the answer before it is read), for at most [`SHED_LINGER`].
+async fn shed<R: Runtime, C: Connection>(runtime: R, mut conn: C, lingers: Slot) {
+    let answer = async {
+        let mut written = 0;
+        while written < SHED_RESPONSE.len() {
+            let rest = SHED_RESPONSE.get(written..).unwrap_or_default();
+            let n = std::future::poll_fn(|cx| {
+                hyper::rt::Write::poll_write(Pin::new(&mut conn), cx, rest)
+            })
+            .await?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            written += n;
+        }
+        std::future::poll_fn(|cx| hyper::rt::Write::poll_shutdown(Pin::new(&mut conn), cx)).await?;
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 1024];
+        let mut read = 0usize;
+        while read < 64 << 10 {
+            let n = std::future::poll_fn(|cx| {
+                let mut into = hyper::rt::ReadBuf::uninit(&mut buf);
+                match hyper::rt::Read::poll_read(Pin::new(&mut conn), cx, into.unfilled()) {
+                    Poll::Ready(Ok(())) => Poll::Ready(Ok(into.filled().len())),
+                    Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await?;
+            if n == 0 {
+                break;
+            }
+            read += n;
+        }
+        Ok::<(), std::io::Error>(())
+    };
+    let _ = first_of(answer, async {
+        runtime.sleep(SHED_LINGER).await;
+    })
+    .await;
+    drop(lingers);
+}
+
+/// Answers a connection over the cap [`SHED_RESPONSE`] if its socket takes it at once, and
+/// closes it: what is left when too many shed connections linger already.
+fn shed_now<C: Connection>(mut conn: C) {
+    let mut cx = Context::from_waker(Waker::noop());
+    let _ = hyper::rt::Write::poll_write(Pin::new(&mut conn), &mut cx, SHED_RESPONSE);
+}
+
+/// The timeouts and the write bound of every connection.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    head: Option<Duration>,
+    idle: Option<Duration>,
+    write_buffer: usize,
+}
+
+/// One connection's state, shared by its watchdog, its service (requests in flight) and its
+/// IO (bytes handed to the socket).
+///
+/// hyper bounds an HTTP/1.1 connection's read buffer and write queue with one number; that
+/// number is set for the request head (64 KiB by default), and this keeps a response's
+/// unsent bytes within the write buffer instead: a response body is not polled while the
+/// body bytes handed to hyper but not yet to the socket reach the write buffer. `unsent`
+/// never counts more than hyper holds (every byte written takes away from it, the head and
+/// the chunk framing included, and it starts again from 0 with each response), so hyper
+/// always has bytes to flush while a body waits, and the wait ends when the socket takes
+/// some.
+struct Watch {
+    /// Requests whose response is being made or sent.
+    in_flight: AtomicUsize,
+    /// Whether a request head has been read on this connection.
+    started: AtomicBool,
+    /// When the connection was accepted, or the last response ended: the runtime's
+    /// milliseconds.
+    idle_since: AtomicU64,
+    /// HTTP/1.1 response bytes handed to hyper and not yet to the socket (at most).
+    unsent: AtomicUsize,
+    /// Whether a body waits for the socket to take bytes (its waker in `waker`).
+    parked: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+    write_buffer: usize,
+}
+
+impl Watch {
+    fn new(accepted: Instant, write_buffer: usize) -> Self {
+        Watch {
+            in_flight: AtomicUsize::new(0),
+            started: AtomicBool::new(false),
+            idle_since: AtomicU64::new(millis(accepted)),
+            unsent: AtomicUsize::new(0),
+            parked: AtomicBool::new(false),
+            waker: Mutex::new(None),
+            write_buffer,
+        }
+    }
+
+    /// Whether an HTTP/1.1 body must wait before its next frame: a write buffer's worth of
+    /// its bytes is unsent. If so, `cx` is woken when the socket takes bytes again (hyper,
+    /// finding the body pending, flushes what it holds, so a write comes).
+    fn must_wait(&self, cx: &Context<'_>) -> bool {
+        if self.unsent.load(Ordering::SeqCst) < self.write_buffer {
+            return false;
+        }
+        *self.waker.lock().unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
+        self.parked.store(true, Ordering::SeqCst);
+        // The socket may have taken bytes between the first look and the park.
+        self.unsent.load(Ordering::SeqCst) >= self.write_buffer
+    }
+
+    /// The socket took `n` bytes (an error: the connection is ending, nothing is owed).
+    fn wrote(&self, taken: Result<usize, ()>) {
+        match taken {
+            Ok(0) => return,
+            Ok(n) => {
+                let _ = self
+                    .unsent
+                    .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |u| {
+                        Some(u.saturating_sub(n))
+                    });
+            }
+            Err(()) => self.unsent.store(0, Ordering::SeqCst),
+        }
+        self.unpark();
+    }
+
+    /// A response ended: what it left unsent is no reason for the next one to wait.
+    fn response_ended(&self) {
+        self.unsent.store(0, Ordering::SeqCst);
+        self.unpark();
+    }
+
+    fn unpark(&self) {
+        if self.parked.swap(false, Ordering::SeqCst)
+            && let Some(waker) = self
+                .waker
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+        {
+            waker.wake();
+        }
+    }
+}
+
+fn millis(at: Instant) -> u64 {
+    u64::try_from(at.since_origin().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Why a connection's watchdog closed it.
+#[derive(Clone, Copy, Debug)]
+enum Expired {
+    /// No request head within the request head timeout of accept.
+    Head,
+    /// No request in flight for the idle timeout.
+    Idle,
+}
+
+/// Completes when the connection has outlived its limits: no request head within
+/// `limits.head` of accept, or no request in flight for `limits.idle` since the last
+/// response ended. A response in flight is never expired, however silent.
+async fn watchdog<R: Runtime>(runtime: &R, watch: &Watch, limits: Limits) -> Expired {
+    loop {
+        let started = watch.started.load(Ordering::SeqCst);
+        let (limit, why) = if started {
+            (limits.idle, Expired::Idle)
+        } else {
+            (limits.head, Expired::Head)
+        };
+        let now = runtime.now();
+        let at = match limit {
+            // No limit before a first request: look again later, when the idle one may apply.
+            None => match limits.idle {
+                Some(idle) => now.saturating_add(idle),
+                None => std::future::pending().await,
+            },
+            // A response in flight, however silent: look again later.
+            Some(limit) if watch.in_flight.load(Ordering::SeqCst) > 0 => now.saturating_add(limit),
+            Some(limit) => {
+                let since = Instant::from_millis(watch.idle_since.load(Ordering::SeqCst));
+                let deadline = since.saturating_add(limit);
+                if now >= deadline {
+                    return why;
+                }
+                deadline
+            }
+        };
+        runtime.sleep_until(at).await;
+    }
+}
+
+/// A connection as hyper reads and writes it, telling its [`Watch`] how the socket takes
+/// bytes.
+struct Watched<C> {
+    io: C,
+    watch: Arc<Watch>,
+}
+
+impl<C> Watched<C> {
+    fn new(io: C, watch: Arc<Watch>) -> Self {
+        Watched { io, watch }
+    }
+}
+
+impl<C: Connection> hyper::rt::Read for Watched<C> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_read(cx, buf)
+    }
+}
+
+impl<C: Connection> hyper::rt::Write for Watched<C> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.watch.wrote(taken(&polled));
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.watch.wrote(taken(&polled));
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
+
+/// What a write took, for [`Watch::wrote`]: nothing when pending, `Err` on an error (the
+/// connection is ending; a parked body must not wait on it).
+fn taken(polled: &Poll<std::io::Result<usize>>) -> Result<usize, ()> {
+    match polled {
+        Poll::Pending => Ok(0),
+        Poll::Ready(Ok(n)) => Ok(*n),
+        Poll::Ready(Err(_)) => Err(()),
+    }
+}
+
+/// A request in flight on a connection, from its head to the end of its response (the
+/// body's end, or its drop when the client goes away).
+struct InFlight<R: Runtime> {
+    watch: Arc<Watch>,
+    runtime: R,
+}
+
+impl<R: Runtime> InFlight<R> {
+    fn new(watch: Arc<Watch>, runtime: R) -> Self {
+        watch.started.store(true, Ordering::SeqCst);
+        watch.in_flight.fetch_add(1, Ordering::SeqCst);
+        InFlight { watch, runtime }
+    }
+}
+
+impl<R: Runtime> Drop for InFlight<R> {
+    fn drop(&mut self) {
+        self.watch
+            .idle_since
+            .store(millis(self.runtime.now()), Ordering::SeqCst);
+        self.watch.response_ended();
+        self.watch.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// A response body that keeps its request [`InFlight`] until it ends, and, over HTTP/1.1,
+/// waits while a write buffer's worth of it is unsent (see [`Watch`]).
+pub struct Tracked<B, R: Runtime> {
+    body: Pin<Box<B>>,
+    flight: InFlight<R>,
+    bounded: bool,
+}
+
+impl<B: ResponseBody, R: Runtime> Body for Tracked<B, R> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = self.get_mut();
+        if this.bounded && this.flight.watch.must_wait(cx) {
+            return Poll::Pending;
+        }
+        let polled = this.body.as_mut().poll_frame(cx);
+        if this.bounded
+            && let Poll::Ready(Some(Ok(frame))) = &polled
+            && let Some(data) = frame.data_ref()
+        {
+            this.flight
+                .watch
+                .unsent
+                .fetch_add(data.len(), Ordering::SeqCst);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
 /// The service, with an `info` span per request (method, path, peer) around its future when
-/// the `tracing` feature is on: the access-log line of a stream made in the handler is written
-/// in that span. Without the feature, the service itself.
+/// the `tracing` feature is on (the access-log line of a stream made in the handler is written
+/// in that span), and each request [`InFlight`] until its response ends.
 #[derive(Clone)]
-struct Traced<S> {
+struct Traced<S, R: Runtime> {
     service: S,
+    runtime: R,
+    watch: Arc<Watch>,
     #[cfg(feature = "tracing")]
     peer: Option<std::net::SocketAddr>,
 }
 
-impl<S> Traced<S> {
-    fn new(service: S, peer: Option<std::net::SocketAddr>) -> Self {
+impl<S, R: Runtime> Traced<S, R> {
+    fn new(service: S, peer: Option<std::net::SocketAddr>, runtime: R, watch: Arc<Watch>) -> Self {
         #[cfg(not(feature = "tracing"))]
         let _ = peer;
         Traced {
             service,
+            runtime,
+            watch,
             #[cfg(feature = "tracing")]
             peer,
         }
     }
 }
 
-impl<S> hyper::service::Service<Request<Incoming>> for Traced<S>
+/// The future of [`Traced`]'s response.
+type Responding<B, R, E> = Pin<Box<dyn Future<Output = Result<Response<Tracked<B, R>>, E>> + Send>>;
+
+impl<S, R, B> hyper::service::Service<Request<Incoming>> for Traced<S, R>
 where
-    S: hyper::service::Service<Request<Incoming>>,
+    S: hyper::service::Service<Request<Incoming>, Response = Response<B>, Future: Send + 'static>,
+    R: Runtime,
+    B: ResponseBody,
 {
-    type Response = S::Response;
+    type Response = Response<Tracked<B, R>>;
     type Error = S::Error;
-    #[cfg(feature = "tracing")]
-    type Future = tracing::instrument::Instrumented<S::Future>;
-    #[cfg(not(feature = "tracing"))]
-    type Future = S::Future;
+    type Future = Responding<B, R, S::Error>;
 
     fn call(&self, req: Request<Incoming>) -> Self::Future {
+        let flight = InFlight::new(self.watch.clone(), self.runtime.clone());
+        // HTTP/2 bounds each stream's send buffer itself.
+        let bounded = req.version() < http::Version::HTTP_2;
         #[cfg(feature = "tracing")]
-        {
+        let future = {
             use tracing::Instrument;
             let span = tracing::info_span!(
                 target: "ssekit::serve",
@@ -398,32 +836,82 @@ where
             let future = self.service.call(req);
             drop(_in);
             future.instrument(span)
-        }
+        };
         #[cfg(not(feature = "tracing"))]
-        self.service.call(req)
+        let future = self.service.call(req);
+        Box::pin(async move {
+            let resp = future.await?;
+            Ok(resp.map(|body| Tracked {
+                body: Box::pin(body),
+                flight,
+                bounded,
+            }))
+        })
     }
 }
 
-/// Serves one connection until it ends, or, once `closing` says so, until the response it
-/// is sending is done.
+/// Serves one connection until it ends, it outlives its limits (see [`watchdog`]), or, once
+/// `closing` says so, until the response it is sending is done.
 async fn serve_connection<R, S, B>(
+    runtime: &R,
     builder: &Builder<Executor<R>>,
     conn: impl Connection,
-    service: S,
+    service: Traced<S, R>,
+    watch: &Watch,
+    limits: Limits,
     mut closing: tokio::sync::watch::Receiver<bool>,
 ) where
     R: Runtime,
     S: HttpService<B>,
     B: ResponseBody,
 {
+    enum End {
+        Done,
+        Asked,
+        Expired(Expired),
+    }
     let conn = builder.serve_connection(conn, service);
     let mut conn = std::pin::pin!(conn);
-    let asked = async {
+    let mut asked = std::pin::pin!(async {
         let _ = closing.wait_for(|closing| *closing).await;
-    };
-    if first_of(conn.as_mut(), asked).await.is_some() {
-        return;
+    });
+    let mut expired = std::pin::pin!(watchdog(runtime, watch, limits));
+    let end = std::future::poll_fn(|cx| {
+        if conn.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(End::Done);
+        }
+        if asked.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(End::Asked);
+        }
+        expired.as_mut().poll(cx).map(End::Expired)
+    })
+    .await;
+    match end {
+        End::Done => {}
+        End::Asked => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+        End::Expired(Expired::Head) => {
+            // Nothing to answer, nothing to be polite to: the descriptor goes back now.
+            observe::count_by(observe::CONNECTIONS_EXPIRED_TOTAL, "reason", "head", 1);
+            log!(debug, target: "ssekit::serve", "no request head in time: connection closed");
+        }
+        End::Expired(Expired::Idle) => {
+            observe::count_by(observe::CONNECTIONS_EXPIRED_TOTAL, "reason", "idle", 1);
+            log!(debug, target: "ssekit::serve", "idle: connection closed");
+            // HTTP/2 says GOAWAY; a request that raced in is answered; then it closes, or is
+            // dropped once nothing has been in flight for CLOSE_GRACE.
+            conn.as_mut().graceful_shutdown();
+            let grace = async {
+                loop {
+                    runtime.sleep(CLOSE_GRACE).await;
+                    if watch.in_flight.load(Ordering::SeqCst) == 0 {
+                        break;
+                    }
+                }
+            };
+            let _ = first_of(conn, grace).await;
+        }
     }
-    conn.as_mut().graceful_shutdown();
-    let _ = conn.await;
 }
