@@ -282,7 +282,14 @@ async fn a_session_past_its_budget_keeps_only_its_own_newest<R: TestRuntime>() {
     .await;
 }
 
-async fn an_input_that_breaks_the_schema_is_an_error_naming_the_path<R: TestRuntime>() {
+/// The message of a tool error (`{"ok": false, "error": …}`), the data of an `end` event.
+fn tool_error(data: &str) -> String {
+    let result: serde_json::Value = serde_json::from_str(data).unwrap();
+    assert_eq!(result["ok"], false, "{data}");
+    result["error"].as_str().unwrap().to_owned()
+}
+
+async fn an_input_that_breaks_the_schema_is_a_tool_error_naming_the_path<R: TestRuntime>() {
     let tools = Arc::new(Tools::default());
     let base = R::serve(Server::new(
         vec![Arc::clone(&tools) as Arc<dyn Environment>],
@@ -298,17 +305,15 @@ async fn an_input_that_breaks_the_schema_is_an_error_naming_the_path<R: TestRunt
         let got = events(&wire);
         assert_eq!(got.len(), 2, "{wire}");
         assert_eq!(got[0].0, "task_id");
-        assert_eq!(got[1].0, "error");
-        assert!(
-            got[1]
-                .1
-                .contains(r#"input/word: "word" is a required property"#),
-            "{}",
-            got[1].1
+        // As the reference server answers a bad input: `end` with `ok: false`.
+        assert_eq!(got[1].0, "end");
+        assert_eq!(
+            tool_error(&got[1].1),
+            r#"Tool input validation error: input/word: "word" is a required property"#
         );
         let wire = call(&base, &sid, json!({"name": "spell", "input": {"word": 7}})).await;
         assert!(
-            events(&wire)[1].1.contains("input/word: 7 is not of type"),
+            tool_error(&events(&wire)[1].1).contains("input/word: 7 is not of type"),
             "{wire}"
         );
         assert_eq!(
@@ -319,8 +324,12 @@ async fn an_input_that_breaks_the_schema_is_an_error_naming_the_path<R: TestRunt
         // A schema that does not compile refuses its calls; it does not panic.
         let wire = call(&base, &sid, json!({"name": "broken", "input": {}})).await;
         let got = events(&wire);
-        assert_eq!(got[1].0, "error");
-        assert!(got[1].1.contains("does not compile"), "{}", got[1].1);
+        assert_eq!(got[1].0, "end");
+        assert!(
+            tool_error(&got[1].1).contains("does not compile"),
+            "{}",
+            got[1].1
+        );
         // A valid input runs.
         let wire = call(
             &base,
@@ -490,6 +499,6 @@ async fn create_session_is_a_503_while_the_store_is_down<R: TestRuntime>() {
 on_both_runtimes!(
     a_flood_of_results_evicts_no_other_sessions_result,
     a_session_past_its_budget_keeps_only_its_own_newest,
-    an_input_that_breaks_the_schema_is_an_error_naming_the_path,
+    an_input_that_breaks_the_schema_is_a_tool_error_naming_the_path,
     create_session_is_a_503_while_the_store_is_down,
 );

@@ -47,7 +47,7 @@ with env.session(task=tasks[0]) as session:
     started = time.monotonic()
     r = session.call_tool("submit", {"answer": 33})
     check((r.reward, r.finished, r.blocks[0].text) == (1.0, True, "Correct!"), "small result: 1.0 True 'Correct!'")
-    r = session.call_tool("submit", {"answer": "34"})
+    r = session.call_tool("submit", {"answer": 34})
     check((r.reward, r.finished, r.blocks[0].text) == (0.0, True, "Incorrect."), "small result: 0.0 True 'Incorrect.'")
     big = session.call_tool("work", {"steps": 300})
     check(big.blocks[0].text == expected_work(300) and big.reward is None and big.finished is False,

@@ -102,7 +102,7 @@ async def main():
     before = len(log_lines())
     calls = [
         ("submit", {"answer": 33}, ("Correct!", 1.0, True)),
-        ("submit", {"answer": "34"}, ("Incorrect.", 0.0, True)),
+        ("submit", {"answer": 34}, ("Incorrect.", 0.0, True)),
         ("work", {"steps": 300}, (expected_work(question, 300), None, False)),
         ("work", {"delay_ms": 400, "steps": 40}, (expected_work(question, 40), None, False)),
         ("work", {"steps": 30}, (expected_work(question, 30), None, False)),

@@ -492,7 +492,7 @@ const MAX_INVALID_INPUT_MESSAGE: usize = 1024;
 /// Compiles the `input_schema` of every tool of `env` (a tool without one, or with `null`,
 /// takes any input; none for an environment that [checks its input
 /// itself](Environment::checks_input)). A schema that does not compile is logged here and
-/// refuses every call of its tool with an `error` event naming the problem.
+/// refuses every call of its tool with a tool error naming the problem.
 fn tool_schemas(env: &dyn Environment) -> HashMap<String, ToolSchema> {
     let mut schemas = HashMap::new();
     if env.checks_input() {
@@ -520,8 +520,9 @@ fn tool_schemas(env: &dyn Environment) -> HashMap<String, ToolSchema> {
 }
 
 /// Checks a call's `input` against its tool's compiled schema: `Err` with a message naming
-/// the first failing path (`input/word: "word" is a required property`).
-fn check_input(tool: &str, schema: Option<&ToolSchema>, input: &Value) -> Result<(), String> {
+/// the first failing path (`Tool input validation error: input/word: "word" is a required
+/// property`), the reference server's prefix.
+fn check_input(schema: Option<&ToolSchema>, input: &Value) -> Result<(), String> {
     let validator = match schema {
         None => return Ok(()),
         Some(Err(problem)) => return Err(format!("internal error: {problem}")),
@@ -539,7 +540,7 @@ fn check_input(tool: &str, schema: Option<&ToolSchema>, input: &Value) -> Result
             None => path.push_str(&format!("/{property}")),
         }
     }
-    let mut message = format!("invalid input for tool '{tool}': {path}: {error}");
+    let mut message = format!("Tool input validation error: {path}: {error}");
     if message.len() > MAX_INVALID_INPUT_MESSAGE {
         let mut end = MAX_INVALID_INPUT_MESSAGE;
         while !message.is_char_boundary(end) {
@@ -1258,17 +1259,27 @@ impl<R: Runtime> Server<R> {
             task_id,
         } = call;
         let input = Value::Object(input);
-        if task_id.is_none() {
-            let schema = self.inner.schemas.get(env).and_then(|s| s.get(&name));
-            if let Err(message) = check_input(&name, schema, &input) {
-                return refuse("bad_input", &message);
+        // An input its tool's schema refuses is answered as the reference server answers
+        // one (`end` with `ok: false`, `Tool input validation error: …`, which the official
+        // client raises as a `ToolCallError`), and the tool never runs.
+        let invalid = match task_id {
+            Some(_) => None,
+            None => {
+                let schema = self.inner.schemas.get(env).and_then(|s| s.get(&name));
+                check_input(schema, &input).err()
             }
+        };
+        if invalid.is_some() {
+            span.in_scope(|| refusal("bad_input", 200));
         }
         let scope = TaskScope::new(sid, name.clone());
         // Built here, run (and so the environment's `call` made) only if a new task starts;
         // a panic in `call` itself is then a panic of the task's future, caught there.
         let server = self.clone();
         let run = async move {
+            if let Some(message) = invalid {
+                return Ok(super::environment::tool_error(&message));
+            }
             server.ready(setup).await?;
             environment.call(&task, &name, input).await
         };
