@@ -439,6 +439,25 @@ impl<R: Runtime> From<SseBody<R>> for super::AnyBody {
     }
 }
 
+/// Everything `body` has ready now, as text, and whether it has ended: what a connection
+/// would write if it polled the body until it is pending (the tests of the queues behind it).
+#[cfg(test)]
+pub(crate) fn ready(body: &mut SseBody<crate::runtime::manual::Manual>) -> (String, bool) {
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let mut text = String::new();
+    loop {
+        match Pin::new(&mut *body).poll_frame(&mut cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                let data = frame.into_data().unwrap_or_default();
+                text.push_str(std::str::from_utf8(&data).unwrap());
+            }
+            Poll::Ready(None) => return (text, true),
+            Poll::Ready(Some(Err(e))) => panic!("{e}"),
+            Poll::Pending => return (text, false),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use metrics_util::debugging::DebuggingRecorder;

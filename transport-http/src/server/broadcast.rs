@@ -339,6 +339,7 @@ mod tests {
 
     use super::*;
     use crate::runtime::manual::Manual;
+    use crate::server::body::ready;
 
     #[test]
     fn subscribers_whose_queue_is_full_are_dropped() {
@@ -350,24 +351,6 @@ mod tests {
         let second = Event::builder().id("2").unwrap().data("b").build();
         assert_eq!(hub.publish(&second).unwrap(), 0);
         assert_eq!(hub.subscribers(), 0);
-    }
-
-    /// Everything `body` has ready now, as text; `true` with it when the body has ended.
-    fn ready(body: &mut SseBody<Manual>) -> (String, bool) {
-        use http_body::Body;
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let mut text = String::new();
-        loop {
-            match std::pin::Pin::new(&mut *body).poll_frame(&mut cx) {
-                std::task::Poll::Ready(Some(Ok(frame))) => {
-                    let data = frame.into_data().unwrap_or_default();
-                    text.push_str(std::str::from_utf8(&data).unwrap());
-                }
-                std::task::Poll::Ready(None) => return (text, true),
-                std::task::Poll::Ready(Some(Err(e))) => panic!("{e}"),
-                std::task::Poll::Pending => return (text, false),
-            }
-        }
     }
 
     fn event(id: u32) -> Event {

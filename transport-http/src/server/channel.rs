@@ -292,24 +292,7 @@ mod policy_tests {
 
     use super::*;
     use crate::runtime::manual::Manual;
-
-    /// Everything `body` has ready now, as text, and whether it has ended.
-    fn ready(body: &mut SseBody<Manual>) -> (String, bool) {
-        use http_body::Body;
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        let mut text = String::new();
-        loop {
-            match std::pin::Pin::new(&mut *body).poll_frame(&mut cx) {
-                Poll::Ready(Some(Ok(frame))) => {
-                    let data = frame.into_data().unwrap_or_default();
-                    text.push_str(std::str::from_utf8(&data).unwrap());
-                }
-                Poll::Ready(None) => return (text, true),
-                Poll::Ready(Some(Err(e))) => panic!("{e}"),
-                Poll::Pending => return (text, false),
-            }
-        }
-    }
+    use crate::server::body::ready;
 
     fn event(id: u32) -> Event {
         Event::builder()
