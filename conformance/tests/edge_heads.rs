@@ -259,3 +259,57 @@ fn request_heads_up_to_64_kib_are_served_over_h2c_and_larger_are_refused() {
         });
     }
 }
+
+/// Writes `bytes` one at a time, each in its own write (`TCP_NODELAY`), so the server's first
+/// reads get a byte or a few.
+fn dribble(sock: &mut TcpStream, bytes: &[u8]) {
+    sock.set_nodelay(true).unwrap();
+    for byte in bytes {
+        sock.write_all(std::slice::from_ref(byte)).unwrap();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn heads_that_arrive_a_byte_at_a_time_are_served_over_http1_and_h2c() {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    for which in SERVERS {
+        let addr = start(which);
+        // HTTP/1.1, starting with the preface's first letter.
+        let mut sock = TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        dribble(
+            &mut sock,
+            b"POST /ok HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n",
+        );
+        let mut got = [0; 12];
+        sock.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"HTTP/1.1 200", "{which:?}");
+        // HTTP/2 by prior knowledge: the preface and an empty SETTINGS frame, a byte at a
+        // time; the server answers with its own SETTINGS frame (type 4, stream 0).
+        let mut sock = TcpStream::connect(addr).unwrap();
+        sock.set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        dribble(&mut sock, PREFACE);
+        dribble(&mut sock, &[0, 0, 0, 4, 0, 0, 0, 0, 0]);
+        let mut frame = [0; 9];
+        sock.read_exact(&mut frame).unwrap();
+        assert_eq!((frame[3], &frame[5..9]), (4, &[0u8; 4][..]), "{which:?}");
+    }
+}
+
+#[test]
+fn connections_that_close_before_or_inside_a_head_leave_the_server_serving() {
+    for which in SERVERS {
+        let addr = start(which);
+        drop(TcpStream::connect(addr).unwrap());
+        TcpStream::connect(addr).unwrap().write_all(b"P").unwrap();
+        TcpStream::connect(addr)
+            .unwrap()
+            .write_all(b"PRI * HTTP/2.0\r\n")
+            .unwrap();
+        let head = h1_head(addr, &request_head("/ok", 0, 0)).unwrap();
+        assert_eq!(status(&head), "200", "{which:?}: {head}");
+    }
+}

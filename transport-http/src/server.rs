@@ -341,11 +341,10 @@ pub const FRAME_BYTES: usize = 16 << 10;
 /// ```
 pub const TURN_BYTES: usize = 64 << 10;
 
-/// The write buffer the transports' `serve` give hyper for each connection
-/// (`max_buf_size`; hyper's minimum is 8 KiB, its default 400 KiB). hyper stops polling the
-/// body once this much waits for the socket, so a slow reader holds less than this plus one
-/// [`FRAME_BYTES`] frame, whatever the producer's pace. It also caps a request head (hyper
-/// answers 431 past it), which 8 KiB leaves room for, as most servers' limits do.
+/// The write buffer of each HTTP/1.1 connection `serve` serves
+/// (`ServeOptions::write_buffer`): a body is not polled while this much of it waits for
+/// the socket, so a slow reader holds less than this plus one [`FRAME_BYTES`] frame,
+/// whatever the producer's pace. (HTTP/2 bounds each stream's send buffer by it.)
 ///
 /// # Example
 /// ```

@@ -5,7 +5,8 @@
 //! ```text
 //!  R::accept ─┬─ error: back off 10 ms, doubling to 1 s (reset by the next accept) ─┐
 //!             ├─ over max_connections: "503, Retry-After: 1", close ───────────────┤
-//!             └─ [R::accept_tls within TLS_HANDSHAKE_TIMEOUT] ─▶ R::spawn(hyper auto connection)
+//!             └─ [R::accept_tls within TLS_HANDSHAKE_TIMEOUT] ─▶ R::spawn(connection):
+//!                     first bytes: the HTTP/2 preface or not ─▶ hyper HTTP/2 or HTTP/1.1
 //!                     watchdog on R's timer: no request head within request_head_timeout of
 //!                     accept, or no request in flight for idle_timeout ─▶ closed
 //!  stop ─▶ listener dropped ─▶ every connection: graceful_shutdown ─▶ serve_with returns
@@ -306,8 +307,11 @@ where
     // Every connection holds a receiver: `send(true)` asks them to close, and the sender's
     // `closed()` completes when the last one has.
     let (closing, closing_rx) = tokio::sync::watch::channel(false);
-    let builder =
-        Arc::new(options.connection_builder(Executor(runtime.clone()), Timer(runtime.clone())));
+    let builder = options.connection_builder(Executor(runtime.clone()), Timer(runtime.clone()));
+    let builders = Arc::new(Builders {
+        http1: builder.clone().http1_only(),
+        http2: builder.http2_only(),
+    });
     let limits = Limits {
         head: options.request_head_timeout_value(),
         idle: options.idle_timeout_value(),
@@ -363,7 +367,7 @@ where
         log!(debug, target: "ssekit::serve", peer = ?peer, "connection accepted");
         let watch = Arc::new(Watch::new(accepted_at, limits.write_buffer));
         let service = Traced::new(service.clone(), peer, runtime.clone(), watch.clone());
-        let (builder, closing) = (builder.clone(), closing_rx.clone());
+        let (builders, closing) = (builders.clone(), closing_rx.clone());
         let rt = runtime.clone();
         #[cfg(feature = "rustls")]
         if let Some(tls) = options.tls_config().cloned() {
@@ -376,7 +380,7 @@ where
                 match handshake {
                     Some(Ok(conn)) => {
                         let conn = Watched::new(conn, watch.clone());
-                        serve_connection(&rt, &builder, conn, service, &watch, limits, closing)
+                        serve_connection(&rt, &builders, conn, service, &watch, limits, closing)
                             .await
                     }
                     Some(Err(error)) => {
@@ -393,7 +397,7 @@ where
         }
         runtime.spawn(async move {
             let conn = Watched::new(conn, watch.clone());
-            serve_connection(&rt, &builder, conn, service, &watch, limits, closing).await;
+            serve_connection(&rt, &builders, conn, service, &watch, limits, closing).await;
             log!(debug, target: "ssekit::serve", peer = ?peer, "connection closed");
             drop((open, slot));
         });
@@ -535,6 +539,12 @@ struct Watch {
     /// Whether a body waits for the socket to take bytes (its waker in `waker`).
     parked: AtomicBool,
     waker: Mutex<Option<Waker>>,
+    /// Whether [`serve_connection`] is polling the connection (hyper, the body, the socket)
+    /// right now: a body unparked meanwhile is polled again in the same turn, without a
+    /// wake and a trip through the runtime's queue.
+    polling: AtomicBool,
+    /// A body was unparked while `polling`: poll the connection again.
+    again: AtomicBool,
     write_buffer: usize,
 }
 
@@ -547,6 +557,8 @@ impl Watch {
             unsent: AtomicUsize::new(0),
             parked: AtomicBool::new(false),
             waker: Mutex::new(None),
+            polling: AtomicBool::new(false),
+            again: AtomicBool::new(false),
             write_buffer,
         }
     }
@@ -586,17 +598,66 @@ impl Watch {
         self.unpark();
     }
 
+    /// Lets a parked body go on: polled again at once if the connection is being polled
+    /// (the socket took bytes during hyper's flush, the common case), woken otherwise.
     fn unpark(&self) {
-        if self.parked.swap(false, Ordering::SeqCst)
-            && let Some(waker) = self
-                .waker
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
+        if !self.parked.swap(false, Ordering::SeqCst) {
+            return;
+        }
+        // `again` before `polling`: a poll that ends between the two still sees `again`,
+        // or this sees it ended and wakes (see `Watch::poll`).
+        self.again.store(true, Ordering::SeqCst);
+        if self.polling.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Some(waker) = self
+            .waker
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
         {
             waker.wake();
         }
     }
+
+    /// Polls `conn` (hyper's connection), again while a body it parked was unparked during
+    /// the poll, at most [`REPOLLS`] times; then the next wake polls it. Without this, each
+    /// frame of a fast stream would wait for a wake (hyper polls a body before it flushes,
+    /// and a frame is larger than the write buffer), halving a busy server's throughput.
+    fn poll<F: Future>(&self, mut conn: Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        for _ in 0..REPOLLS {
+            self.again.store(false, Ordering::SeqCst);
+            self.polling.store(true, Ordering::SeqCst);
+            let polled = conn.as_mut().poll(cx);
+            self.polling.store(false, Ordering::SeqCst);
+            if polled.is_ready() {
+                return polled;
+            }
+            if !self.again.swap(false, Ordering::SeqCst) {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// The most polls of a connection in one turn while its body is unparked by its own writes
+/// (four frames make one body's turn, see [`TURN_BYTES`](super::TURN_BYTES)).
+const REPOLLS: usize = 6;
+
+/// The HTTP/2 connection preface (RFC 9113 §3.4): a connection that starts with it speaks
+/// HTTP/2 by prior knowledge (h2c, or TLS with ALPN `h2`).
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// The most a connection's first read takes: a whole request head, usually.
+const FIRST_READ: usize = 4 << 10;
+
+/// The two connection builders of [`serve_on`]: which one serves a connection, its first
+/// bytes tell ([`Watched::sniff`]).
+struct Builders<R: Runtime> {
+    http1: Builder<Executor<R>>,
+    http2: Builder<Executor<R>>,
 }
 
 fn millis(at: Instant) -> u64 {
@@ -647,14 +708,59 @@ async fn watchdog<R: Runtime>(runtime: &R, watch: &Watch, limits: Limits) -> Exp
 
 /// A connection as hyper reads and writes it, telling its [`Watch`] how the socket takes
 /// bytes.
+///
+/// It reads the connection's first bytes itself ([`sniff`](Self::sniff)) and hands them to
+/// hyper's first read whole: hyper-util's own detection would hand hyper 24 bytes first, and
+/// hyper, finding the head incomplete, would double its 8 KiB read buffer for the rest.
 struct Watched<C> {
     io: C,
     watch: Arc<Watch>,
+    /// The first bytes, read by `sniff`, not yet read by hyper.
+    first: Bytes,
 }
 
 impl<C> Watched<C> {
     fn new(io: C, watch: Arc<Watch>) -> Self {
-        Watched { io, watch }
+        Watched {
+            io,
+            watch,
+            first: Bytes::new(),
+        }
+    }
+}
+
+impl<C: Connection> Watched<C> {
+    /// Reads the connection's first bytes (what its first read gives, up to [`FIRST_READ`];
+    /// more only while they could still be the HTTP/2 preface) and tells from them whether
+    /// it speaks HTTP/2; `None` when it closes before a byte.
+    async fn sniff(&mut self) -> std::io::Result<Option<bool>> {
+        let mut buf = vec![0; FIRST_READ];
+        let mut filled = 0;
+        let http2 = loop {
+            let n = std::future::poll_fn(|cx| {
+                let mut into = hyper::rt::ReadBuf::new(buf.get_mut(filled..).unwrap_or_default());
+                match Pin::new(&mut self.io).poll_read(cx, into.unfilled()) {
+                    Poll::Ready(Ok(())) => Poll::Ready(Ok(into.filled().len())),
+                    Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                    Poll::Pending => Poll::Pending,
+                }
+            })
+            .await?;
+            if n == 0 && filled == 0 {
+                return Ok(None);
+            }
+            filled += n;
+            let seen = buf.get(..filled.min(H2_PREFACE.len())).unwrap_or_default();
+            if n == 0 || !H2_PREFACE.starts_with(seen) {
+                break false;
+            }
+            if seen.len() == H2_PREFACE.len() {
+                break true;
+            }
+        };
+        buf.truncate(filled);
+        self.first = Bytes::from(buf);
+        Ok(Some(http2))
     }
 }
 
@@ -662,9 +768,17 @@ impl<C: Connection> hyper::rt::Read for Watched<C> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        buf: hyper::rt::ReadBufCursor<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.io).poll_read(cx, buf)
+        if self.first.is_empty() {
+            return Pin::new(&mut self.io).poll_read(cx, buf);
+        }
+        let n = self.first.len().min(buf.remaining());
+        let first = std::mem::take(&mut self.first);
+        buf.put_slice(first.get(..n).unwrap_or_default());
+        // The rest, if any; once all is read, the allocation goes.
+        self.first = first.slice(n..);
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -851,11 +965,12 @@ where
 }
 
 /// Serves one connection until it ends, it outlives its limits (see [`watchdog`]), or, once
-/// `closing` says so, until the response it is sending is done.
-async fn serve_connection<R, S, B>(
+/// `closing` says so, until the response it is sending is done. Its first bytes tell
+/// HTTP/1.1 from HTTP/2 ([`Watched::sniff`]), within the same limits as the head they begin.
+async fn serve_connection<R, S, B, C>(
     runtime: &R,
-    builder: &Builder<Executor<R>>,
-    conn: impl Connection,
+    builders: &Builders<R>,
+    mut conn: Watched<C>,
     service: Traced<S, R>,
     watch: &Watch,
     limits: Limits,
@@ -864,20 +979,41 @@ async fn serve_connection<R, S, B>(
     R: Runtime,
     S: HttpService<B>,
     B: ResponseBody,
+    C: Connection,
 {
     enum End {
         Done,
         Asked,
         Expired(Expired),
     }
-    let conn = builder.serve_connection(conn, service);
-    let mut conn = std::pin::pin!(conn);
     let mut asked = std::pin::pin!(async {
         let _ = closing.wait_for(|closing| *closing).await;
     });
     let mut expired = std::pin::pin!(watchdog(runtime, watch, limits));
+    let sniffed = {
+        let mut sniff = std::pin::pin!(conn.sniff());
+        std::future::poll_fn(|cx| {
+            if let Poll::Ready(sniffed) = sniff.as_mut().poll(cx) {
+                return Poll::Ready(Ok(sniffed));
+            }
+            if asked.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(End::Asked));
+            }
+            expired.as_mut().poll(cx).map(|why| Err(End::Expired(why)))
+        })
+        .await
+    };
+    let builder = match sniffed {
+        Ok(Ok(Some(true))) => &builders.http2,
+        Ok(Ok(Some(false))) => &builders.http1,
+        // Closed, failed or asked to close before a byte came: nothing to answer.
+        Ok(Ok(None) | Err(_)) | Err(End::Asked | End::Done) => return,
+        Err(End::Expired(why)) => return expire(why),
+    };
+    let conn = builder.serve_connection(conn, service);
+    let mut conn = std::pin::pin!(conn);
     let end = std::future::poll_fn(|cx| {
-        if conn.as_mut().poll(cx).is_ready() {
+        if watch.poll(conn.as_mut(), cx).is_ready() {
             return Poll::Ready(End::Done);
         }
         if asked.as_mut().poll(cx).is_ready() {
@@ -892,14 +1028,9 @@ async fn serve_connection<R, S, B>(
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
         }
-        End::Expired(Expired::Head) => {
-            // Nothing to answer, nothing to be polite to: the descriptor goes back now.
-            observe::count_by(observe::CONNECTIONS_EXPIRED_TOTAL, "reason", "head", 1);
-            log!(debug, target: "ssekit::serve", "no request head in time: connection closed");
-        }
+        End::Expired(Expired::Head) => expire(Expired::Head),
         End::Expired(Expired::Idle) => {
-            observe::count_by(observe::CONNECTIONS_EXPIRED_TOTAL, "reason", "idle", 1);
-            log!(debug, target: "ssekit::serve", "idle: connection closed");
+            expire(Expired::Idle);
             // HTTP/2 says GOAWAY; a request that raced in is answered; then it closes, or is
             // dropped once nothing has been in flight for CLOSE_GRACE.
             conn.as_mut().graceful_shutdown();
@@ -913,5 +1044,91 @@ async fn serve_connection<R, S, B>(
             };
             let _ = first_of(conn, grace).await;
         }
+    }
+}
+
+/// Counts and logs a connection closed by its watchdog. With no head in time there is
+/// nothing to answer and nothing to be polite to: the descriptor goes back at once.
+fn expire(why: Expired) {
+    match why {
+        Expired::Head => {
+            observe::count_by(observe::CONNECTIONS_EXPIRED_TOTAL, "reason", "head", 1);
+            log!(debug, target: "ssekit::serve", "no request head in time: connection closed");
+        }
+        Expired::Idle => {
+            observe::count_by(observe::CONNECTIONS_EXPIRED_TOTAL, "reason", "idle", 1);
+            log!(debug, target: "ssekit::serve", "idle: connection closed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    use super::*;
+
+    /// Counts its wakes.
+    #[derive(Default)]
+    struct Wakes(AtomicUsize);
+
+    impl Wake for Wakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// What hyper does with an always-ready body over a fast socket, `frames` times a poll
+    /// at most: a frame of 16 KiB is queued, the body parks on the next poll (a write
+    /// buffer's worth unsent), the flush hands the frame to the socket and unparks it.
+    fn connection<'a>(watch: &'a Watch, polls: &'a AtomicUsize) -> impl Future<Output = ()> + 'a {
+        std::future::poll_fn(move |cx| {
+            polls.fetch_add(1, Ordering::SeqCst);
+            assert!(!watch.must_wait(cx), "polled while parked");
+            watch.unsent.fetch_add(16 << 10, Ordering::SeqCst);
+            assert!(watch.must_wait(cx));
+            watch.wrote(Ok(16 << 10));
+            Poll::Pending
+        })
+    }
+
+    #[test]
+    fn a_body_unparked_by_its_own_flush_is_polled_again_in_the_same_turn() {
+        let watch = Watch::new(Instant::ZERO, 8 << 10);
+        let polls = AtomicUsize::new(0);
+        let wakes = Arc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut conn = std::pin::pin!(connection(&watch, &polls));
+        assert!(watch.poll(conn.as_mut(), &mut cx).is_pending());
+        // REPOLLS polls without a wake in between, then one wake for the next turn.
+        assert_eq!(polls.load(Ordering::SeqCst), REPOLLS);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_body_unparked_outside_a_poll_is_woken() {
+        let watch = Watch::new(Instant::ZERO, 8 << 10);
+        let wakes = Arc::new(Wakes::default());
+        let waker = Waker::from(wakes.clone());
+        let cx = Context::from_waker(&waker);
+        watch.unsent.fetch_add(16 << 10, Ordering::SeqCst);
+        assert!(watch.must_wait(&cx));
+        // A socket write seen while nobody polls (a write on another thread).
+        watch.wrote(Ok(4 << 10));
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        // A connection that parks and is not unparked is polled once and not woken.
+        let polls = AtomicUsize::new(0);
+        let mut conn = std::pin::pin!(std::future::poll_fn(|cx| {
+            polls.fetch_add(1, Ordering::SeqCst);
+            assert!(watch.must_wait(cx));
+            Poll::<()>::Pending
+        }));
+        let mut cx = Context::from_waker(&waker);
+        assert!(watch.poll(conn.as_mut(), &mut cx).is_pending());
+        assert_eq!(polls.load(Ordering::SeqCst), 1);
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
     }
 }
