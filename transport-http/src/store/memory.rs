@@ -2,7 +2,11 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use ssekit::Instant;
+
+use crate::runtime::Runtime;
 
 use bytes::Bytes;
 
@@ -31,10 +35,31 @@ const LOST_GRACE: Duration = Duration::from_secs(60);
 /// assert_eq!(read.events[0].with_id(), "id: 1-0\ndata: hi\n\n");
 /// # Ok::<(), ssekit_http::store::StoreError>(()) }).unwrap();
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone)]
 pub struct MemoryStore {
     state: Arc<Mutex<State>>,
     waiters: Arc<Waiters>,
+    clock: Clock,
+}
+
+/// Where a [`MemoryStore`] reads the time: the process's monotonic clock, or a runtime's.
+type Clock = Arc<dyn Fn() -> Instant + Send + Sync>;
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        let origin = std::time::Instant::now();
+        MemoryStore::with_clock(Arc::new(move || {
+            Instant::from_millis(u64::try_from(origin.elapsed().as_millis()).unwrap_or(u64::MAX))
+        }))
+    }
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -88,6 +113,31 @@ impl State {
 }
 
 impl MemoryStore {
+    /// A store whose leases, TTLs and expiries run on `runtime`'s clock instead of the
+    /// process's: a simulation's virtual time, a test's manual clock.
+    ///
+    /// # Example
+    /// ```
+    /// # fn on<R: ssekit_http::runtime::Runtime>(runtime: R) {
+    /// let store = ssekit_http::store::MemoryStore::on(runtime);
+    /// # let _ = store; }
+    /// ```
+    pub fn on<R: Runtime>(runtime: R) -> Self {
+        MemoryStore::with_clock(Arc::new(move || runtime.now()))
+    }
+
+    fn with_clock(clock: Clock) -> Self {
+        MemoryStore {
+            state: Arc::default(),
+            waiters: Arc::default(),
+            clock,
+        }
+    }
+
+    fn now(&self) -> Instant {
+        (self.clock)()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -100,14 +150,14 @@ impl Store for MemoryStore {
         record: &'a SessionRecord,
         ttl: Duration,
     ) -> StoreFuture<'a, bool> {
-        let now = Instant::now();
+        let now = self.now();
         let mut state = self.lock();
         state.wrote(now);
         let live = state.sessions.get(sid).is_some_and(|(_, e)| *e > now);
         if !live {
             state
                 .sessions
-                .insert(sid.to_owned(), (record.clone(), now + ttl));
+                .insert(sid.to_owned(), (record.clone(), now.saturating_add(ttl)));
         }
         Box::pin(std::future::ready(Ok(!live)))
     }
@@ -117,7 +167,7 @@ impl Store for MemoryStore {
         sid: &'a str,
         record: &'a SessionRecord,
     ) -> StoreFuture<'a, ()> {
-        let now = Instant::now();
+        let now = self.now();
         if let Some((stored, expires)) = self.lock().sessions.get_mut(sid)
             && *expires > now
         {
@@ -131,11 +181,11 @@ impl Store for MemoryStore {
         sid: &'a str,
         ttl: Duration,
     ) -> StoreFuture<'a, Option<SessionRecord>> {
-        let now = Instant::now();
+        let now = self.now();
         let mut state = self.lock();
         let found = match state.sessions.get_mut(sid) {
             Some((record, expires)) if *expires > now => {
-                *expires = now + ttl;
+                *expires = now.saturating_add(ttl);
                 Some(record.clone())
             }
             Some(_) => {
@@ -148,7 +198,7 @@ impl Store for MemoryStore {
     }
 
     fn delete_session<'a>(&'a self, sid: &'a str) -> StoreFuture<'a, Option<SessionRecord>> {
-        let now = Instant::now();
+        let now = self.now();
         let removed = self.lock().sessions.remove(sid);
         let live = removed.filter(|(_, e)| *e > now).map(|(record, _)| record);
         Box::pin(std::future::ready(Ok(live)))
@@ -160,7 +210,7 @@ impl Store for MemoryStore {
         scope: &'a TaskScope,
         lease: Duration,
     ) -> StoreFuture<'a, ()> {
-        let now = Instant::now();
+        let now = self.now();
         let mut state = self.lock();
         state.wrote(now);
         state.tasks.insert(
@@ -169,20 +219,20 @@ impl Store for MemoryStore {
                 scope: scope.clone(),
                 frames: Vec::new(),
                 finished: false,
-                lease_until: now + lease,
-                expires: now + lease + LOST_GRACE,
+                lease_until: now.saturating_add(lease),
+                expires: now.saturating_add(lease + LOST_GRACE),
             },
         );
         Box::pin(std::future::ready(Ok(())))
     }
 
     fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
-        let now = Instant::now();
+        let now = self.now();
         if let Some(task) = self.lock().task(task_id, now)
             && !task.finished
         {
-            task.lease_until = now + lease;
-            task.expires = now + lease + LOST_GRACE;
+            task.lease_until = now.saturating_add(lease);
+            task.expires = now.saturating_add(lease + LOST_GRACE);
         }
         Box::pin(std::future::ready(Ok(())))
     }
@@ -194,13 +244,13 @@ impl Store for MemoryStore {
         finished: bool,
         result_ttl: Duration,
     ) -> StoreFuture<'a, ()> {
-        let now = Instant::now();
+        let now = self.now();
         if let Some(task) = self.lock().task(task_id, now) {
             task.frames.extend_from_slice(frames);
             if finished {
                 task.finished = true;
                 task.lease_until = now;
-                task.expires = now + result_ttl;
+                task.expires = now.saturating_add(result_ttl);
             }
         }
         self.waiters.wake(&Log::Task(task_id).name());
@@ -210,13 +260,13 @@ impl Store for MemoryStore {
     fn task_scope<'a>(&'a self, task_id: &'a str) -> StoreFuture<'a, Option<TaskScope>> {
         let scope = self
             .lock()
-            .task(task_id, Instant::now())
+            .task(task_id, self.now())
             .map(|t| t.scope.clone());
         Box::pin(std::future::ready(Ok(scope)))
     }
 
     fn read_task<'a>(&'a self, task_id: &'a str, after: &'a str) -> StoreFuture<'a, TaskLog> {
-        let now = Instant::now();
+        let now = self.now();
         let from = after.parse::<usize>().unwrap_or(0);
         let log = match self.lock().task(task_id, now) {
             Some(task) => TaskLog {
@@ -243,7 +293,7 @@ impl Store for MemoryStore {
         max_events: usize,
         ttl: Duration,
     ) -> StoreFuture<'a, String> {
-        let now = Instant::now();
+        let now = self.now();
         let mut state = self.lock();
         state.wrote(now);
         let events = state.events.entry(stream.to_owned()).or_default();
@@ -255,7 +305,7 @@ impl Store for MemoryStore {
         while events.log.len() > max_events.max(1) {
             events.log.pop_front();
         }
-        events.expires = Some(now + ttl);
+        events.expires = Some(now.saturating_add(ttl));
         let id = format!("{}-0", events.last);
         drop(state);
         self.waiters.wake(&Log::Events(stream).name());
