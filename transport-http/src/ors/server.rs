@@ -98,6 +98,7 @@ pub struct ServerConfig {
     api_key: Option<String>,
     store: Option<SharedStore>,
     task_lease: Duration,
+    id_seed: Option<[u8; 32]>,
 }
 
 /// The store of a [`ServerConfig`], printed by its name only.
@@ -128,6 +129,7 @@ impl Default for ServerConfig {
             api_key: None,
             store: None,
             task_lease: Duration::from_secs(3),
+            id_seed: None,
         }
     }
 }
@@ -339,6 +341,44 @@ impl ServerConfig {
         self.max_chunk = bytes;
         self
     }
+
+    /// Derives task and session ids from `seed` instead of the operating system's random
+    /// numbers, so that a run can be repeated: for simulations and tests only. Ids are
+    /// capabilities (whoever knows one may resume the call or use the session), so a server
+    /// others can reach must keep the default.
+    ///
+    /// # Example
+    /// ```
+    /// let _ = ssekit_http::ors::ServerConfig::default().id_seed([7; 32]);
+    /// ```
+    pub fn id_seed(mut self, seed: [u8; 32]) -> Self {
+        self.id_seed = Some(seed);
+        self
+    }
+}
+
+/// A session id: 128 bits from the OS RNG, or the `n`th id of a seed (two SplitMix64 outputs,
+/// keyed by the seed's first 16 bytes).
+fn session_id(seed: Option<&[u8; 32]>, n: u64) -> String {
+    let Some(seed) = seed else {
+        return format!("{:032x}", u128::from_le_bytes(os_seed()));
+    };
+    let word = |at: usize| {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(seed.get(at..at + 8).unwrap_or(&[0; 8]));
+        u64::from_le_bytes(bytes)
+    };
+    let mix = |mut z: u64| {
+        z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    format!(
+        "{:016x}{:016x}",
+        mix(word(0) ^ n),
+        mix(word(8) ^ n.rotate_left(32))
+    )
 }
 
 /// The outcome of a session's `setup`, once known.
@@ -560,6 +600,8 @@ struct Inner<R> {
     config: ServerConfig,
     runtime: R,
     sessions: Mutex<Sessions>,
+    /// Session ids handed out so far (they number the ids of a seed).
+    made: std::sync::atomic::AtomicU64,
     calls: Calls<R>,
 }
 
@@ -668,7 +710,7 @@ impl<R: Runtime> Server<R> {
         config: ServerConfig,
         runtime: R,
     ) -> Self {
-        let tasks = TaskConfig::new(os_seed())
+        let tasks = TaskConfig::new(config.id_seed.unwrap_or_else(os_seed))
             .result_ttl(config.result_ttl)
             .max_running(config.max_running_calls)
             .max_tasks(config.max_results)
@@ -691,6 +733,7 @@ impl<R: Runtime> Server<R> {
                 config,
                 runtime,
                 sessions: Mutex::new(Sessions::default()),
+                made: std::sync::atomic::AtomicU64::new(0),
                 calls,
             }),
         }
@@ -904,7 +947,11 @@ impl<R: Runtime> Server<R> {
     /// an id that `/create` would then fail to record.
     async fn create_session(&self) -> Response<OrsBody> {
         // 128 bits from the OS RNG: a session id is all it takes to call its tools.
-        let sid = format!("{:032x}", u128::from_le_bytes(os_seed()));
+        let n = self
+            .inner
+            .made
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sid = session_id(self.inner.config.id_seed.as_ref(), n);
         if let Some(store) = &self.inner.store {
             let ttl = self.inner.config.session_timeout;
             let found = store_call(&self.inner.runtime, "session", store.session(&sid, ttl));
