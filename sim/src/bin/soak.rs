@@ -1,0 +1,40 @@
+//! Runs the ORS cluster workload over many seeds and prints each failing seed:
+//! `cargo run -p ssekit-sim --release --bin soak -- --seeds 10000 [--from N]`.
+
+use std::time::Instant;
+
+use ssekit_sim::ors_cluster::{run, Scenario};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let value = |flag: &str| {
+        args.iter()
+            .position(|a| a == flag)
+            .and_then(|i| args.get(i + 1))
+            .and_then(|v| v.parse::<u64>().ok())
+    };
+    let seeds = value("--seeds").unwrap_or(1000);
+    let from = value("--from").unwrap_or(0);
+    let scenario = Scenario::default();
+    let started = Instant::now();
+    let (mut failed, mut results, mut errors) = (0u64, 0u64, 0u64);
+    for seed in from..from + seeds {
+        match run(seed, &scenario) {
+            Ok(report) => {
+                results += u64::from(report.results);
+                errors += report.errors.values().map(|n| u64::from(*n)).sum::<u64>();
+            }
+            Err(violation) => {
+                failed += 1;
+                println!("FAILED {violation}");
+            }
+        }
+    }
+    println!(
+        "{seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors; {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    if failed > 0 {
+        std::process::exit(1);
+    }
+}

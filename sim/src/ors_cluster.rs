@@ -1,0 +1,459 @@
+//! The ORS workload: clients calling a streaming tool through a balancer in front of several
+//! `ors::Server` instances that share one [`FaultyStore`], while the network cuts and refuses
+//! connections, an instance is killed and restarted, and the store goes down and comes back.
+//!
+//! Checked after every run (a violation names the seed and the invariant):
+//! - every call ends, within the virtual deadline, in its tool's exact result or a typed
+//!   error: never a result that differs from what the tool returned (a fabricated `end`, a
+//!   chunk lost or repeated across a resume);
+//! - the tool ran at most once per fresh `POST` of the call (at most once per task id), and
+//!   at least once for a call that got its result;
+//! - a call's resumes all name the task id its first `POST` was given.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use ssekit::client::ReconnectConfig;
+use ssekit_http::client::Http;
+use ssekit_http::ors::{
+    text_result, CallOptions, Client, Environment, Server, ServerConfig, Split, ToolFuture,
+    ToolSpec, Trace,
+};
+use ssekit_http::runtime::Runtime;
+use ssekit_http::server::{serve_on, ServeOptions};
+
+use crate::{FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
+
+/// What one run does: its size and its faults.
+///
+/// # Example
+/// ```
+/// let scenario = ssekit_sim::ors_cluster::Scenario::default();
+/// assert_eq!(scenario.servers, 3);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// ORS server instances behind the balancer.
+    pub servers: u32,
+    /// Clients, each with its own session.
+    pub clients: u32,
+    /// Calls each client makes, one after another.
+    pub calls: u32,
+    /// The network's faults.
+    pub net: NetFaults,
+    /// The store's faults.
+    pub store: StoreFaults,
+    /// Kill one instance at a drawn time and restart it a drawn time later.
+    pub kill: bool,
+    /// Take the store down for a drawn window.
+    pub outage: bool,
+    /// The virtual time by which every call must have ended.
+    pub deadline: Duration,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            servers: 3,
+            clients: 4,
+            calls: 3,
+            net: NetFaults {
+                refuse: 0.05,
+                cut: 0.25,
+                cut_within: 12 << 10,
+                max_read: 4 << 10,
+                buffer: 16 << 10,
+            },
+            store: StoreFaults {
+                max_latency_ms: 5,
+                lost_reply: 0.01,
+            },
+            kill: true,
+            outage: true,
+            deadline: Duration::from_secs(600),
+        }
+    }
+}
+
+/// What a run did, for the soak's summary and the determinism check.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// Calls that got their tool's result.
+    pub results: u32,
+    /// Calls that ended in a typed error, by its message's first words.
+    pub errors: BTreeMap<String, u32>,
+    /// Tool runs in all.
+    pub runs: u32,
+    /// Connections made, and cut by the network.
+    pub connections: (u64, u64),
+    /// Task polls, and the virtual time when the last call ended.
+    pub polls: u64,
+    /// The virtual time (ms) when the last call ended.
+    pub ended_ms: u64,
+}
+
+/// How one call went, as its client saw it.
+#[derive(Debug, Default)]
+struct CallSeen {
+    /// The size asked of the tool.
+    size: usize,
+    outcome: Option<Result<String, String>>,
+    fresh_posts: u32,
+    task_ids: Vec<String>,
+    resumed_as: Vec<String>,
+}
+
+#[derive(Default)]
+struct Shared {
+    /// Tool runs by call number.
+    runs: Mutex<BTreeMap<u64, u32>>,
+    /// `POST /sim/call` without a task id that reached a server, by call number: each may
+    /// start the tool once (the client may never hear of it, if the answer is cut).
+    posts: Mutex<BTreeMap<u64, u32>>,
+    /// Calls by number, as their clients saw them.
+    calls: Mutex<BTreeMap<u64, CallSeen>>,
+    /// Clients done with all their calls.
+    clients_done: Mutex<u32>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The text the tool returns for call `n`: long enough to need several chunks.
+fn expected(n: u64, size: usize) -> String {
+    let line = format!("call {n} line ");
+    let mut text = String::with_capacity(size + line.len() + 8);
+    let mut i = 0u32;
+    while text.len() < size {
+        text.push_str(&line);
+        text.push_str(&i.to_string());
+        text.push('\n');
+        i += 1;
+    }
+    text
+}
+
+/// The environment of the workload: `work` records its run, takes virtual time and returns
+/// [`expected`].
+struct Work {
+    shared: Arc<Shared>,
+}
+
+impl Environment for Work {
+    fn name(&self) -> &str {
+        "sim"
+    }
+
+    fn splits(&self) -> Vec<Split> {
+        Vec::new()
+    }
+
+    fn tasks(&self, _split: &str) -> Option<Vec<Value>> {
+        None
+    }
+
+    fn tools(&self) -> Vec<ToolSpec> {
+        let schema = json!({
+            "type": "object",
+            "properties": {"call": {"type": "integer"}, "size": {"type": "integer"}, "ms": {"type": "integer"}},
+            "required": ["call", "size", "ms"]
+        });
+        vec![ToolSpec::new("work", "Works for a while", Some(schema))]
+    }
+
+    fn prompt(&self, _task: &Value) -> String {
+        String::new()
+    }
+
+    fn call(&self, _task: &Value, _tool: &str, input: Value) -> ToolFuture {
+        let shared = self.shared.clone();
+        Box::pin(async move {
+            let n = input["call"].as_u64().unwrap_or(u64::MAX);
+            let size = input["size"].as_u64().unwrap_or(0) as usize;
+            let ms = input["ms"].as_u64().unwrap_or(0);
+            *lock(&shared.runs).entry(n).or_default() += 1;
+            Sim::default().sleep(Duration::from_millis(ms)).await;
+            Ok(text_result(&expected(n, size), None, false))
+        })
+    }
+}
+
+fn server_node(i: u32) -> Node {
+    Node(1 + i)
+}
+
+fn client_node(i: u32) -> Node {
+    Node(100 + i)
+}
+
+/// Starts instance `i` on its node: a server on the shared store, serving its host.
+fn start_server(world: &World, i: u32, store: &FaultyStore, shared: &Arc<Shared>, seed: u64) {
+    let sim = world.sim();
+    let node = server_node(i);
+    let listener = world.net().listen(node, &format!("s{i}"));
+    let mut id_seed = [0u8; 32];
+    id_seed[..8].copy_from_slice(&seed.to_le_bytes());
+    id_seed[8..16].copy_from_slice(&u64::from(i).to_le_bytes());
+    id_seed[16..24].copy_from_slice(&world.now().since_origin().as_millis().to_le_bytes()[..8]);
+    let config = ServerConfig::default()
+        .store(Arc::new(store.clone()))
+        .task_lease(Duration::from_secs(2))
+        .id_seed(id_seed);
+    let env: Arc<dyn Environment> = Arc::new(Work {
+        shared: shared.clone(),
+    });
+    let counted = shared.clone();
+    world.spawn_on(node, async move {
+        let server = Server::with_runtime(vec![env], config, sim.clone());
+        // Counts each fresh call request as it reaches the server, then hands it on.
+        let service =
+            hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                let (server, counted) = (server.clone(), counted.clone());
+                async move {
+                    let (head, body) = req.into_parts();
+                    let bytes = match http_body_util::BodyExt::collect(body).await {
+                        Ok(collected) => collected.to_bytes(),
+                        Err(e) => return Err(e),
+                    };
+                    if let Ok(call) = serde_json::from_slice::<Value>(&bytes)
+                        && call.get("task_id").is_none()
+                        && let Some(n) = call["input"]["call"].as_u64()
+                    {
+                        *lock(&counted.posts).entry(n).or_default() += 1;
+                    }
+                    let req = http::Request::from_parts(head, http_body_util::Full::new(bytes));
+                    Ok::<_, hyper::Error>(server.handle(req).await)
+                }
+            });
+        let _ = serve_on(
+            sim,
+            listener,
+            service,
+            std::future::pending(),
+            ServeOptions::default(),
+        )
+        .await;
+    });
+}
+
+/// Client `c`: a session (retried while the store is down), then its calls in turn.
+async fn client(c: u32, calls: u32, seed: u64, shared: Arc<Shared>, draws: Vec<(u64, u64)>) {
+    let sim = Sim::default();
+    let reconnect = ReconnectConfig::ors().jitter_seed(seed ^ u64::from(c));
+    let Ok(client) = Client::<Http<Sim>>::new("http://lb") else {
+        return;
+    };
+    let client = client.reconnect(reconnect);
+    let mut session = None;
+    for _ in 0..20 {
+        match client.open_session("sim", &json!({})).await {
+            Ok(sid) => {
+                session = Some(sid);
+                break;
+            }
+            Err(_) => sim.sleep(Duration::from_millis(500)).await,
+        }
+    }
+    for k in 0..calls {
+        let n = u64::from(c) * 1000 + u64::from(k);
+        let (size, ms) = draws.get(k as usize).copied().unwrap_or((1, 1));
+        let Some(sid) = &session else {
+            lock(&shared.calls).entry(n).or_default().outcome = Some(Err("no session".into()));
+            continue;
+        };
+        lock(&shared.calls).entry(n).or_default().size = size as usize;
+        let input = json!({"call": n, "size": size, "ms": ms});
+        let seen = shared.clone();
+        let result = client
+            .call_tool_traced("sim", sid, "work", input, CallOptions::default(), |trace| {
+                let mut calls = lock(&seen.calls);
+                let call = calls.entry(n).or_default();
+                match trace {
+                    Trace::Connected { resume: None, .. } => call.fresh_posts += 1,
+                    Trace::Connected {
+                        resume: Some(id), ..
+                    } => call.resumed_as.push(id),
+                    Trace::Event(event) if event.event_type() == "task_id" => {
+                        call.task_ids.push(event.data().to_owned())
+                    }
+                    _ => {}
+                }
+            })
+            .await;
+        let outcome = match result {
+            Ok(result) => match result.output.as_ref().and_then(|o| o.blocks.first()) {
+                Some(ssekit_http::ors::Block::Text { text, .. }) => Ok(text.clone()),
+                Some(other) => Err(format!("a result that is not text: {other:?}")),
+                None => Err(format!("a result without text: {result:?}")),
+            },
+            Err(e) => Err(e.to_string()),
+        };
+        lock(&shared.calls).entry(n).or_default().outcome = Some(outcome);
+    }
+    *lock(&shared.clients_done) += 1;
+}
+
+/// Runs `scenario` from `seed` and checks the invariants; `Err` names the seed and what
+/// was violated.
+///
+/// # Example
+/// ```
+/// let report = ssekit_sim::ors_cluster::run(1, &Default::default()).unwrap();
+/// assert_eq!(report.results + report.errors.values().sum::<u32>(), 12);
+/// ```
+pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
+    let world = World::new(seed);
+    world.net().set_faults(scenario.net);
+    let hosts: Vec<String> = (0..scenario.servers).map(|i| format!("s{i}")).collect();
+    let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
+    world.net().balance("lb", &names);
+    let store = FaultyStore::new(world.sim(), scenario.store);
+    let shared = Arc::new(Shared::default());
+    for i in 0..scenario.servers {
+        start_server(&world, i, &store, &shared, seed);
+    }
+    for c in 0..scenario.clients {
+        let draws: Vec<(u64, u64)> = (0..scenario.calls)
+            .map(|_| world.draw(|rng| (rng.u64(1..40_000), rng.u64(0..3_000))))
+            .collect();
+        let shared = shared.clone();
+        let calls = scenario.calls;
+        world.spawn_on(client_node(c), client(c, calls, seed, shared, draws));
+    }
+    // The faults of the run, drawn up front: (when, what).
+    let mut plan: Vec<(u64, Fault)> = Vec::new();
+    if scenario.kill && scenario.servers > 1 {
+        let victim = world.draw(|rng| rng.u32(..scenario.servers));
+        let at = world.draw(|rng| rng.u64(100..4_000));
+        let back = at + world.draw(|rng| rng.u64(500..8_000));
+        plan.push((at, Fault::Kill(victim)));
+        plan.push((back, Fault::Restart(victim)));
+    }
+    if scenario.outage {
+        let at = world.draw(|rng| rng.u64(0..6_000));
+        let back = at + world.draw(|rng| rng.u64(100..3_000));
+        plan.push((at, Fault::StoreDown));
+        plan.push((back, Fault::StoreUp));
+    }
+    plan.sort_by_key(|(at, _)| *at);
+    let deadline = u64::try_from(scenario.deadline.as_millis()).unwrap_or(u64::MAX);
+    let all_done = || *lock(&shared.clients_done) == scenario.clients;
+    for (at, fault) in plan {
+        match world.run_until(at, all_done) {
+            Ran::TimedOut => {}
+            Ran::Done => break,
+            other => {
+                return Err(format!(
+                    "seed {seed}: the run stopped early ({other:?}) at {} ms",
+                    world.now().since_origin().as_millis()
+                ))
+            }
+        }
+        match fault {
+            Fault::Kill(i) => world.kill(server_node(i)),
+            Fault::Restart(i) => start_server(&world, i, &store, &shared, seed),
+            Fault::StoreDown => store.set_down(true),
+            Fault::StoreUp => store.set_down(false),
+        }
+    }
+    store.set_down(false);
+    let ran = world.run_until(deadline, all_done);
+    let ended_ms = u64::try_from(world.now().since_origin().as_millis()).unwrap_or(u64::MAX);
+    if ran != Ran::Done {
+        let open: Vec<u64> = lock(&shared.calls)
+            .iter()
+            .filter(|(_, c)| c.outcome.is_none())
+            .map(|(n, _)| *n)
+            .collect();
+        return Err(format!(
+            "seed {seed}: calls still open at {ended_ms} ms ({ran:?}): {open:?}"
+        ));
+    }
+    check(seed, scenario, &shared, &world, ended_ms)
+}
+
+enum Fault {
+    Kill(u32),
+    Restart(u32),
+    StoreDown,
+    StoreUp,
+}
+
+fn check(
+    seed: u64,
+    scenario: &Scenario,
+    shared: &Shared,
+    world: &World,
+    ended_ms: u64,
+) -> Result<Report, String> {
+    let runs = lock(&shared.runs);
+    let posts = lock(&shared.posts);
+    let calls = lock(&shared.calls);
+    let mut report = Report {
+        runs: runs.values().sum(),
+        connections: world.net().counts(),
+        polls: world.polls(),
+        ended_ms,
+        ..Report::default()
+    };
+    let want = scenario.clients * scenario.calls;
+    if calls.len() != want as usize {
+        return Err(format!(
+            "seed {seed}: {} calls seen, {want} made",
+            calls.len()
+        ));
+    }
+    for (n, call) in calls.iter() {
+        let ran = runs.get(n).copied().unwrap_or(0);
+        let posted = posts.get(n).copied().unwrap_or(0);
+        if ran > posted {
+            return Err(format!(
+                "seed {seed}: call {n}: the tool ran {ran} times for {posted} fresh POSTs received ({} sent; task ids {:?})",
+                call.fresh_posts, call.task_ids
+            ));
+        }
+        if let Some(first) = call.task_ids.first()
+            && let Some(other) = call
+                .resumed_as
+                .iter()
+                .find(|id| *id != first && !call.task_ids.contains(id))
+        {
+            return Err(format!(
+                "seed {seed}: call {n}: resumed as {other}, a task id it was never given"
+            ));
+        }
+        match &call.outcome {
+            Some(Ok(text)) => {
+                if ran == 0 {
+                    return Err(format!(
+                        "seed {seed}: call {n}: a result, but the tool never ran"
+                    ));
+                }
+                let want = expected(*n, call.size);
+                if *text != want {
+                    return Err(format!(
+                        "seed {seed}: call {n}: the result differs from the tool's ({} bytes, first difference at byte {})",
+                        text.len(),
+                        text.bytes().zip(want.bytes()).position(|(a, b)| a != b).unwrap_or(text.len().min(want.len()))
+                    ));
+                }
+                report.results += 1;
+            }
+            Some(Err(message)) => {
+                let kind: String = message
+                    .split(':')
+                    .next()
+                    .unwrap_or_default()
+                    .chars()
+                    .take(60)
+                    .collect();
+                *report.errors.entry(kind).or_default() += 1;
+            }
+            None => return Err(format!("seed {seed}: call {n} never ended")),
+        }
+    }
+    Ok(report)
+}
