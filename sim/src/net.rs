@@ -134,6 +134,44 @@ impl Net {
         }
     }
 
+    /// The connections still open, each as `host: up <bytes queued>/<closed>, down ...`: what
+    /// a stuck run's report shows.
+    pub fn open_links(&self) -> Vec<String> {
+        let state = self.lock();
+        state
+            .links
+            .iter()
+            .filter_map(|(host, link)| {
+                let link = link.upgrade()?;
+                let link = lock(&link);
+                let dir = |d: &Dir| {
+                    format!(
+                        "{} queued{}{}{}{}",
+                        d.buf.len(),
+                        if d.closed { ", closed" } else { "" },
+                        if d.reader_gone { ", reader gone" } else { "" },
+                        if d.reader.is_some() {
+                            ", reader waits"
+                        } else {
+                            ""
+                        },
+                        if d.writer.is_some() {
+                            ", writer waits"
+                        } else {
+                            ""
+                        }
+                    )
+                };
+                Some(format!(
+                    "{host}: up {}; down {}{}",
+                    dir(&link.dirs[CLIENT]),
+                    dir(&link.dirs[SERVER]),
+                    if link.reset { "; reset" } else { "" }
+                ))
+            })
+            .collect()
+    }
+
     /// Connections made and cut so far.
     pub fn counts(&self) -> (u64, u64) {
         let state = self.lock();

@@ -103,6 +103,8 @@ struct CallSeen {
     fresh_posts: u32,
     task_ids: Vec<String>,
     resumed_as: Vec<String>,
+    /// What the client saw, with the virtual time: the story a violation tells.
+    story: Vec<String>,
 }
 
 #[derive(Default)]
@@ -271,6 +273,15 @@ async fn client(c: u32, calls: u32, seed: u64, shared: Arc<Shared>, draws: Vec<(
             .call_tool_traced("sim", sid, "work", input, CallOptions::default(), |trace| {
                 let mut calls = lock(&seen.calls);
                 let call = calls.entry(n).or_default();
+                let at = sim.now().since_origin().as_millis();
+                call.story.push(match &trace {
+                    Trace::Event(e) => format!(
+                        "{at} ms: event {} ({} bytes)",
+                        e.event_type(),
+                        e.data().len()
+                    ),
+                    other => format!("{at} ms: {other:?}"),
+                });
                 match trace {
                     Trace::Connected { resume: None, .. } => call.fresh_posts += 1,
                     Trace::Connected {
@@ -363,13 +374,16 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
     let ran = world.run_until(deadline, all_done);
     let ended_ms = u64::try_from(world.now().since_origin().as_millis()).unwrap_or(u64::MAX);
     if ran != Ran::Done {
-        let open: Vec<u64> = lock(&shared.calls)
+        let open: Vec<String> = lock(&shared.calls)
             .iter()
             .filter(|(_, c)| c.outcome.is_none())
-            .map(|(n, _)| *n)
+            .map(|(n, c)| format!("call {n}:\n    {}", c.story.join("\n    ")))
             .collect();
         return Err(format!(
-            "seed {seed}: calls still open at {ended_ms} ms ({ran:?}): {open:?}"
+            "seed {seed}: calls still open at {ended_ms} ms ({ran:?}):\n  {}\n  tasks by node: {:?}\n  open connections:\n    {}",
+            open.join("\n  "),
+            world.tasks_by_node(),
+            world.net().open_links().join("\n    ")
         ));
     }
     check(seed, scenario, &shared, &world, ended_ms)

@@ -15,6 +15,15 @@ fn main() {
     };
     let seeds = value("--seeds").unwrap_or(1000);
     let from = value("--from").unwrap_or(0);
+    #[cfg(feature = "trace")]
+    if args.iter().any(|a| a == "--trace") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(
+                "debug,hyper=info,h2=info",
+            ))
+            .without_time()
+            .init();
+    }
     let scenario = Scenario::default();
     let started = Instant::now();
     let (mut failed, mut results, mut errors) = (0u64, 0u64, 0u64);
