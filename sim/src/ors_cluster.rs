@@ -8,7 +8,12 @@
 //!   chunk lost or repeated across a resume);
 //! - the tool ran at most once per fresh `POST` of the call (at most once per task id), and
 //!   at least once for a call that got its result;
-//! - a call's resumes all name the task id its first `POST` was given.
+//! - a call's resumes all name the task id its first `POST` was given;
+//! - no task is resumed from another session: a snooping client presents other sessions'
+//!   task ids throughout the run and must never be sent a `chunk` or an `end`;
+//! - a call whose tool was running on the killed instance ends within
+//!   [`ORPHAN_BOUND`] of the kill (the task lease, the second a follower takes to notice,
+//!   and one retry wait of the client).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,6 +30,15 @@ use ssekit_http::runtime::Runtime;
 use ssekit_http::server::{serve_on, ServeOptions};
 
 use crate::{FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
+
+/// The task lease of the workload's servers.
+pub const LEASE: Duration = Duration::from_secs(2);
+
+/// How long after an instance is killed a call whose tool ran there may take to end: the
+/// lease and the second a follower takes to learn the task is lost (documented on
+/// `ServerConfig::task_lease`), one retry wait of `ReconnectConfig::ors` (at most 10 s), and
+/// 2 s for the retry's connection and the store.
+pub const ORPHAN_BOUND: Duration = Duration::from_secs(2 + 1 + 10 + 2);
 
 /// What one run does: its size and its faults.
 ///
@@ -92,6 +106,10 @@ pub struct Report {
     pub polls: u64,
     /// The virtual time (ms) when the last call ended.
     pub ended_ms: u64,
+    /// Calls whose tool was running on the killed instance.
+    pub orphans: u32,
+    /// Other sessions' task ids the snoop presented.
+    pub snooped: u32,
 }
 
 /// How one call went, as its client saw it.
@@ -105,6 +123,8 @@ struct CallSeen {
     resumed_as: Vec<String>,
     /// What the client saw, with the virtual time: the story a violation tells.
     story: Vec<String>,
+    /// When the call ended (virtual ms).
+    ended_ms: u64,
 }
 
 #[derive(Default)]
@@ -118,6 +138,12 @@ struct Shared {
     calls: Mutex<BTreeMap<u64, CallSeen>>,
     /// Clients done with all their calls.
     clients_done: Mutex<u32>,
+    /// Tool runs that have not returned: call number, node, start (virtual ms).
+    running: Mutex<Vec<(u64, Node, u64)>>,
+    /// Task ids of other sessions the snoop was sent a `chunk` or `end` for.
+    stolen: Mutex<Vec<String>>,
+    /// Task ids the snoop presented.
+    snooped: Mutex<u32>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -177,7 +203,12 @@ impl Environment for Work {
             let size = input["size"].as_u64().unwrap_or(0) as usize;
             let ms = input["ms"].as_u64().unwrap_or(0);
             *lock(&shared.runs).entry(n).or_default() += 1;
-            Sim::default().sleep(Duration::from_millis(ms)).await;
+            let sim = Sim::default();
+            let started = sim.now().since_origin().as_millis() as u64;
+            let me = (n, Sim::node(), started);
+            lock(&shared.running).push(me);
+            sim.sleep(Duration::from_millis(ms)).await;
+            lock(&shared.running).retain(|run| *run != me);
             Ok(text_result(&expected(n, size), None, false))
         })
     }
@@ -202,7 +233,7 @@ fn start_server(world: &World, i: u32, store: &FaultyStore, shared: &Arc<Shared>
     id_seed[16..24].copy_from_slice(&world.now().since_origin().as_millis().to_le_bytes()[..8]);
     let config = ServerConfig::default()
         .store(Arc::new(store.clone()))
-        .task_lease(Duration::from_secs(2))
+        .task_lease(LEASE)
         .id_seed(id_seed);
     let env: Arc<dyn Environment> = Arc::new(Work {
         shared: shared.clone(),
@@ -302,9 +333,56 @@ async fn client(c: u32, calls: u32, seed: u64, shared: Arc<Shared>, draws: Vec<(
             },
             Err(e) => Err(e.to_string()),
         };
-        lock(&shared.calls).entry(n).or_default().outcome = Some(outcome);
+        let mut calls = lock(&shared.calls);
+        let call = calls.entry(n).or_default();
+        call.outcome = Some(outcome);
+        call.ended_ms = sim.now().since_origin().as_millis() as u64;
     }
     *lock(&shared.clients_done) += 1;
+}
+
+/// The snoop: its own session, then, every 200-700 ms, another session's task id presented
+/// as a resume of its own call; whatever it is sent must not be that task's result.
+async fn snoop(shared: Arc<Shared>) {
+    let sim = Sim::default();
+    let Ok(client) = Client::<Http<Sim>>::new("http://lb") else {
+        return;
+    };
+    let mut session = None;
+    while session.is_none() {
+        session = client.open_session("sim", &json!({})).await.ok();
+        sim.sleep(Duration::from_millis(300)).await;
+    }
+    let Some(sid) = session else { return };
+    let pool = ssekit_http::client::Pool::<Sim>::new();
+    loop {
+        let wait = sim.shared.draw(|rng| rng.u64(200..700));
+        sim.sleep(Duration::from_millis(wait)).await;
+        let ids: Vec<String> = lock(&shared.calls)
+            .values()
+            .flat_map(|c| c.task_ids.iter().cloned())
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let at = sim.shared.draw(|rng| rng.usize(..ids.len()));
+        let Some(id) = ids.get(at) else { continue };
+        *lock(&shared.snooped) += 1;
+        let body = json!({"name": "work", "input": {"call": 0, "size": 1, "ms": 0}, "task_id": id});
+        let Ok(req) = http::Request::post("http://lb/sim/call")
+            .header("x-session-id", &sid)
+            .header("content-type", "application/json")
+            .body(bytes::Bytes::from(body.to_string()))
+        else {
+            continue;
+        };
+        if let Ok(resp) = pool.request_limited(req, 1 << 20).await {
+            let text = String::from_utf8_lossy(resp.body());
+            if text.contains("event: chunk") || text.contains("event: end") {
+                lock(&shared.stolen).push(id.clone());
+            }
+        }
+    }
 }
 
 /// Runs `scenario` from `seed` and checks the invariants; `Err` names the seed and what
@@ -334,6 +412,7 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
         let calls = scenario.calls;
         world.spawn_on(client_node(c), client(c, calls, seed, shared, draws));
     }
+    world.spawn_on(Node(200), snoop(shared.clone()));
     // The faults of the run, drawn up front: (when, what).
     let mut plan: Vec<(u64, Fault)> = Vec::new();
     if scenario.kill && scenario.servers > 1 {
@@ -350,6 +429,7 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
         plan.push((back, Fault::StoreUp));
     }
     plan.sort_by_key(|(at, _)| *at);
+    let mut orphans: Vec<(u64, u64)> = Vec::new();
     let deadline = u64::try_from(scenario.deadline.as_millis()).unwrap_or(u64::MAX);
     let all_done = || *lock(&shared.clients_done) == scenario.clients;
     for (at, fault) in plan {
@@ -364,7 +444,16 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             }
         }
         match fault {
-            Fault::Kill(i) => world.kill(server_node(i)),
+            Fault::Kill(i) => {
+                let killed_at = world.now().since_origin().as_millis() as u64;
+                lock(&shared.running).retain(|(n, node, _)| {
+                    if *node == server_node(i) {
+                        orphans.push((*n, killed_at));
+                    }
+                    *node != server_node(i)
+                });
+                world.kill(server_node(i));
+            }
             Fault::Restart(i) => start_server(&world, i, &store, &shared, seed),
             Fault::StoreDown => store.set_down(true),
             Fault::StoreUp => store.set_down(false),
@@ -386,7 +475,7 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             world.net().open_links().join("\n    ")
         ));
     }
-    check(seed, scenario, &shared, &world, ended_ms)
+    check(seed, scenario, &shared, &world, ended_ms, &orphans)
 }
 
 enum Fault {
@@ -402,6 +491,7 @@ fn check(
     shared: &Shared,
     world: &World,
     ended_ms: u64,
+    orphans: &[(u64, u64)],
 ) -> Result<Report, String> {
     let runs = lock(&shared.runs);
     let posts = lock(&shared.posts);
@@ -413,6 +503,22 @@ fn check(
         ended_ms,
         ..Report::default()
     };
+    if let Some(id) = lock(&shared.stolen).first() {
+        return Err(format!("seed {seed}: task {id} of another session was resumed by the snoop and sent its result"));
+    }
+    let bound = ORPHAN_BOUND.as_millis() as u64;
+    for (n, killed_at) in orphans {
+        let Some(call) = calls.get(n) else { continue };
+        if call.ended_ms > killed_at + bound {
+            return Err(format!(
+                "seed {seed}: call {n}, whose tool was running on the instance killed at {killed_at} ms, ended at {} ms, past the {bound} ms bound:\n    {}",
+                call.ended_ms,
+                call.story.join("\n    ")
+            ));
+        }
+    }
+    report.orphans = orphans.len() as u32;
+    report.snooped = *lock(&shared.snooped);
     let want = scenario.clients * scenario.calls;
     if calls.len() != want as usize {
         return Err(format!(

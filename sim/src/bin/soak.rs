@@ -27,11 +27,15 @@ fn main() {
     let scenario = Scenario::default();
     let started = Instant::now();
     let (mut failed, mut results, mut errors) = (0u64, 0u64, 0u64);
+    let (mut orphans, mut snooped, mut cuts) = (0u64, 0u64, 0u64);
     for seed in from..from + seeds {
         match run(seed, &scenario) {
             Ok(report) => {
                 results += u64::from(report.results);
                 errors += report.errors.values().map(|n| u64::from(*n)).sum::<u64>();
+                orphans += u64::from(report.orphans);
+                snooped += u64::from(report.snooped);
+                cuts += report.connections.1;
             }
             Err(violation) => {
                 failed += 1;
@@ -40,7 +44,7 @@ fn main() {
         }
     }
     println!(
-        "{seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors; {:.1} s",
+        "{seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {snooped} task ids snooped; {cuts} connections cut; {:.1} s",
         started.elapsed().as_secs_f64()
     );
     if failed > 0 {
