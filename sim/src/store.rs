@@ -68,7 +68,11 @@ impl FaultyStore {
 
     /// Runs `op` as the network would: after a drawn latency, failing while down, its reply
     /// lost with the drawn chance.
-    fn request<'a, T: Send + 'a>(&'a self, op: StoreFuture<'a, T>) -> StoreFuture<'a, T> {
+    /// `op` is made (and, on a memory store, done) only once the request reaches the store.
+    fn request<'a, T: Send + 'a>(
+        &'a self,
+        op: impl FnOnce() -> StoreFuture<'a, T> + Send + 'a,
+    ) -> StoreFuture<'a, T> {
         Box::pin(async move {
             let (latency, lost) = self.sim.shared.draw(|rng| {
                 (
@@ -80,7 +84,7 @@ impl FaultyStore {
             if self.down.load(Ordering::SeqCst) {
                 return Err(StoreError::new("simulated outage"));
             }
-            let reply = op.await;
+            let reply = op().await;
             if lost {
                 return Err(StoreError::new("simulated lost reply"));
             }
@@ -96,7 +100,7 @@ impl Store for FaultyStore {
         record: &'a SessionRecord,
         ttl: Duration,
     ) -> StoreFuture<'a, bool> {
-        self.request(self.inner.create_session(sid, record, ttl))
+        self.request(move || self.inner.create_session(sid, record, ttl))
     }
 
     fn update_session<'a>(
@@ -104,7 +108,7 @@ impl Store for FaultyStore {
         sid: &'a str,
         record: &'a SessionRecord,
     ) -> StoreFuture<'a, ()> {
-        self.request(self.inner.update_session(sid, record))
+        self.request(move || self.inner.update_session(sid, record))
     }
 
     fn session<'a>(
@@ -112,11 +116,11 @@ impl Store for FaultyStore {
         sid: &'a str,
         ttl: Duration,
     ) -> StoreFuture<'a, Option<SessionRecord>> {
-        self.request(self.inner.session(sid, ttl))
+        self.request(move || self.inner.session(sid, ttl))
     }
 
     fn delete_session<'a>(&'a self, sid: &'a str) -> StoreFuture<'a, Option<SessionRecord>> {
-        self.request(self.inner.delete_session(sid))
+        self.request(move || self.inner.delete_session(sid))
     }
 
     fn start_task<'a>(
@@ -125,11 +129,11 @@ impl Store for FaultyStore {
         scope: &'a TaskScope,
         lease: Duration,
     ) -> StoreFuture<'a, ()> {
-        self.request(self.inner.start_task(task_id, scope, lease))
+        self.request(move || self.inner.start_task(task_id, scope, lease))
     }
 
     fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
-        self.request(self.inner.renew_task(task_id, lease))
+        self.request(move || self.inner.renew_task(task_id, lease))
     }
 
     fn append_task<'a>(
@@ -139,18 +143,18 @@ impl Store for FaultyStore {
         finished: bool,
         result_ttl: Duration,
     ) -> StoreFuture<'a, ()> {
-        self.request(
+        self.request(move || {
             self.inner
-                .append_task(task_id, frames, finished, result_ttl),
-        )
+                .append_task(task_id, frames, finished, result_ttl)
+        })
     }
 
     fn task_scope<'a>(&'a self, task_id: &'a str) -> StoreFuture<'a, Option<TaskScope>> {
-        self.request(self.inner.task_scope(task_id))
+        self.request(move || self.inner.task_scope(task_id))
     }
 
     fn read_task<'a>(&'a self, task_id: &'a str, after: &'a str) -> StoreFuture<'a, TaskLog> {
-        self.request(self.inner.read_task(task_id, after))
+        self.request(move || self.inner.read_task(task_id, after))
     }
 
     fn publish<'a>(
@@ -160,7 +164,7 @@ impl Store for FaultyStore {
         max_len: usize,
         ttl: Duration,
     ) -> StoreFuture<'a, String> {
-        self.request(self.inner.publish(stream, frame, max_len, ttl))
+        self.request(move || self.inner.publish(stream, frame, max_len, ttl))
     }
 
     fn read_events<'a>(
@@ -169,7 +173,7 @@ impl Store for FaultyStore {
         after: Option<&'a str>,
         max: usize,
     ) -> StoreFuture<'a, EventsRead> {
-        self.request(self.inner.read_events(stream, after, max))
+        self.request(move || self.inner.read_events(stream, after, max))
     }
 
     fn changed(&self, log: Log<'_>) -> Changed {

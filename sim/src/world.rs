@@ -192,8 +192,19 @@ impl World {
             *ready = ids;
             dropped
         };
-        // Dropped outside the lock, inside the world (a drop may wake or spawn).
-        self.enter(Node::HARNESS, || drop(dropped));
+        // Dropped outside the lock, as the node (a drop may wake or spawn). A killed process
+        // runs nothing more: what its destructors spawn (a last store write, a goodbye) is
+        // discarded, as SIGKILL would have it.
+        self.enter(node, || drop(dropped));
+        let discarded: VecDeque<(Node, Task)> = {
+            let mut state = self.shared.lock();
+            let (gone, kept) = std::mem::take(&mut state.spawned)
+                .into_iter()
+                .partition(|(n, _)| *n == node);
+            state.spawned = kept;
+            gone
+        };
+        self.enter(node, || drop(discarded));
     }
 
     /// The tasks alive, by node.
