@@ -28,6 +28,7 @@ fn main() {
     let started = Instant::now();
     let (mut failed, mut results, mut errors) = (0u64, 0u64, 0u64);
     let (mut orphans, mut snooped, mut cuts) = (0u64, 0u64, 0u64);
+    let mut kinds = std::collections::BTreeMap::<String, u64>::new();
     for seed in from..from + seeds {
         match run(seed, &scenario) {
             Ok(report) => {
@@ -36,6 +37,9 @@ fn main() {
                 orphans += u64::from(report.orphans);
                 snooped += u64::from(report.snooped);
                 cuts += report.connections.1;
+                for (kind, n) in &report.errors {
+                    *kinds.entry(kind.clone()).or_default() += u64::from(*n);
+                }
             }
             Err(violation) => {
                 failed += 1;
@@ -47,6 +51,9 @@ fn main() {
         "{seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {snooped} task ids snooped; {cuts} connections cut; {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    for (kind, n) in &kinds {
+        println!("  {n} calls ended in: {kind}");
+    }
     if failed > 0 {
         std::process::exit(1);
     }
