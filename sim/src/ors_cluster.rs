@@ -5,7 +5,8 @@
 //! Checked after every run (a violation names the seed and the invariant):
 //! - every call ends, within the virtual deadline, in its tool's exact result or a typed
 //!   error: never a result that differs from what the tool returned (a fabricated `end`, a
-//!   chunk lost or repeated across a resume);
+//!   chunk lost or repeated across a resume), and never a stream the client's ORS profile
+//!   refuses (chunks out of order, an `end` that does not add up);
 //! - the tool ran at most once per fresh `POST` of the call (at most once per task id), and
 //!   at least once for a call that got its result;
 //! - a call's resumes all name the task id its first `POST` was given;
@@ -31,6 +32,9 @@ use ssekit_http::runtime::Runtime;
 use ssekit_http::server::{serve_on, ServeOptions};
 
 use crate::{FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
+
+/// How the outcome of a call whose stream the client's ORS profile refused begins.
+const REFUSED: &str = "the stream broke the ORS profile: ";
 
 /// The task lease of the workload's servers.
 pub const LEASE: Duration = Duration::from_secs(2);
@@ -338,6 +342,8 @@ async fn client(c: u32, calls: u32, seed: u64, shared: Arc<Shared>, draws: Vec<(
                 Some(other) => Err(format!("a result that is not text: {other:?}")),
                 None => Err(format!("a result without text: {result:?}")),
             },
+            // The client's ORS profile refused what a server sent: a server bug, not a fault.
+            Err(e @ ssekit_http::Error::Sequence(_)) => Err(format!("{REFUSED}{e:?}")),
             Err(e) => Err(format!("{e:?}")),
         };
         let mut calls = lock(&shared.calls);
@@ -579,6 +585,12 @@ fn check(
                     ));
                 }
                 report.results += 1;
+            }
+            Some(Err(message)) if message.starts_with(REFUSED) => {
+                return Err(format!(
+                    "seed {seed}: call {n}: {message}:\n    {}",
+                    call.story.join("\n    ")
+                ));
             }
             Some(Err(message)) => {
                 let kind: String = message.chars().take(100).collect();
