@@ -296,6 +296,8 @@ fn a_broadcast_reaches_subscribers_of_every_instance() {
         .nth(3)
         .unwrap_or_else(|| panic!("{published}"))
         .to_owned();
+    // First where the stream starts (an `id:` alone: a reconnect resumes from there).
+    assert_eq!(on_b.block(), "id: 0-0\n");
     assert_eq!(
         on_b.block(),
         format!("id: {id}\nevent: news\ndata: hello\n")

@@ -386,8 +386,11 @@ async fn a_broadcast_reaches_every_instance_and_replays_after_an_id<R: Runtime +
     let on_a = SharedBroadcast::new(store_a, "news");
     let on_b = SharedBroadcast::new(store_b, "news");
     let mut live_on_b = on_b.subscribe(None, R::default()).await.unwrap();
-    // The subscription started from the latest id, read when `subscribe` returned: what
-    // is published now reaches it (no 100 ms sleep needed before publishing).
+    // The subscription started from the latest id, read when `subscribe` returned, and says
+    // so first (an `id:` alone: a reconnect resumes from there): what is published now
+    // reaches it (no 100 ms sleep needed before publishing).
+    let start = live_on_b.next().await.unwrap();
+    assert_eq!(start, "id: 0-0\n\n");
     let first_id = on_a
         .publish(&ssekit::Event::message("first"))
         .await

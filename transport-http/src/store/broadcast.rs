@@ -220,6 +220,14 @@ impl SharedBroadcast {
             done: false,
         };
         state.take(first);
+        if after.is_none() && state.pending.is_empty() {
+            // Where a subscriber without an id starts, as its Last-Event-ID: an `id:` alone
+            // sets it and dispatches nothing, so a reconnect before the first event resumes
+            // from here, not from a later "now" (the events between were owed).
+            state
+                .pending
+                .push_back(Bytes::from(format!("id: {}\n\n", state.after)));
+        }
         Ok(Box::pin(stream::unfold(state, |mut state| async move {
             let frame = state.next_frame().await?;
             Some((frame, state))
@@ -355,6 +363,12 @@ mod tests {
                 "1-0\n",
             ] {
                 let mut sub = news.subscribe(Some(id), Stopped).await.unwrap();
+                // From now on: first where that is, as an id alone.
+                let start = sub.next().await.unwrap();
+                assert!(
+                    start.starts_with(b"id: ") && !start.windows(5).any(|w| w == b"data:"),
+                    "{id}: {start:?}"
+                );
                 let next = sub.next();
                 let publish = async {
                     news.publish(&Event::message("new")).await.unwrap();
@@ -368,6 +382,35 @@ mod tests {
                 let got = got.unwrap();
                 assert!(got.ends_with(b"data: new\n\n"), "{id}: {got:?}");
             }
+        });
+    }
+}
+
+#[cfg(test)]
+mod start_tests {
+    use super::tests::Stopped;
+    use super::*;
+    use crate::store::MemoryStore;
+    use futures_lite::StreamExt;
+
+    /// Found by the simulation (ssekit-sim, broadcast seed 486): a subscriber without an id,
+    /// cut before its first event, reconnected "from now" and silently lost what was
+    /// published meanwhile. It now learns where it starts before anything else.
+    #[test]
+    fn a_subscriber_without_an_id_is_told_where_it_starts_and_resumes_from_there() {
+        futures_lite::future::block_on(async {
+            let news = SharedBroadcast::new(Arc::new(MemoryStore::default()), "news");
+            news.publish(&Event::message("before")).await.unwrap();
+            let mut sub = news.subscribe(None, Stopped).await.unwrap();
+            assert_eq!(sub.next().await.unwrap(), "id: 1-0\n\n");
+            drop(sub); // cut before any event
+            news.publish(&Event::message("meanwhile")).await.unwrap();
+            let mut again = news.subscribe(Some("1-0"), Stopped).await.unwrap();
+            assert_eq!(again.next().await.unwrap(), "id: 2-0\ndata: meanwhile\n\n");
+            // An empty log starts before its first event.
+            let empty = SharedBroadcast::new(Arc::new(MemoryStore::default()), "empty");
+            let mut sub = empty.subscribe(None, Stopped).await.unwrap();
+            assert_eq!(sub.next().await.unwrap(), "id: 0-0\n\n");
         });
     }
 }
