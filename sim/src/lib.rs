@@ -19,6 +19,7 @@
 //! `cargo test -p ssekit-sim` runs the fixed seeds; `cargo run -p ssekit-sim --release --
 //! --seeds 10000` runs more and prints any failing seed.
 
+pub mod broadcast_cluster;
 mod net;
 pub mod ors_cluster;
 mod store;

@@ -49,6 +49,10 @@ fn a_seed_replays_its_run_exactly() {
         let first = run(seed, &scenario).unwrap();
         let again = run(seed, &scenario).unwrap();
         assert_eq!(first, again, "seed {seed}");
+        let broadcast = ssekit_sim::broadcast_cluster::Scenario::default();
+        let first = ssekit_sim::broadcast_cluster::run(seed, &broadcast).unwrap();
+        let again = ssekit_sim::broadcast_cluster::run(seed, &broadcast).unwrap();
+        assert_eq!(first, again, "broadcast seed {seed}");
     }
 }
 
@@ -58,4 +62,40 @@ fn different_seeds_make_different_runs() {
     let a = run(1, &scenario).unwrap();
     let b = run(2, &scenario).unwrap();
     assert_ne!((a.polls, a.ended_ms), (b.polls, b.ended_ms));
+}
+
+#[test]
+fn the_broadcast_keeps_its_invariants_over_the_ci_seeds() {
+    let scenario = ssekit_sim::broadcast_cluster::Scenario::default();
+    let mut failures = Vec::new();
+    let (mut delivered, mut gaps) = (0, 0);
+    for seed in 0..CI_SEEDS {
+        match ssekit_sim::broadcast_cluster::run(seed, &scenario) {
+            Ok(report) => {
+                delivered += report.delivered;
+                gaps += report.gaps;
+            }
+            Err(violation) => failures.push(violation),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} seeds failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Subscribers were cut, fell behind the 16-event log and were told so.
+    assert!(gaps > CI_SEEDS, "only {gaps} gap events");
+    assert!(
+        delivered > CI_SEEDS * 100,
+        "only {delivered} events delivered"
+    );
+}
+
+/// Found by the simulation: a subscriber without an id, cut before its first event,
+/// reconnected "from now" and silently missed the rest (fixed in `SharedBroadcast`).
+#[test]
+fn broadcast_seed_486_a_subscriber_cut_before_its_first_event_misses_nothing() {
+    let scenario = ssekit_sim::broadcast_cluster::Scenario::default();
+    ssekit_sim::broadcast_cluster::run(486, &scenario).unwrap();
 }

@@ -51,6 +51,20 @@ fn main() {
         "{seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {snooped} task ids snooped; {cuts} connections cut; {:.1} s",
         started.elapsed().as_secs_f64()
     );
+    let (mut delivered, mut gaps) = (0u64, 0u64);
+    for seed in from..from + seeds {
+        match ssekit_sim::broadcast_cluster::run(seed, &Default::default()) {
+            Ok(report) => {
+                delivered += report.delivered;
+                gaps += report.gaps;
+            }
+            Err(violation) => {
+                failed += 1;
+                println!("FAILED broadcast {violation}");
+            }
+        }
+    }
+    println!("broadcast: {delivered} events delivered, {gaps} gap events");
     for (kind, n) in &kinds {
         println!("  {n} calls ended in: {kind}");
     }
