@@ -1,4 +1,4 @@
-//! Runs the ORS cluster workload over many seeds and prints each failing seed:
+//! Runs the ORS cluster and broadcast workloads over many seeds and prints each failing seed:
 //! `cargo run -p ssekit-sim --release --bin soak -- --seeds 10000 [--from N]`.
 
 use std::time::Instant;
@@ -48,8 +48,7 @@ fn main() {
         }
     }
     println!(
-        "{seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {snooped} task ids snooped; {cuts} connections cut; {:.1} s",
-        started.elapsed().as_secs_f64()
+        "ors_cluster, {seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {snooped} task ids snooped; {cuts} connections cut"
     );
     let (mut delivered, mut gaps) = (0u64, 0u64);
     for seed in from..from + seeds {
@@ -64,7 +63,10 @@ fn main() {
             }
         }
     }
-    println!("broadcast: {delivered} events delivered, {gaps} gap events");
+    println!(
+        "broadcast_cluster, the same seeds: {delivered} events delivered, {gaps} gap events; {failed} seeds failed in all; {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
     for (kind, n) in &kinds {
         println!("  {n} calls ended in: {kind}");
     }
