@@ -178,8 +178,9 @@ impl Net {
         (state.connections, state.cuts)
     }
 
-    /// Closes the listeners of `node` (its connections close as its tasks are dropped).
-    pub(crate) fn close_node(&self, node: Node) {
+    /// Closes the listeners of `node`: new connects are refused, those queued are closed
+    /// (its open connections close as its tasks end or are dropped).
+    pub fn stop_listening(&self, node: Node) {
         let queued: Vec<Socket> = {
             let mut state = self.lock();
             let mut queued = Vec::new();
@@ -192,11 +193,6 @@ impl Net {
             queued
         };
         drop(queued);
-    }
-
-    /// Listens again on `host`'s listener, for a restarted `node`.
-    pub fn reopen(&self, node: Node, host: &str) -> Listener {
-        self.listen(node, host)
     }
 
     fn connect(&self, shared: &Shared, host: &str) -> io::Result<Socket> {

@@ -10,6 +10,9 @@
 //! - the tool ran at most once per fresh `POST` of the call (at most once per task id), and
 //!   at least once for a call that got its result;
 //! - a call's resumes all name the task id its first `POST` was given;
+//! - a drained instance's `shutdown` returns within [`DRAIN`] and a second;
+//! - a call is told its task was lost only if an instance running its tool died or the
+//!   store failed (lease renewals and result writes can then fail);
 //! - no task is resumed from another session: a snooping client presents other sessions'
 //!   task ids throughout the run and must never be sent a `chunk` or an `end`;
 //! - a call whose tool was running on the killed instance, and which resumed its task after
@@ -35,6 +38,9 @@ use crate::{FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
 
 /// How the outcome of a call whose stream the client's ORS profile refused begins.
 const REFUSED: &str = "the stream broke the ORS profile: ";
+
+/// The deadline a drained instance gives its running tools (`Server::shutdown`).
+pub const DRAIN: Duration = Duration::from_secs(5);
 
 /// The task lease of the workload's servers.
 pub const LEASE: Duration = Duration::from_secs(2);
@@ -64,8 +70,12 @@ pub struct Scenario {
     pub net: NetFaults,
     /// The store's faults.
     pub store: StoreFaults,
-    /// Kill one instance at a drawn time and restart it a drawn time later.
+    /// Stop one instance at a drawn time, killed (SIGKILL) or drained (a rolling restart:
+    /// `Server::shutdown` with [`DRAIN`]) as drawn, and restart it a drawn time later.
     pub kill: bool,
+    /// Cut one instance off the network (connects refused, connections reset) for a drawn
+    /// window; it keeps running and reaching the store.
+    pub partition: bool,
     /// Take the store down for a drawn window.
     pub outage: bool,
     /// The virtual time by which every call must have ended.
@@ -90,6 +100,7 @@ impl Default for Scenario {
                 lost_reply: 0.01,
             },
             kill: true,
+            partition: true,
             outage: true,
             deadline: Duration::from_secs(600),
         }
@@ -116,6 +127,8 @@ pub struct Report {
     pub orphans: u32,
     /// Other sessions' task ids the snoop presented.
     pub snooped: u32,
+    /// Instances drained (each within [`DRAIN`] and a second).
+    pub drains: u32,
 }
 
 /// How one call went, as its client saw it.
@@ -152,6 +165,10 @@ struct Shared {
     stolen: Mutex<Vec<String>>,
     /// Task ids the snoop presented.
     snooped: Mutex<u32>,
+    /// Each instance's server, for a drain.
+    servers: Mutex<BTreeMap<u32, Server<Sim>>>,
+    /// Drains: instance, when it began, when `shutdown` returned (virtual ms).
+    drains: Mutex<Vec<(u32, u64, Option<u64>)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -249,6 +266,7 @@ fn start_server(world: &World, i: u32, store: &FaultyStore, shared: &Arc<Shared>
     let counted = shared.clone();
     world.spawn_on(node, async move {
         let server = Server::with_runtime(vec![env], config, sim.clone());
+        lock(&counted.servers).insert(i, server.clone());
         // Counts each fresh call request as it reaches the server, then hands it on.
         let service =
             hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
@@ -431,9 +449,23 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
     if scenario.kill && scenario.servers > 1 {
         let victim = world.draw(|rng| rng.u32(..scenario.servers));
         let at = world.draw(|rng| rng.u64(100..4_000));
-        let back = at + world.draw(|rng| rng.u64(500..8_000));
-        plan.push((at, Fault::Kill(victim)));
-        plan.push((back, Fault::Restart(victim)));
+        if world.draw(|rng| rng.bool()) {
+            let back = at + world.draw(|rng| rng.u64(500..8_000));
+            plan.push((at, Fault::Kill(victim)));
+            plan.push((back, Fault::Restart(victim)));
+        } else {
+            let drain = DRAIN.as_millis() as u64;
+            let back = at + drain + world.draw(|rng| rng.u64(1_000..4_000));
+            plan.push((at, Fault::Drain(victim)));
+            plan.push((back, Fault::Restart(victim)));
+        }
+    }
+    if scenario.partition {
+        let away = world.draw(|rng| rng.u32(..scenario.servers));
+        let at = world.draw(|rng| rng.u64(0..6_000));
+        let back = at + world.draw(|rng| rng.u64(100..4_000));
+        plan.push((at, Fault::Partition(away)));
+        plan.push((back, Fault::Heal(away)));
     }
     if scenario.outage {
         let at = world.draw(|rng| rng.u64(0..6_000));
@@ -457,17 +489,32 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             }
         }
         match fault {
-            Fault::Kill(i) => {
-                let killed_at = world.now().since_origin().as_millis() as u64;
-                lock(&shared.running).retain(|(n, node, _)| {
-                    if *node == server_node(i) {
-                        orphans.push((*n, killed_at));
-                    }
-                    *node != server_node(i)
-                });
-                world.kill(server_node(i));
+            Fault::Kill(i) => kill(&world, &shared, i, &mut orphans),
+            Fault::Drain(i) => {
+                // As a rolling restart does it: no new connections, then the drain.
+                world.net().stop_listening(server_node(i));
+                let server = lock(&shared.servers).get(&i).cloned();
+                let (drains, sim) = (shared.clone(), world.sim());
+                if let Some(server) = server {
+                    world.spawn_on(server_node(i), async move {
+                        let began = sim.now().since_origin().as_millis() as u64;
+                        lock(&drains.drains).push((i, began, None));
+                        server.shutdown(DRAIN).await;
+                        let ended = sim.now().since_origin().as_millis() as u64;
+                        if let Some(drain) = lock(&drains.drains).last_mut() {
+                            drain.2 = Some(ended);
+                        }
+                    });
+                }
             }
-            Fault::Restart(i) => start_server(&world, i, &store, &shared, seed),
+            Fault::Restart(i) => {
+                // The drained process exits (nothing of a killed one is left to stop); a tool
+                // it still ran is orphaned as by a kill.
+                kill(&world, &shared, i, &mut orphans);
+                start_server(&world, i, &store, &shared, seed);
+            }
+            Fault::Partition(i) => world.net().partition(&format!("s{i}"), true),
+            Fault::Heal(i) => world.net().partition(&format!("s{i}"), false),
             Fault::StoreDown => store.set_down(true),
             Fault::StoreUp => store.set_down(false),
         }
@@ -488,12 +535,35 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             world.net().open_links().join("\n    ")
         ));
     }
-    check(seed, scenario, &shared, &world, ended_ms, &orphans)
+    check(
+        seed,
+        scenario,
+        &shared,
+        &world,
+        ended_ms,
+        &orphans,
+        store.failures(),
+    )
+}
+
+/// Kills instance `i`, noting the calls whose tool it was running: (call, when).
+fn kill(world: &World, shared: &Shared, i: u32, orphans: &mut Vec<(u64, u64)>) {
+    let killed_at = world.now().since_origin().as_millis() as u64;
+    lock(&shared.running).retain(|(n, node, _)| {
+        if *node == server_node(i) {
+            orphans.push((*n, killed_at));
+        }
+        *node != server_node(i)
+    });
+    world.kill(server_node(i));
 }
 
 enum Fault {
     Kill(u32),
+    Drain(u32),
     Restart(u32),
+    Partition(u32),
+    Heal(u32),
     StoreDown,
     StoreUp,
 }
@@ -505,6 +575,7 @@ fn check(
     world: &World,
     ended_ms: u64,
     orphans: &[(u64, u64)],
+    store_failures: u64,
 ) -> Result<Report, String> {
     let runs = lock(&shared.runs);
     let posts = lock(&shared.posts);
@@ -516,6 +587,23 @@ fn check(
         ended_ms,
         ..Report::default()
     };
+    let drain_bound = (DRAIN + Duration::from_secs(1)).as_millis() as u64;
+    for (i, began, ended) in lock(&shared.drains).iter() {
+        match ended {
+            Some(ended) if ended - began <= drain_bound => report.drains += 1,
+            // Still draining when the last call ended: not yet due.
+            None if ended_ms < began + drain_bound => {}
+            _ => {
+                return Err(format!(
+                    "seed {seed}: the drain of instance {i} begun at {began} ms {}",
+                    ended.map_or("never ended".to_owned(), |e| format!(
+                        "took {} ms, past {drain_bound} ms",
+                        e - began
+                    ))
+                ))
+            }
+        }
+    }
     if let Some(id) = lock(&shared.stolen).first() {
         return Err(format!("seed {seed}: task {id} of another session was resumed by the snoop and sent its result"));
     }
@@ -589,6 +677,16 @@ fn check(
             Some(Err(message)) if message.starts_with(REFUSED) => {
                 return Err(format!(
                     "seed {seed}: call {n}: {message}:\n    {}",
+                    call.story.join("\n    ")
+                ));
+            }
+            Some(Err(message))
+                if store_failures == 0
+                    && message.contains("task lost")
+                    && !orphans.iter().any(|(o, _)| o == n) =>
+            {
+                return Err(format!(
+                    "seed {seed}: call {n} was told its task was lost, but no instance running its tool died and the store never failed:\n    {}",
                     call.story.join("\n    ")
                 ));
             }

@@ -48,6 +48,7 @@ pub struct FaultyStore {
     sim: Sim,
     faults: StoreFaults,
     down: Arc<AtomicBool>,
+    failed: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl FaultyStore {
@@ -58,7 +59,13 @@ impl FaultyStore {
             sim,
             faults,
             down: Arc::default(),
+            failed: Arc::default(),
         }
+    }
+
+    /// Requests that failed (an outage, a lost reply) so far.
+    pub fn failures(&self) -> u64 {
+        self.failed.load(Ordering::SeqCst)
     }
 
     /// Makes the store unavailable (every request fails after its latency) or available.
@@ -82,10 +89,12 @@ impl FaultyStore {
             });
             self.sim.sleep(Duration::from_millis(latency)).await;
             if self.down.load(Ordering::SeqCst) {
+                self.failed.fetch_add(1, Ordering::SeqCst);
                 return Err(StoreError::new("simulated outage"));
             }
             let reply = op().await;
             if lost {
+                self.failed.fetch_add(1, Ordering::SeqCst);
                 return Err(StoreError::new("simulated lost reply"));
             }
             reply

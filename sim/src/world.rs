@@ -164,7 +164,7 @@ impl World {
     /// Kills `node`: its tasks are dropped where they stand (their sockets close, their
     /// timers go) and its listeners stop accepting.
     pub fn kill(&self, node: Node) {
-        self.shared.net.close_node(node);
+        self.shared.net.stop_listening(node);
         let dropped: Vec<Task> = {
             let mut state = self.shared.lock();
             let mut dropped = Vec::new();

@@ -99,3 +99,19 @@ fn broadcast_seed_486_a_subscriber_cut_before_its_first_event_misses_nothing() {
     let scenario = ssekit_sim::broadcast_cluster::Scenario::default();
     ssekit_sim::broadcast_cluster::run(486, &scenario).unwrap();
 }
+
+/// With a store that never fails, "task lost" is owed only to a dead instance: kills, drains
+/// and partitions, no outage, no lost reply.
+#[test]
+fn without_store_faults_only_a_dead_instance_loses_a_task() {
+    let mut scenario = Scenario {
+        outage: false,
+        ..Scenario::default()
+    };
+    scenario.store.lost_reply = 0.0;
+    for seed in 0..CI_SEEDS / 2 {
+        if let Err(violation) = run(seed, &scenario) {
+            panic!("{violation}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
 //! Runs the ORS cluster and broadcast workloads over many seeds and prints each failing seed:
-//! `cargo run -p ssekit-sim --release --bin soak -- --seeds 10000 [--from N]`.
+//! `cargo run -p ssekit-sim --release --bin soak -- --seeds 10000 [--from N] [--no-partition]
+//! [--no-store-faults] [--trace]` (`--trace` with `--features trace`).
 
 use std::time::Instant;
 
@@ -24,10 +25,19 @@ fn main() {
             .without_time()
             .init();
     }
-    let scenario = Scenario::default();
+    // `--no-partition`, `--no-store-faults`: a narrower search, to tell faults apart.
+    let store_faults = !args.iter().any(|a| a == "--no-store-faults");
+    let mut scenario = Scenario {
+        partition: !args.iter().any(|a| a == "--no-partition"),
+        outage: store_faults,
+        ..Scenario::default()
+    };
+    if !store_faults {
+        scenario.store.lost_reply = 0.0;
+    }
     let started = Instant::now();
     let (mut failed, mut results, mut errors) = (0u64, 0u64, 0u64);
-    let (mut orphans, mut snooped, mut cuts) = (0u64, 0u64, 0u64);
+    let (mut orphans, mut snooped, mut cuts, mut drains) = (0u64, 0u64, 0u64, 0u64);
     let mut kinds = std::collections::BTreeMap::<String, u64>::new();
     for seed in from..from + seeds {
         match run(seed, &scenario) {
@@ -35,6 +45,7 @@ fn main() {
                 results += u64::from(report.results);
                 errors += report.errors.values().map(|n| u64::from(*n)).sum::<u64>();
                 orphans += u64::from(report.orphans);
+                drains += u64::from(report.drains);
                 snooped += u64::from(report.snooped);
                 cuts += report.connections.1;
                 for (kind, n) in &report.errors {
@@ -48,7 +59,7 @@ fn main() {
         }
     }
     println!(
-        "ors_cluster, {seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {snooped} task ids snooped; {cuts} connections cut"
+        "ors_cluster, {seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {drains} drains; {snooped} task ids snooped; {cuts} connections cut"
     );
     let (mut delivered, mut gaps) = (0u64, 0u64);
     for seed in from..from + seeds {
