@@ -833,6 +833,22 @@ impl<R: Runtime> Calls<R> {
             Some((frame, state))
         }))
     }
+    /// The tasks this instance keeps (running, and finished within their TTL) and the bytes
+    /// of their results: what `ssekit_ors_result_bytes` reports, bounded by
+    /// [`TaskConfig::max_bytes`].
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::{ors::Calls, runtime::Runtime};
+    /// fn empty<R: Runtime>(calls: &Calls<R>) -> bool {
+    ///     calls.kept() == (0, 0)
+    /// }
+    /// ```
+    pub fn kept(&self) -> (usize, usize) {
+        let tasks = lock(&self.inner.tasks);
+        (tasks.registry.len(), tasks.registry.retained_bytes())
+    }
+
     /// The stream of a call refused before it ran (no session, unknown tool): `task_id`
     /// with an id never stored, then `error` with `message`. It takes no place among the
     /// tasks, so refusals cannot evict other clients' cached results.

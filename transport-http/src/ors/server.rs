@@ -1365,6 +1365,20 @@ impl<R: Runtime> Server<R> {
         self.inner.calls.drain(deadline).await
     }
 
+    /// The calls this instance keeps (running, and finished within the result TTL) and the
+    /// bytes of their results, within [`ServerConfig::max_result_bytes`].
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_http::{ors::Server, runtime::Runtime};
+    /// fn idle<R: Runtime + Default>() {
+    ///     assert_eq!(Server::<R>::new(Vec::new()).kept_results(), (0, 0));
+    /// }
+    /// ```
+    pub fn kept_results(&self) -> (usize, usize) {
+        self.inner.calls.kept()
+    }
+
     /// `frames` until [`shutdown`](Self::shutdown) ends the streams (with `retry:` first):
     /// pass an application's own event streams served beside the API through here.
     ///
