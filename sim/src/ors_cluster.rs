@@ -11,6 +11,7 @@
 //!   at least once for a call that got its result;
 //! - a call's resumes all name the task id its first `POST` was given;
 //! - a drained instance's `shutdown` returns within [`DRAIN`] and a second;
+//! - no instance keeps more result bytes than its cache allows (looked at every 20 ms);
 //! - a call is told its task was lost only if an instance running its tool died or the
 //!   store failed (lease renewals and result writes can then fail);
 //! - no task is resumed from another session: a snooping client presents other sessions'
@@ -80,6 +81,10 @@ pub struct Scenario {
     pub outage: bool,
     /// The virtual time by which every call must have ended.
     pub deadline: Duration,
+    /// Each instance's result cache (`ServerConfig::max_result_bytes`), and each session's
+    /// share of it (`max_session_result_bytes`): small, so that results are evicted and
+    /// refused a place.
+    pub result_bytes: (usize, usize),
 }
 
 impl Default for Scenario {
@@ -103,6 +108,7 @@ impl Default for Scenario {
             partition: true,
             outage: true,
             deadline: Duration::from_secs(600),
+            result_bytes: (96 << 10, 48 << 10),
         }
     }
 }
@@ -129,6 +135,8 @@ pub struct Report {
     pub snooped: u32,
     /// Instances drained (each within [`DRAIN`] and a second).
     pub drains: u32,
+    /// The most result bytes an instance kept.
+    pub peak_kept: usize,
 }
 
 /// How one call went, as its client saw it.
@@ -169,6 +177,10 @@ struct Shared {
     servers: Mutex<BTreeMap<u32, Server<Sim>>>,
     /// Drains: instance, when it began, when `shutdown` returned (virtual ms).
     drains: Mutex<Vec<(u32, u64, Option<u64>)>>,
+    /// The most result bytes an instance was seen to keep, and the first time one kept more
+    /// than its cache allows: (instance, bytes, virtual ms).
+    peak_kept: Mutex<usize>,
+    over: Mutex<Option<(u32, usize, u64)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -248,7 +260,14 @@ fn client_node(i: u32) -> Node {
 }
 
 /// Starts instance `i` on its node: a server on the shared store, serving its host.
-fn start_server(world: &World, i: u32, store: &FaultyStore, shared: &Arc<Shared>, seed: u64) {
+fn start_server(
+    world: &World,
+    i: u32,
+    store: &FaultyStore,
+    shared: &Arc<Shared>,
+    seed: u64,
+    (max_bytes, session_bytes): (usize, usize),
+) {
     let sim = world.sim();
     let node = server_node(i);
     let listener = world.net().listen(node, &format!("s{i}"));
@@ -259,6 +278,8 @@ fn start_server(world: &World, i: u32, store: &FaultyStore, shared: &Arc<Shared>
     let config = ServerConfig::default()
         .store(Arc::new(store.clone()))
         .task_lease(LEASE)
+        .max_result_bytes(max_bytes)
+        .max_session_result_bytes(session_bytes)
         .id_seed(id_seed);
     let env: Arc<dyn Environment> = Arc::new(Work {
         shared: shared.clone(),
@@ -433,8 +454,12 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
     let store = FaultyStore::new(world.sim(), scenario.store);
     let shared = Arc::new(Shared::default());
     for i in 0..scenario.servers {
-        start_server(&world, i, &store, &shared, seed);
+        start_server(&world, i, &store, &shared, seed, scenario.result_bytes);
     }
+    world.spawn_on(
+        Node::HARNESS,
+        watch_memory(shared.clone(), scenario.result_bytes.0),
+    );
     for c in 0..scenario.clients {
         let draws: Vec<(u64, u64)> = (0..scenario.calls)
             .map(|_| world.draw(|rng| (rng.u64(1..40_000), rng.u64(0..3_000))))
@@ -511,7 +536,7 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
                 // The drained process exits (nothing of a killed one is left to stop); a tool
                 // it still ran is orphaned as by a kill.
                 kill(&world, &shared, i, &mut orphans);
-                start_server(&world, i, &store, &shared, seed);
+                start_server(&world, i, &store, &shared, seed, scenario.result_bytes);
             }
             Fault::Partition(i) => world.net().partition(&format!("s{i}"), true),
             Fault::Heal(i) => world.net().partition(&format!("s{i}"), false),
@@ -544,6 +569,28 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
         &orphans,
         store.failures(),
     )
+}
+
+/// Every 20 virtual ms, what each live instance keeps: never more result bytes than its
+/// cache allows.
+async fn watch_memory(shared: Arc<Shared>, max_bytes: usize) {
+    let sim = Sim::default();
+    loop {
+        sim.sleep(Duration::from_millis(20)).await;
+        let servers: Vec<(u32, Server<Sim>)> = lock(&shared.servers)
+            .iter()
+            .map(|(i, s)| (*i, s.clone()))
+            .collect();
+        for (i, server) in servers {
+            let (_, bytes) = server.kept_results();
+            let mut peak = lock(&shared.peak_kept);
+            *peak = (*peak).max(bytes);
+            if bytes > max_bytes {
+                let at = sim.now().since_origin().as_millis() as u64;
+                lock(&shared.over).get_or_insert((i, bytes, at));
+            }
+        }
+    }
 }
 
 /// Kills instance `i`, noting the calls whose tool it was running: (call, when).
@@ -587,6 +634,13 @@ fn check(
         ended_ms,
         ..Report::default()
     };
+    if let Some((i, bytes, at)) = *lock(&shared.over) {
+        return Err(format!(
+            "seed {seed}: instance {i} kept {bytes} result bytes at {at} ms, past its {} byte cache",
+            scenario.result_bytes.0
+        ));
+    }
+    report.peak_kept = *lock(&shared.peak_kept);
     let drain_bound = (DRAIN + Duration::from_secs(1)).as_millis() as u64;
     for (i, began, ended) in lock(&shared.drains).iter() {
         match ended {

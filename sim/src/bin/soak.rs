@@ -38,6 +38,7 @@ fn main() {
     let started = Instant::now();
     let (mut failed, mut results, mut errors) = (0u64, 0u64, 0u64);
     let (mut orphans, mut snooped, mut cuts, mut drains) = (0u64, 0u64, 0u64, 0u64);
+    let mut peak = 0usize;
     let mut kinds = std::collections::BTreeMap::<String, u64>::new();
     for seed in from..from + seeds {
         match run(seed, &scenario) {
@@ -46,6 +47,7 @@ fn main() {
                 errors += report.errors.values().map(|n| u64::from(*n)).sum::<u64>();
                 orphans += u64::from(report.orphans);
                 drains += u64::from(report.drains);
+                peak = peak.max(report.peak_kept);
                 snooped += u64::from(report.snooped);
                 cuts += report.connections.1;
                 for (kind, n) in &report.errors {
@@ -59,7 +61,7 @@ fn main() {
         }
     }
     println!(
-        "ors_cluster, {seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {drains} drains; {snooped} task ids snooped; {cuts} connections cut"
+        "ors_cluster, {seeds} seeds from {from}: {failed} failed; calls: {results} results, {errors} typed errors, {orphans} orphaned by a kill; {drains} drains; at most {peak} result bytes kept by an instance; {snooped} task ids snooped; {cuts} connections cut"
     );
     let (mut delivered, mut gaps) = (0u64, 0u64);
     for seed in from..from + seeds {
