@@ -34,6 +34,8 @@ async fn missed_then_live<R: Runtime>(runtime: R) {
     );
 
     let mut live = news.subscribe(None, runtime.clone()).await.unwrap();
+    // From now on: where that is comes first, as an id alone (a reconnect resumes there).
+    assert_eq!(next(&mut live, &runtime).await, "id: 2-0\n\n");
     news.publish(&Event::message("third")).await.unwrap();
     assert_eq!(next(&mut live, &runtime).await, "id: 3-0\ndata: third\n\n");
     assert_eq!(
