@@ -277,7 +277,10 @@ impl<R> Broadcast<R> {
 
 impl<R: Runtime + Default> Broadcast<R> {
     /// A response body for a new client: the events after `last_event_id` from the replay
-    /// buffer (none when `None`), then every event published from now on. `Err(Gap)` when the
+    /// buffer (none when `None`), then every event published from now on. A client without an
+    /// id is first sent `id: <the last id published>` (no event: it sets the client's last
+    /// event id), so that one cut before its first event resumes where it started instead of
+    /// silently from the later "now". `Err(Gap)` when the
     /// events after that id can no longer all be replayed: send the client a fresh state
     /// instead, or [`subscribe`](Self::subscribe) it with `None`.
     ///
@@ -294,6 +297,10 @@ impl<R: Runtime + Default> Broadcast<R> {
         let mut state = self.lock();
         // Where the client stands once its replay is read: after the last event published.
         let resumes_after = state.last_id.clone();
+        let start = match (last_event_id, &resumes_after) {
+            (None, Some(id)) => Some(Bytes::from(format!("id: {id}\n\n"))),
+            _ => None,
+        };
         let (client, live): (Client, crate::runtime::Frames) = match self.overflow {
             Overflow::Disconnect { retry } => {
                 let (tx, mut rx) = mpsc::channel(self.per_client);
@@ -328,7 +335,7 @@ impl<R: Runtime + Default> Broadcast<R> {
             live.as_mut().poll_next(cx)
         });
         Ok(SseBody::from_bytes(
-            futures_lite::stream::iter(missed).chain(live),
+            futures_lite::stream::iter(start.into_iter().chain(missed)).chain(live),
         ))
     }
 }
@@ -379,6 +386,28 @@ mod tests {
         assert_eq!(ready(&mut back).0, "id: 2\ndata: 2\n\n");
     }
 
+    /// Found by the simulation on `SharedBroadcast` (broadcast seed 486), and true here too:
+    /// a client that subscribed without an id and was cut before its first event came back
+    /// without one, "from now", and silently missed what was published in between.
+    #[test]
+    fn a_subscriber_without_an_id_learns_where_it_starts() {
+        let hub = Broadcast::<Manual>::new(ReplayBuffer::default(), 8);
+        let mut empty = hub.subscribe(None).unwrap();
+        assert_eq!(ready(&mut empty), (String::new(), false), "no position yet");
+        hub.publish(&event(1)).unwrap();
+        let mut cut = hub.subscribe(None).unwrap();
+        assert_eq!(ready(&mut cut).0, "id: 1\n\n");
+        drop(cut);
+        hub.publish(&event(2)).unwrap();
+        // Its client's last event id is "1": the reconnect is replayed event 2.
+        let mut back = hub.subscribe(Some("1")).unwrap();
+        assert_eq!(ready(&mut back).0, "id: 2\ndata: 2\n\n");
+        // A client that sends an id is not told one.
+        hub.publish(&event(3)).unwrap();
+        let mut resumed = hub.subscribe(Some("3")).unwrap();
+        assert_eq!(ready(&mut resumed), (String::new(), false));
+    }
+
     #[test]
     fn under_gap_a_slow_subscriber_skips_the_oldest_and_learns_where_to_resume() {
         let hub = Broadcast::<Manual>::new(ReplayBuffer::default(), 2).overflow(Overflow::Gap);
@@ -390,16 +419,13 @@ mod tests {
             assert_eq!(hub.publish(&event(id)).unwrap(), 2, "no one is dropped");
             fast_read.push_str(&ready(&mut fast).0);
         }
-        assert_eq!(
-            fast_read,
-            (1..=6)
-                .map(|n| format!("id: {n}\ndata: {n}\n\n"))
-                .collect::<String>()
-        );
+        // Each was told where it starts, then sent every event.
+        let all: String = (1..=6).map(|n| format!("id: {n}\ndata: {n}\n\n")).collect();
+        assert_eq!(fast_read, format!("id: 0\n\n{all}"));
         // The slow one kept the last two; the gap names the last event it had before.
         assert_eq!(
             ready(&mut slow).0,
-            "event: gap\ndata: {\"missed\":4,\"last_event_id\":\"0\"}\n\n\
+            "id: 0\n\nevent: gap\ndata: {\"missed\":4,\"last_event_id\":\"0\"}\n\n\
              id: 5\ndata: 5\n\nid: 6\ndata: 6\n\n"
         );
         // Resuming from there replays exactly what it missed (and what followed).
