@@ -11,7 +11,7 @@
 //!   it where it starts, so no later cut may lose what followed (one that only connects
 //!   afterwards, with no id, rightly waits for events from then on).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_lite::StreamExt;
@@ -19,10 +19,10 @@ use ssekit::client::ReconnectConfig;
 use ssekit::Event;
 use ssekit_http::client::{EventSource, Item};
 use ssekit_http::runtime::{Frames, Runtime};
-use ssekit_http::server::{gap_event, response, serve_on, AnyBody, ServeOptions, SseBody};
+use ssekit_http::server::{gap_event, response, AnyBody, SseBody};
 use ssekit_http::store::{SharedBroadcast, Store, SubscribeError};
 
-use crate::{FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
+use crate::{lock, FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
 
 /// What one run does.
 ///
@@ -91,10 +91,6 @@ struct Seen {
     connections: Vec<(u64, Option<u64>)>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 const STREAM: &str = "news";
 
 /// How long a connection must have lasted for its first frames (the start position, `id:`)
@@ -134,14 +130,7 @@ fn start_server(world: &World, i: u32, store: &Arc<dyn Store>, kept: usize) {
                     Ok::<_, std::convert::Infallible>(response(body).map(AnyBody::from))
                 }
             });
-        let _ = serve_on(
-            sim,
-            listener,
-            service,
-            std::future::pending(),
-            ServeOptions::default(),
-        )
-        .await;
+        listener.serve(sim, service).await;
     });
 }
 

@@ -28,3 +28,9 @@ mod world;
 pub use net::{Listener, Net, NetFaults, Socket};
 pub use store::{FaultyStore, StoreFaults};
 pub use world::{Node, Ran, Sim, Sleep, World};
+
+/// Locks `m`, poison or not: a panic elsewhere already failed the run, and what it left is
+/// still what the invariants look at.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -12,14 +12,15 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::task::{Context, Poll, Waker};
 
 use futures_lite::io::{AsyncRead, AsyncWrite};
 use smol_hyper::rt::FuturesIo;
 use ssekit_http::client::Dial;
-use ssekit_http::server::Accept;
+use ssekit_http::server::{serve_on, Accept, HttpService, ResponseBody, ServeOptions};
 
+use crate::lock;
 use crate::world::{Node, Shared, Sim};
 
 /// The faults a [`Net`] draws for each connection.
@@ -82,7 +83,7 @@ pub struct Net {
 
 impl Net {
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// The faults drawn for new connections.
@@ -306,10 +307,6 @@ impl Link {
     }
 }
 
-fn lock(link: &Mutex<Link>) -> MutexGuard<'_, Link> {
-    link.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// One end of a simulated connection.
 pub struct Socket {
     link: Arc<Mutex<Link>>,
@@ -433,6 +430,30 @@ impl Drop for Socket {
 /// A listening host of a [`Net`], as `serve_on` accepts on it.
 pub struct Listener {
     host: String,
+}
+
+impl Listener {
+    /// Serves `service` here with ssekit's `serve_on` and its default options, until the
+    /// node is killed.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit_sim::{Node, World};
+    /// let world = World::new(1);
+    /// let listener = world.net().listen(Node(1), "s0");
+    /// let service = hyper::service::service_fn(|_req: http::Request<hyper::body::Incoming>| async {
+    ///     Ok::<_, std::convert::Infallible>(http::Response::new(http_body_util::Empty::<bytes::Bytes>::new()))
+    /// });
+    /// world.spawn_on(Node(1), listener.serve(world.sim(), service));
+    /// ```
+    pub async fn serve<S, B>(self, sim: Sim, service: S)
+    where
+        S: HttpService<B>,
+        B: ResponseBody,
+    {
+        let stop = std::future::pending();
+        let _ = serve_on(sim, self, service, stop, ServeOptions::default()).await;
+    }
 }
 
 impl Accept<Sim> for Listener {

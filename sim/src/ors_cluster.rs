@@ -22,7 +22,7 @@
 //!   lost when the lease says so.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -33,9 +33,8 @@ use ssekit_http::ors::{
     ToolSpec, Trace,
 };
 use ssekit_http::runtime::Runtime;
-use ssekit_http::server::{serve_on, ServeOptions};
 
-use crate::{FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
+use crate::{lock, FaultyStore, NetFaults, Node, Ran, Sim, StoreFaults, World};
 
 /// How the outcome of a call whose stream the client's ORS profile refused begins.
 const REFUSED: &str = "the stream broke the ORS profile: ";
@@ -183,10 +182,6 @@ struct Shared {
     over: Mutex<Option<(u32, usize, u64)>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 /// The text the tool returns for call `n`: long enough to need several chunks.
 fn expected(n: u64, size: usize) -> String {
     let line = format!("call {n} line ");
@@ -308,14 +303,7 @@ fn start_server(
                     Ok::<_, hyper::Error>(server.handle(req).await)
                 }
             });
-        let _ = serve_on(
-            sim,
-            listener,
-            service,
-            std::future::pending(),
-            ServeOptions::default(),
-        )
-        .await;
+        listener.serve(sim, service).await;
     });
 }
 
