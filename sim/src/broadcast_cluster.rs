@@ -60,6 +60,7 @@ impl Default for Scenario {
                 cut_within: 600,
                 max_read: 256,
                 buffer: 4 << 10,
+                delay_ms: 20,
             },
             store: StoreFaults {
                 max_latency_ms: 5,

@@ -1,7 +1,8 @@
 //! [`Net`]: an in-memory network of byte pipes between simulated clients and servers, with
 //! seeded faults: connections refused, cut after a drawn number of response bytes (mid-frame
-//! as often as not), reads of a drawn size, small buffers (a slow reader pushes back), hosts
-//! partitioned away, and balancers that pick a live instance per connection.
+//! as often as not), bytes delayed by a drawn time (in order, as TCP delivers them), reads of
+//! a drawn size, small buffers (a slow reader pushes back), hosts partitioned away, and
+//! balancers that pick a live instance per connection.
 //!
 //! ```text
 //!  Dial::tcp("lb") ─▶ balancer: a live backend, drawn ─▶ listener queue ─▶ Accept::accept
@@ -41,8 +42,11 @@ pub struct NetFaults {
     pub cut_within: u64,
     /// Reads return between 1 and this many bytes (drawn per read).
     pub max_read: usize,
-    /// Each direction's buffer: a writer waits while it is full.
+    /// Each direction's buffer: a writer waits while it is full (bytes in flight count).
     pub buffer: usize,
+    /// Each write reaches the reader after a delay drawn up to this many milliseconds, never
+    /// before the bytes written earlier (0: at once).
+    pub delay_ms: u64,
 }
 
 impl Default for NetFaults {
@@ -53,6 +57,7 @@ impl Default for NetFaults {
             cut_within: 4096,
             max_read: 64 << 10,
             buffer: 64 << 10,
+            delay_ms: 0,
         }
     }
 }
@@ -196,7 +201,7 @@ impl Net {
         drop(queued);
     }
 
-    fn connect(&self, shared: &Shared, host: &str) -> io::Result<Socket> {
+    fn connect(&self, shared: &Arc<Shared>, host: &str) -> io::Result<Socket> {
         let mut state = self.lock();
         let refused = || io::Error::from(io::ErrorKind::ConnectionRefused);
         let up = |state: &State, h: &str| {
@@ -240,6 +245,8 @@ impl Net {
             reset: false,
             rng: fastrand::Rng::with_seed(seed),
             max_read: faults.max_read.max(1),
+            delay_ms: faults.delay_ms,
+            clock: Arc::downgrade(shared),
         }));
         state.links.retain(|(_, l)| l.strong_count() > 0);
         state.links.push((target.clone(), Arc::downgrade(&link)));
@@ -261,6 +268,13 @@ const SERVER: usize = 1;
 struct Dir {
     buf: VecDeque<u8>,
     cap: usize,
+    /// Bytes written and read so far, and when the bytes up to an offset arrive: (virtual
+    /// ms, end offset), in order of both.
+    written: u64,
+    taken: u64,
+    arrivals: VecDeque<(u64, u64)>,
+    /// The end offset of the bytes that have arrived.
+    arrived: u64,
     /// The writer shut down or went away: the reader sees the end once the buffer is read.
     closed: bool,
     /// The reader went away: writes fail.
@@ -274,10 +288,42 @@ impl Dir {
         Dir {
             buf: VecDeque::new(),
             cap: cap.max(1),
+            written: 0,
+            taken: 0,
+            arrivals: VecDeque::new(),
+            arrived: 0,
             closed: false,
             reader_gone: false,
             reader: None,
             writer: None,
+        }
+    }
+
+    /// Records `n` bytes written at `now` that arrive at `at` (not before earlier bytes).
+    fn send(&mut self, n: usize, at: u64) {
+        if n == 0 {
+            return;
+        }
+        self.written += n as u64;
+        let at = self.arrivals.back().map_or(at, |(last, _)| at.max(*last));
+        match self.arrivals.back_mut() {
+            Some((last, end)) if *last == at => *end = self.written,
+            _ => self.arrivals.push_back((at, self.written)),
+        }
+    }
+
+    /// The bytes a reader can take at `now`, or when the next ones arrive.
+    fn readable(&mut self, now: u64) -> Result<usize, Option<u64>> {
+        while let Some(&(at, end)) = self.arrivals.front() {
+            if at > now {
+                break;
+            }
+            self.arrived = end;
+            self.arrivals.pop_front();
+        }
+        match usize::try_from(self.arrived - self.taken) {
+            Ok(0) | Err(_) => Err(self.arrivals.front().map(|(at, _)| *at)),
+            Ok(n) => Ok(n),
         }
     }
 
@@ -298,9 +344,17 @@ struct Link {
     reset: bool,
     rng: fastrand::Rng,
     max_read: usize,
+    delay_ms: u64,
+    clock: Weak<Shared>,
 }
 
 impl Link {
+    fn now(&self) -> u64 {
+        self.clock
+            .upgrade()
+            .map_or(u64::MAX, |shared| shared.now_ms())
+    }
+
     fn reset(&mut self) {
         self.reset = true;
         self.dirs.iter_mut().for_each(Dir::wake);
@@ -324,23 +378,36 @@ impl AsyncRead for Socket {
         let max_read = link.max_read;
         let draw = link.rng.usize(1..=max_read);
         let reset = link.reset;
+        let now = link.now();
+        let clock = link.clock.clone();
         let Some(dir) = link.dirs.get_mut(1 - side) else {
             return Poll::Ready(Err(io::ErrorKind::InvalidInput.into()));
         };
-        if dir.buf.is_empty() {
-            if reset {
-                return Poll::Ready(Err(io::ErrorKind::ConnectionReset.into()));
+        let readable = match dir.readable(now) {
+            Ok(n) => n,
+            Err(next) => {
+                if reset {
+                    return Poll::Ready(Err(io::ErrorKind::ConnectionReset.into()));
+                }
+                match next {
+                    // Bytes in flight: wake when they land (and on a write or a reset).
+                    Some(at) => {
+                        if let Some(shared) = clock.upgrade() {
+                            shared.wake_at(at, cx.waker().clone());
+                        }
+                    }
+                    None if dir.closed || out.is_empty() => return Poll::Ready(Ok(0)),
+                    None => {}
+                }
+                dir.reader = Some(cx.waker().clone());
+                return Poll::Pending;
             }
-            if dir.closed || out.is_empty() {
-                return Poll::Ready(Ok(0));
-            }
-            dir.reader = Some(cx.waker().clone());
-            return Poll::Pending;
-        }
-        let n = dir.buf.len().min(out.len()).min(draw);
+        };
+        let n = readable.min(out.len()).min(draw);
         for (to, from) in out.iter_mut().zip(dir.buf.drain(..n)) {
             *to = from;
         }
+        dir.taken += n as u64;
         if let Some(writer) = dir.writer.take() {
             writer.wake();
         }
@@ -360,6 +427,11 @@ impl AsyncWrite for Socket {
             return Poll::Ready(Err(io::ErrorKind::ConnectionReset.into()));
         }
         let left = link.cut_after.map(|cut| cut.saturating_sub(link.sent_down));
+        let now = link.now();
+        let at = match link.delay_ms {
+            0 => now,
+            most => now.saturating_add(link.rng.u64(0..=most)),
+        };
         let Some(dir) = link.dirs.get_mut(side) else {
             return Poll::Ready(Err(io::ErrorKind::InvalidInput.into()));
         };
@@ -381,6 +453,7 @@ impl AsyncWrite for Socket {
             cut = true;
         }
         dir.buf.extend(data.iter().take(n));
+        dir.send(n, at);
         if let Some(reader) = dir.reader.take() {
             reader.wake();
         }
@@ -422,6 +495,9 @@ impl Drop for Socket {
         if let Some(dir) = link.dirs.get_mut(1 - side) {
             dir.reader_gone = true;
             dir.buf.clear();
+            dir.arrivals.clear();
+            dir.taken = dir.written;
+            dir.arrived = dir.written;
             dir.wake();
         }
     }
@@ -513,5 +589,110 @@ impl ssekit_http::client::Connect for Sim {
         request: http::Request<bytes::Bytes>,
     ) -> Result<http::Response<Self::Body>, ssekit_http::Error> {
         client.send(uri, request).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use futures_lite::{AsyncReadExt, AsyncWriteExt};
+    use ssekit_http::runtime::Runtime;
+
+    use super::*;
+    use crate::{Ran, World};
+
+    /// The server end of the connection `Dial::tcp` just made to `host`.
+    fn accepted(world: &World, host: &str) -> Socket {
+        let mut state = world.net().lock();
+        let queued = state
+            .listeners
+            .get_mut(host)
+            .and_then(|l| l.queue.pop_front());
+        queued.expect("a connection queued")
+    }
+
+    #[test]
+    fn delayed_bytes_arrive_in_order_within_the_drawn_delay() {
+        for seed in 0..16 {
+            let world = World::new(seed);
+            world.net().set_faults(NetFaults {
+                delay_ms: 50,
+                ..NetFaults::default()
+            });
+            let _listener = world.net().listen(Node(1), "srv");
+            let arrivals = Arc::new(Mutex::new(Vec::new()));
+            let (sim, seen) = (world.sim(), arrivals.clone());
+            world.spawn_on(Node(2), async move {
+                let mut socket = Sim::tcp("srv", 80).await.unwrap();
+                let mut byte = [0; 1];
+                while socket.read(&mut byte).await.unwrap() == 1 {
+                    let now = sim.now().since_origin().as_millis();
+                    seen.lock().unwrap().push((byte[0], now));
+                }
+            });
+            assert_eq!(world.run_until(1, || false), Ran::Quiescent);
+            let mut server = accepted(&world, "srv");
+            let sim = world.sim();
+            world.spawn_on(Node(1), async move {
+                for i in 0..20u8 {
+                    server.write_all(&[i]).await.unwrap();
+                    sim.sleep(Duration::from_millis(10)).await;
+                }
+                server.close().await.unwrap();
+            });
+            assert_eq!(world.run_until(10_000, || false), Ran::Quiescent);
+            let seen = arrivals.lock().unwrap().clone();
+            let order: Vec<u8> = seen.iter().map(|(b, _)| *b).collect();
+            assert_eq!(order, (0..20).collect::<Vec<_>>(), "seed {seed}");
+            let mut late = 0;
+            for (i, (_, at)) in seen.iter().enumerate() {
+                let written = 10 * i as u128;
+                assert!(
+                    *at >= written && *at <= written + 50,
+                    "seed {seed}: {seen:?}"
+                );
+                late += u32::from(*at > written);
+            }
+            assert!(late > 10, "seed {seed}: delays were drawn: {seen:?}");
+        }
+    }
+
+    #[test]
+    fn a_cut_resets_both_ends_after_the_drawn_bytes() {
+        let world = World::new(3);
+        world.net().set_faults(NetFaults {
+            cut: 1.0,
+            cut_within: 100,
+            ..NetFaults::default()
+        });
+        let _listener = world.net().listen(Node(1), "srv");
+        let got = Arc::new(Mutex::new(None));
+        let seen = got.clone();
+        world.spawn_on(Node(2), async move {
+            let mut socket = Sim::tcp("srv", 80).await.unwrap();
+            let mut all = Vec::new();
+            let end = socket.read_to_end(&mut all).await;
+            *seen.lock().unwrap() = Some((all, end.map_err(|e| e.kind())));
+        });
+        assert_eq!(world.run_until(1, || false), Ran::Quiescent);
+        let mut server = accepted(&world, "srv");
+        let wrote = Arc::new(Mutex::new(None));
+        let result = wrote.clone();
+        world.spawn_on(Node(1), async move {
+            let sent = server.write_all(&[7; 1000]).await;
+            *result.lock().unwrap() = Some(sent.map_err(|e| e.kind()));
+        });
+        assert_eq!(world.run_until(1_000, || false), Ran::Quiescent);
+        let (bytes, end) = got.lock().unwrap().take().unwrap();
+        assert!(
+            !bytes.is_empty() && bytes.len() <= 100,
+            "{} bytes",
+            bytes.len()
+        );
+        assert_eq!(end, Err(io::ErrorKind::ConnectionReset));
+        let sent = wrote.lock().unwrap().take().unwrap();
+        assert_eq!(sent, Err(io::ErrorKind::ConnectionReset));
+        assert_eq!(world.net().counts(), (1, 1));
     }
 }

@@ -98,6 +98,7 @@ impl Default for Scenario {
                 cut_within: 12 << 10,
                 max_read: 4 << 10,
                 buffer: 16 << 10,
+                delay_ms: 20,
             },
             store: StoreFaults {
                 max_latency_ms: 5,

@@ -88,6 +88,15 @@ impl Shared {
     pub(crate) fn now_ms(&self) -> u64 {
         self.now.load(Ordering::SeqCst)
     }
+
+    /// Wakes `waker` when the clock reaches `at_ms` (a wake that finds nothing to do is
+    /// harmless: the woken poll waits again).
+    pub(crate) fn wake_at(&self, at_ms: u64, waker: Waker) {
+        let mut state = self.lock();
+        state.next_timer += 1;
+        let key = (at_ms, state.next_timer);
+        state.timers.insert(key, Some(waker));
+    }
 }
 
 thread_local! {
