@@ -10,7 +10,8 @@
 //! - the tool ran at most once per fresh `POST` of the call (at most once per task id), and
 //!   at least once for a call that got its result;
 //! - a call's resumes all name the task id its first `POST` was given;
-//! - a drained instance's `shutdown` returns within [`DRAIN`] and a second;
+//! - a drained instance's `shutdown` returns within [`DRAIN`] and a second, and every
+//!   stream it served has ended [`STREAM_SLACK`] later;
 //! - no instance keeps more result bytes than its cache allows (looked at every 20 ms);
 //! - a call is told its task was lost only if an instance running its tool died or the
 //!   store failed (lease renewals and result writes can then fail);
@@ -22,7 +23,9 @@
 //!   lost when the lease says so.
 
 use std::collections::BTreeMap;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::{json, Value};
@@ -51,6 +54,11 @@ pub const LEASE: Duration = Duration::from_secs(2);
 /// connection's own exchanges.
 pub const ORPHAN_SLACK: Duration = Duration::from_secs(1);
 
+/// How long after a drained instance's `shutdown` returned its last stream may still be
+/// ending (the `retry:` line and the end written, the client's read taking the network's
+/// delay).
+pub const STREAM_SLACK: Duration = Duration::from_secs(1);
+
 /// What one run does: its size and its faults.
 ///
 /// # Example
@@ -78,6 +86,9 @@ pub struct Scenario {
     pub partition: bool,
     /// Take the store down for a drawn window.
     pub outage: bool,
+    /// The share of calls whose tool takes 3-9 s (the others up to 3 s): past a drain's
+    /// [`DRAIN`] deadline.
+    pub long_calls: f64,
     /// The virtual time by which every call must have ended.
     pub deadline: Duration,
     /// Each instance's result cache (`ServerConfig::max_result_bytes`), and each session's
@@ -107,6 +118,7 @@ impl Default for Scenario {
             kill: true,
             partition: true,
             outage: true,
+            long_calls: 0.1,
             deadline: Duration::from_secs(600),
             result_bytes: (96 << 10, 48 << 10),
         }
@@ -181,6 +193,57 @@ struct Shared {
     /// than its cache allows: (instance, bytes, virtual ms).
     peak_kept: Mutex<usize>,
     over: Mutex<Option<(u32, usize, u64)>>,
+    /// Response bodies alive, by instance: a stream has ended when its body is dropped.
+    streams: Mutex<BTreeMap<u32, usize>>,
+    /// Drained instances with streams still open [`STREAM_SLACK`] after `shutdown`
+    /// returned: (instance, streams, virtual ms).
+    lingering: Mutex<Vec<(u32, usize, u64)>>,
+}
+
+/// A response body counted in [`Shared::streams`] while it lives.
+struct Counted<B> {
+    body: Pin<Box<B>>,
+    instance: u32,
+    shared: Arc<Shared>,
+}
+
+impl<B> Counted<B> {
+    fn new(body: B, instance: u32, shared: Arc<Shared>) -> Self {
+        *lock(&shared.streams).entry(instance).or_default() += 1;
+        Counted {
+            body: Box::pin(body),
+            instance,
+            shared,
+        }
+    }
+}
+
+impl<B> Drop for Counted<B> {
+    fn drop(&mut self) {
+        if let Some(open) = lock(&self.shared.streams).get_mut(&self.instance) {
+            *open = open.saturating_sub(1);
+        }
+    }
+}
+
+impl<B: http_body::Body> http_body::Body for Counted<B> {
+    type Data = B::Data;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<B::Data>, B::Error>>> {
+        self.body.as_mut().poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 /// The text the tool returns for call `n`: long enough to need several chunks.
@@ -301,7 +364,8 @@ fn start_server(
                         *lock(&counted.posts).entry(n).or_default() += 1;
                     }
                     let req = http::Request::from_parts(head, http_body_util::Full::new(bytes));
-                    Ok::<_, hyper::Error>(server.handle(req).await)
+                    let response = server.handle(req).await;
+                    Ok::<_, hyper::Error>(response.map(|body| Counted::new(body, i, counted)))
                 }
             });
         listener.serve(sim, service).await;
@@ -451,7 +515,14 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
     );
     for c in 0..scenario.clients {
         let draws: Vec<(u64, u64)> = (0..scenario.calls)
-            .map(|_| world.draw(|rng| (rng.u64(1..40_000), rng.u64(0..3_000))))
+            .map(|_| {
+                world.draw(|rng| {
+                    let size = rng.u64(1..40_000);
+                    // Some outlast a drain's deadline: the drain must end their streams.
+                    let long = rng.f64() < scenario.long_calls;
+                    (size, rng.u64(if long { 3_000..9_000 } else { 0..3_000 }))
+                })
+            })
             .collect();
         let shared = shared.clone();
         let calls = scenario.calls;
@@ -468,7 +539,8 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             plan.push((at, Fault::Kill(victim)));
             plan.push((back, Fault::Restart(victim)));
         } else {
-            let drain = DRAIN.as_millis() as u64;
+            // Back once the drain and its streams' ends are due: the process exits then.
+            let drain = (DRAIN + STREAM_SLACK).as_millis() as u64;
             let back = at + drain + world.draw(|rng| rng.u64(1_000..4_000));
             plan.push((at, Fault::Drain(victim)));
             plan.push((back, Fault::Restart(victim)));
@@ -517,6 +589,13 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
                         let ended = sim.now().since_origin().as_millis() as u64;
                         if let Some(drain) = lock(&drains.drains).last_mut() {
                             drain.2 = Some(ended);
+                        }
+                        // The process would exit once its streams ended: they must, soon.
+                        sim.sleep(STREAM_SLACK).await;
+                        let open = lock(&drains.streams).get(&i).copied().unwrap_or(0);
+                        if open > 0 {
+                            let at = sim.now().since_origin().as_millis() as u64;
+                            lock(&drains.lingering).push((i, open, at));
                         }
                     });
                 }
@@ -646,6 +725,12 @@ fn check(
                 ))
             }
         }
+    }
+    if let Some((i, open, at)) = lock(&shared.lingering).first() {
+        return Err(format!(
+            "seed {seed}: {open} streams of drained instance {i} were still open at {at} ms, {} ms after its shutdown returned",
+            STREAM_SLACK.as_millis()
+        ));
     }
     if let Some(id) = lock(&shared.stolen).first() {
         return Err(format!("seed {seed}: task {id} of another session was resumed by the snoop and sent its result"));
