@@ -298,6 +298,23 @@ pub trait Profile {
     /// ```
     fn is_terminated(&self) -> bool;
 
+    /// The failure the stream's producer reported, once a terminal event said the work
+    /// failed (an ORS `error`, OpenAI's `error` or `response.failed`, Anthropic's `error`):
+    /// a valid end of the stream, but not a success, and never to be dropped. `None` while
+    /// the stream runs and after a successful end. The default never reports one.
+    ///
+    /// # Example
+    /// ```
+    /// use ssekit::sequence::Profile;
+    /// let mut p = ssekit::profile::ors::ToolCall::new();
+    /// p.event(&ssekit::Event::builder().event("error")?.data("Session not found").build())?;
+    /// assert_eq!(p.failure().unwrap().message, "Session not found");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn failure(&self) -> Option<Failure> {
+        None
+    }
+
     /// The name to report for `event` in a [`Violation`]. The default is the event type
     /// (`event:` field or `message`); profiles whose events are named inside the JSON data
     /// return that name. Called only when reporting.
@@ -312,6 +329,55 @@ pub trait Profile {
         event
             .event_field()
             .map_or(Utf8Bytes::from_static("message"), Utf8Bytes::copy_from_str)
+    }
+}
+
+/// A failure a stream's producer reported in its terminal event ([`Profile::failure`]):
+/// the provider's own code and message, kept for the caller to act on.
+///
+/// # Example
+/// ```
+/// use ssekit::sequence::Failure;
+/// let failure = Failure::new("error", Some("overloaded_error".into()), "Overloaded");
+/// assert_eq!(failure.to_string(), "`error` (overloaded_error): Overloaded");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Failure {
+    /// The event that reported it, as the profile names it (`error`, `response.failed`).
+    pub event: Utf8Bytes,
+    /// The provider's machine-readable kind, when it sent one (`overloaded_error`,
+    /// `server_error`).
+    pub code: Option<alloc::string::String>,
+    /// The provider's message.
+    pub message: alloc::string::String,
+}
+
+impl Failure {
+    /// A failure reported by `event`.
+    ///
+    /// # Example
+    /// See [`Failure`].
+    pub fn new(
+        event: &str,
+        code: Option<alloc::string::String>,
+        message: impl Into<alloc::string::String>,
+    ) -> Self {
+        Failure {
+            event: Utf8Bytes::copy_from_str(event),
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`", self.event.as_str())?;
+        if let Some(code) = &self.code {
+            write!(f, " ({code})")?;
+        }
+        write!(f, ": {}", self.message)
     }
 }
 

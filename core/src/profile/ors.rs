@@ -442,6 +442,17 @@ impl Profile for ToolCall {
         self.state == State::Done
     }
 
+    fn failure(&self) -> Option<crate::sequence::Failure> {
+        match &self.terminal {
+            Some(Terminal::Error(message)) => Some(crate::sequence::Failure::new(
+                "error",
+                None,
+                message.as_str(),
+            )),
+            _ => None,
+        }
+    }
+
     fn poll_warning(&mut self) -> Option<Rule> {
         let bit = self.warnings.trailing_zeros();
         let rule = WARNINGS.get(usize::try_from(bit).ok()?).copied()?;
