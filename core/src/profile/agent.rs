@@ -349,6 +349,8 @@ pub const DEFAULT_MAX_PENDING_CALLS: usize = 65_536;
 pub struct Run {
     started: bool,
     terminal: bool,
+    /// What `error` reported.
+    failure: Option<crate::sequence::Failure>,
     paused: bool,
     open_step: Option<Key>,
     /// Unanswered `tool_call`s: how many of each tool.
@@ -385,6 +387,7 @@ impl Run {
         Run {
             started: false,
             terminal: false,
+            failure: None,
             paused: false,
             open_step: None,
             calls: BTreeMap::new(),
@@ -623,7 +626,10 @@ impl Profile for Run {
                 }
                 self.terminal = true;
             }
-            "error" => self.terminal = true,
+            "error" => {
+                self.terminal = true;
+                self.failure = Some(json::failure(event, "error", &[], &["code"]));
+            }
             _ => {}
         }
         Ok(())
@@ -631,6 +637,10 @@ impl Profile for Run {
 
     fn is_terminated(&self) -> bool {
         self.terminal || self.paused
+    }
+
+    fn failure(&self) -> Option<crate::sequence::Failure> {
+        self.failure.clone()
     }
 
     fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {

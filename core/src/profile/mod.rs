@@ -82,6 +82,59 @@ pub(crate) mod json {
         name_field(event, field).unwrap_or_else(|| Utf8Bytes::copy_from_str(event.event_type()))
     }
 
+    /// The failure a terminal event `name` reports: the value at `path` in its data (the
+    /// data itself for an empty path): a string is the message; an object gives the first of
+    /// `codes` it has as the code (a string, or a number written out) and its `message`.
+    /// The data, cut to [`FAILURE_DATA`] bytes, when nothing is
+    /// found there or no message: a failure is never dropped for its shape. Reporting only.
+    #[cold]
+    pub(crate) fn failure(
+        event: EventRef<'_>,
+        name: &str,
+        path: &[&str],
+        codes: &[&str],
+    ) -> crate::sequence::Failure {
+        use serde_json::Value;
+        let data = event.data();
+        let parsed: Option<Value> = serde_json::from_str(data).ok();
+        let found = path
+            .iter()
+            .try_fold(parsed.as_ref(), |at, key| at.map(|v| v.get(key)))
+            .flatten();
+        let code = |object: &serde_json::Map<String, Value>| {
+            codes.iter().find_map(|key| match object.get(*key)? {
+                Value::String(code) => Some(code.clone()),
+                Value::Number(code) => Some(code.to_string()),
+                _ => None,
+            })
+        };
+        let whole = || String::from(cut(data, FAILURE_DATA));
+        let (code, message) = match found {
+            Some(Value::String(message)) => (None, message.clone()),
+            Some(Value::Object(object)) => (
+                code(object),
+                match object.get("message") {
+                    Some(Value::String(message)) => message.clone(),
+                    _ => whole(),
+                },
+            ),
+            _ => (None, whole()),
+        };
+        crate::sequence::Failure::new(name, code, message)
+    }
+
+    /// How much of an unreadable failure event's data a [`failure`] keeps.
+    pub(crate) const FAILURE_DATA: usize = 1000;
+
+    /// `text` cut to at most `max` bytes, at a character boundary.
+    fn cut(text: &str, max: usize) -> &str {
+        let mut end = text.len().min(max);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.get(..end).unwrap_or_default()
+    }
+
     /// Parses `data` as a JSON object into `T` (not an array: [`opens_an_object`]). Parsing
     /// from `&str` lets serde_json skip UTF-8 checks of the strings it hands out
     /// (`Utf8Bytes::as_str` is O(1)).

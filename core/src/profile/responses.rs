@@ -736,6 +736,8 @@ pub struct Stream {
     /// The terminal event so far is `error`, which one `response.failed` may still follow.
     failed_may_follow: bool,
     error: bool,
+    /// What the first failing terminal event reported.
+    failure: Option<crate::sequence::Failure>,
     incomplete: bool,
     /// The `id` of the first `response` snapshot that had one.
     response_id: Option<String>,
@@ -771,6 +773,7 @@ impl Stream {
             completed: false,
             failed_may_follow: false,
             error: false,
+            failure: None,
             incomplete: false,
             response_id: None,
             announced: 0,
@@ -1243,11 +1246,36 @@ impl Profile for Stream {
         if self.completed && wire.kind != EventKind::Failed {
             return Err(AFTER_TERMINAL);
         }
-        self.apply(&wire)
+        let kind = wire.kind;
+        self.apply(&wire)?;
+        if self.error && self.failure.is_none() {
+            // OpenAI's `error` carries its code and message at the top; the response's
+            // terminal events in `response.error`.
+            self.failure = Some(match kind {
+                EventKind::Error => super::json::failure(event, "error", &[], &["code"]),
+                EventKind::Failed => super::json::failure(
+                    event,
+                    "response.failed",
+                    &["response", "error"],
+                    &["code"],
+                ),
+                _ => super::json::failure(
+                    event,
+                    "response.completed",
+                    &["response", "error"],
+                    &["code"],
+                ),
+            });
+        }
+        Ok(())
     }
 
     fn is_terminated(&self) -> bool {
         self.completed
+    }
+
+    fn failure(&self) -> Option<crate::sequence::Failure> {
+        self.failure.clone()
     }
 
     fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {

@@ -305,6 +305,8 @@ pub struct Workflow {
     started: bool,
     terminal: bool,
     failed: bool,
+    /// What `workflow_error` reported.
+    failure: Option<crate::sequence::Failure>,
     blocks: BTreeMap<Key, Block>,
     running: usize,
     max_blocks: usize,
@@ -329,6 +331,7 @@ impl Workflow {
             started: false,
             terminal: false,
             failed: false,
+            failure: None,
             blocks: BTreeMap::new(),
             running: 0,
             max_blocks: DEFAULT_MAX_BLOCKS,
@@ -435,6 +438,10 @@ impl Profile for Workflow {
             "workflow_complete" | "workflow_error" => {
                 self.terminal = true;
                 self.failed = name == "workflow_error";
+                if self.failed {
+                    let failure = json::failure(event, "workflow_error", &["error"], &["code"]);
+                    self.failure = Some(failure);
+                }
                 Ok(())
             }
             _ => Ok(()),
@@ -443,6 +450,10 @@ impl Profile for Workflow {
 
     fn is_terminated(&self) -> bool {
         self.terminal
+    }
+
+    fn failure(&self) -> Option<crate::sequence::Failure> {
+        self.failure.clone()
     }
 
     fn event_name(&self, event: EventRef<'_>) -> Utf8Bytes {
