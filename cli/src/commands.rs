@@ -687,7 +687,7 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
                     }
                     if v.is_terminated() {
                         let name = v.profile().event_name(e.as_event_ref());
-                        let failure = failure_terminal(v.profile(), e);
+                        let failure = v.profile().failure();
                         let what = if failure.is_some() {
                             "a failure"
                         } else {
@@ -701,7 +701,7 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
                             ),
                         );
                         return match failure {
-                            Some(why) => Err(CliError::Invalid(why)),
+                            Some(failure) => Err(CliError::Failed(failure)),
                             None => Ok(ExitCode::SUCCESS),
                         };
                     }
@@ -821,24 +821,6 @@ fn resume_with(task_id: &Mutex<Option<String>>, req: &mut http::Request<Bytes>) 
         body.insert("task_id".into(), serde_json::Value::String(id));
         *req.body_mut() = Bytes::from(serde_json::Value::Object(body).to_string());
     }
-}
-
-/// A terminal event that reports a failure (ORS and agent `error`, Responses
-/// `response.failed` and `error`, workflow `workflow_error`): the call did not succeed, so
-/// `tail` must not exit 0. The event is named as `profile` names it: the SSE event type,
-/// or for the agent platform (whose events are `data:`-only JSON) the JSON `event` field.
-/// Returns the one-line message to print.
-fn failure_terminal(profile: &impl Profile, event: &ssekit::Event) -> Option<String> {
-    let name = profile.event_name(event.as_event_ref());
-    let kind = name.as_str();
-    if !matches!(kind, "error" | "response.failed" | "workflow_error") {
-        return None;
-    }
-    let data: String = event.data().chars().take(200).collect();
-    Some(format!(
-        "the stream ended with the failure event `{kind}`: {}",
-        data.replace('\n', " ")
-    ))
 }
 
 pub async fn decode() -> Result<ExitCode, CliError> {
@@ -977,37 +959,33 @@ mod tests {
     }
 
     /// The agent platform and workflows name their events in the JSON data's `event` field,
-    /// with no `event:` line: their failure events must end `tail` with an error too.
+    /// with no `event:` line: their failure events must end `tail` with an error too, and
+    /// every profile's failure keeps the provider's message.
     #[test]
-    fn a_failure_named_in_the_json_data_is_a_failure() {
+    fn every_profile_reports_its_failure_event_with_the_message() {
         let cases = [
             (
                 ProfileName::Agent,
                 r#"{"event":"start","run_id":"r1","session_id":"s1"}"#,
                 r#"{"event":"error","message":"the model crashed"}"#,
-                "error",
+                "`error`: the model crashed",
             ),
             (
                 ProfileName::Workflow,
                 r#"{"event":"workflow_start","execution_id":"e1"}"#,
                 r#"{"event":"workflow_error","execution_id":"e1","error":"boom"}"#,
-                "workflow_error",
+                "`workflow_error`: boom",
             ),
         ];
-        for (profile, start, end, kind) in cases {
+        for (profile, start, end, want) in cases {
             let mut v = validator(profile);
             v.event(&Event::message(start)).unwrap();
-            let end = Event::message(end);
-            v.event(&end).unwrap();
+            v.event(&Event::message(end)).unwrap();
             assert!(v.is_terminated(), "{profile:?}");
-            let why = failure_terminal(v.profile(), &end);
-            let why = why.unwrap_or_else(|| panic!("{profile:?}: a failed run reads as success"));
-            assert!(
-                why.starts_with(&format!(
-                    "the stream ended with the failure event `{kind}`: "
-                )),
-                "{why}"
-            );
+            let failure = v.profile().failure();
+            let failure =
+                failure.unwrap_or_else(|| panic!("{profile:?}: a failed run reads as success"));
+            assert_eq!(failure.to_string(), want);
         }
         // A successful end is no failure, and SSE-typed failures still count.
         let mut v = validator(ProfileName::Agent);
@@ -1019,20 +997,26 @@ mod tests {
             Event::message(r#"{"event":"complete","run_id":"r1","content":"","usage":{}}"#);
         v.event(&complete).unwrap();
         assert!(v.is_terminated());
-        assert_eq!(failure_terminal(v.profile(), &complete), None);
+        assert_eq!(v.profile().failure(), None);
         let ors_error = Event::builder()
             .event("error")
             .unwrap()
             .data("no such tool")
             .build();
-        let ors = validator(ProfileName::Ors);
-        assert!(failure_terminal(ors.profile(), &ors_error).is_some());
+        let mut ors = validator(ProfileName::Ors);
+        ors.event(&ors_error).unwrap();
+        assert_eq!(ors.profile().failure().unwrap().message, "no such tool");
         let failed = Event::builder()
             .event("response.failed")
             .unwrap()
-            .data(r#"{"type":"response.failed"}"#)
+            .data(r#"{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"down"}}}"#)
             .build();
-        let responses = validator(ProfileName::Responses);
-        assert!(failure_terminal(responses.profile(), &failed).is_some());
+        let mut responses = validator(ProfileName::Responses);
+        responses.event(&failed).unwrap();
+        let failure = responses.profile().failure().unwrap();
+        assert_eq!(
+            failure.to_string(),
+            "`response.failed` (server_error): down"
+        );
     }
 }

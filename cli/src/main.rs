@@ -152,6 +152,9 @@ pub enum CliError {
     Io(String, std::io::Error),
     /// The stream broke its protocol, or was cut.
     Invalid(String),
+    /// The stream ended validly in its provider's failure event (`error` after a `200`,
+    /// `response.failed`): the provider's code and message.
+    Failed(ssekit::sequence::Failure),
     /// Bad arguments.
     Usage(String),
     /// The reconnect policy gave up after `retries` failed retries in a row; `last` is the
@@ -170,6 +173,9 @@ impl fmt::Display for CliError {
             CliError::Transport(e) => write!(f, "{e}"),
             CliError::Io(what, e) => write!(f, "{what}: {e}"),
             CliError::Invalid(msg) | CliError::Usage(msg) => f.write_str(msg),
+            CliError::Failed(failure) => {
+                write!(f, "the stream ended with the failure event {failure}")
+            }
             CliError::GaveUp { retries: 0, last } => {
                 write!(f, "gave up without retrying (--retries 0): {last}")
             }

@@ -36,6 +36,9 @@ impl Profile for AnyProfile {
     fn is_terminated(&self) -> bool {
         self.0.is_terminated()
     }
+    fn failure(&self) -> Option<ssekit::sequence::Failure> {
+        self.0.failure()
+    }
     fn poll_warning(&mut self) -> Option<Rule> {
         self.0.poll_warning()
     }

@@ -760,13 +760,13 @@ fn tail_exits_with_an_error_when_an_agent_or_workflow_run_fails() {
             "agent",
             agent_start,
             "data: {\"event\":\"error\",\"message\":\"the model crashed\"}\n\n",
-            Some("the stream ended with the failure event `error`: {\"event\":\"error\",\"message\":\"the model crashed\"}"),
+            Some("the stream ended with the failure event `error`: the model crashed"),
         ),
         (
             "workflow",
             workflow_start,
             "data: {\"event\":\"workflow_error\",\"execution_id\":\"e1\",\"error\":\"block a failed\"}\n\n",
-            Some("the stream ended with the failure event `workflow_error`"),
+            Some("the stream ended with the failure event `workflow_error`: block a failed"),
         ),
         (
             "agent",
