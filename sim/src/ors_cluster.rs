@@ -499,15 +499,23 @@ async fn snoop(shared: Arc<Shared>) {
 /// assert_eq!(report.results + report.errors.values().sum::<u32>(), 12);
 /// ```
 pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
+    let shared = Arc::new(Shared::default());
+    let ran = run_with(seed, scenario, &shared);
+    // The servers hold the workload's environment, which holds `shared`: a cycle to break
+    // once the world (and every task) is gone, or each run would stay in memory.
+    lock(&shared.servers).clear();
+    ran
+}
+
+fn run_with(seed: u64, scenario: &Scenario, shared: &Arc<Shared>) -> Result<Report, String> {
     let world = World::new(seed);
     world.net().set_faults(scenario.net);
     let hosts: Vec<String> = (0..scenario.servers).map(|i| format!("s{i}")).collect();
     let names: Vec<&str> = hosts.iter().map(String::as_str).collect();
     world.net().balance("lb", &names);
     let store = FaultyStore::new(world.sim(), scenario.store);
-    let shared = Arc::new(Shared::default());
     for i in 0..scenario.servers {
-        start_server(&world, i, &store, &shared, seed, scenario.result_bytes);
+        start_server(&world, i, &store, shared, seed, scenario.result_bytes);
     }
     world.spawn_on(
         Node::HARNESS,
@@ -575,7 +583,7 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             }
         }
         match fault {
-            Fault::Kill(i) => kill(&world, &shared, i, &mut orphans),
+            Fault::Kill(i) => kill(&world, shared, i, &mut orphans),
             Fault::Drain(i) => {
                 // As a rolling restart does it: no new connections, then the drain.
                 world.net().stop_listening(server_node(i));
@@ -603,8 +611,8 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
             Fault::Restart(i) => {
                 // The drained process exits (nothing of a killed one is left to stop); a tool
                 // it still ran is orphaned as by a kill.
-                kill(&world, &shared, i, &mut orphans);
-                start_server(&world, i, &store, &shared, seed, scenario.result_bytes);
+                kill(&world, shared, i, &mut orphans);
+                start_server(&world, i, &store, shared, seed, scenario.result_bytes);
             }
             Fault::Partition(i) => world.net().partition(&format!("s{i}"), true),
             Fault::Heal(i) => world.net().partition(&format!("s{i}"), false),
@@ -631,7 +639,7 @@ pub fn run(seed: u64, scenario: &Scenario) -> Result<Report, String> {
     check(
         seed,
         scenario,
-        &shared,
+        shared,
         &world,
         ended_ms,
         &orphans,

@@ -355,6 +355,32 @@ impl World {
     }
 }
 
+impl Drop for World {
+    /// Drops what is left of the run (its tasks hold the world, so it would never be
+    /// freed): tasks, what they spawn as they go, timers.
+    fn drop(&mut self) {
+        loop {
+            let (tasks, spawned, timers) = {
+                let mut state = self.shared.lock();
+                let tasks: Vec<Task> = state
+                    .slots
+                    .iter_mut()
+                    .filter_map(|slot| slot.take().and_then(|s| s.future))
+                    .collect();
+                (
+                    tasks,
+                    std::mem::take(&mut state.spawned),
+                    std::mem::take(&mut state.timers),
+                )
+            };
+            if tasks.is_empty() && spawned.is_empty() && timers.is_empty() {
+                break;
+            }
+            self.enter(Node::HARNESS, || drop((tasks, spawned, timers)));
+        }
+    }
+}
+
 struct TaskWaker {
     id: usize,
     generation: u64,
@@ -534,6 +560,26 @@ mod tests {
             let ran = world.run_until(1_000, || done.load(Ordering::SeqCst));
             assert_eq!(ran, Ran::Done, "seed {seed}");
         }
+    }
+
+    #[test]
+    fn a_dropped_world_frees_its_tasks_and_itself() {
+        let world = World::new(3);
+        let weak = Arc::downgrade(&world.shared);
+        for node in [Node(1), Node(2)] {
+            let sim = world.sim();
+            world.spawn_on(node, async move {
+                // Holds the world, spawns more that hold it, and never ends.
+                sim.spawn({
+                    let sim = sim.clone();
+                    async move { sim.sleep(Duration::from_secs(1)).await }
+                });
+                std::future::pending::<()>().await;
+            });
+        }
+        assert_eq!(world.run_until(10, || false), Ran::TimedOut);
+        drop(world);
+        assert!(weak.upgrade().is_none(), "a task kept the world alive");
     }
 
     #[test]
