@@ -18,9 +18,9 @@
 //! - no task is resumed from another session: a snooping client presents other sessions'
 //!   task ids throughout the run and must never be sent a `chunk` or an `end`;
 //! - a call whose tool was running on the killed instance, and which resumed its task after
-//!   the kill, ends within [`ORPHAN_SLACK`] of the later of that connection and the kill's
-//!   lease plus a second: once connected to a live instance, a client learns the task was
-//!   lost when the lease says so.
+//!   the kill and kept that connection, ends within [`ORPHAN_SLACK`] of the later of that
+//!   connection and the kill's lease plus a second: once connected to a live instance, a
+//!   client learns the task was lost when the lease says so.
 
 use std::collections::BTreeMap;
 use std::pin::Pin;
@@ -166,6 +166,8 @@ struct CallSeen {
     ended_ms: u64,
     /// When each of its connections was made (virtual ms), and whether it resumed a task.
     connects: Vec<(u64, bool)>,
+    /// When a connection or an attempt to make one failed (virtual ms).
+    disconnects: Vec<u64>,
 }
 
 #[derive(Default)]
@@ -413,8 +415,12 @@ async fn client(c: u32, calls: u32, seed: u64, shared: Arc<Shared>, draws: Vec<(
                     ),
                     other => format!("{at} ms: {other:?}"),
                 });
-                if let Trace::Connected { resume, .. } = &trace {
-                    call.connects.push((at as u64, resume.is_some()));
+                match &trace {
+                    Trace::Connected { resume, .. } => {
+                        call.connects.push((at as u64, resume.is_some()))
+                    }
+                    Trace::Disconnected(_) => call.disconnects.push(at as u64),
+                    _ => {}
                 }
                 match trace {
                     Trace::Connected { resume: None, .. } => call.fresh_posts += 1,
@@ -568,6 +574,12 @@ fn run_with(seed: u64, scenario: &Scenario, shared: &Arc<Shared>) -> Result<Repo
         plan.push((back, Fault::StoreUp));
     }
     plan.sort_by_key(|(at, _)| *at);
+    // Told with every violation: what the network and the store did, when.
+    let faults: Vec<String> = plan
+        .iter()
+        .map(|(at, f)| format!("{at} ms {f:?}"))
+        .collect();
+    let faults = format!("\n  faults: {}", faults.join(", "));
     let mut orphans: Vec<(u64, u64)> = Vec::new();
     let deadline = u64::try_from(scenario.deadline.as_millis()).unwrap_or(u64::MAX);
     let all_done = || *lock(&shared.clients_done) == scenario.clients;
@@ -577,7 +589,7 @@ fn run_with(seed: u64, scenario: &Scenario, shared: &Arc<Shared>) -> Result<Repo
             Ran::Done => break,
             other => {
                 return Err(format!(
-                    "seed {seed}: the run stopped early ({other:?}) at {} ms",
+                    "seed {seed}: the run stopped early ({other:?}) at {} ms{faults}",
                     world.now().since_origin().as_millis()
                 ))
             }
@@ -630,7 +642,7 @@ fn run_with(seed: u64, scenario: &Scenario, shared: &Arc<Shared>) -> Result<Repo
             .map(|(n, c)| format!("call {n}:\n    {}", c.story.join("\n    ")))
             .collect();
         return Err(format!(
-            "seed {seed}: calls still open at {ended_ms} ms ({ran:?}):\n  {}\n  tasks by node: {:?}\n  open connections:\n    {}",
+            "seed {seed}: calls still open at {ended_ms} ms ({ran:?}):\n  {}\n  tasks by node: {:?}\n  open connections:\n    {}{faults}",
             open.join("\n  "),
             world.tasks_by_node(),
             world.net().open_links().join("\n    ")
@@ -645,6 +657,7 @@ fn run_with(seed: u64, scenario: &Scenario, shared: &Arc<Shared>) -> Result<Repo
         &orphans,
         store.failures(),
     )
+    .map_err(|violation| violation + &faults)
 }
 
 /// Every 20 virtual ms, what each live instance keeps: never more result bytes than its
@@ -681,6 +694,7 @@ fn kill(world: &World, shared: &Shared, i: u32, orphans: &mut Vec<(u64, u64)>) {
     world.kill(server_node(i));
 }
 
+#[derive(Clone, Copy, Debug)]
 enum Fault {
     Kill(u32),
     Drain(u32),
@@ -753,7 +767,9 @@ fn check(
         let Some(&(last, true)) = call.connects.last() else {
             continue;
         };
-        if last < *killed_at {
+        // Nor one that lost that connection before it learned anything, and failed to
+        // connect again until it gave up: its end is the retry policy's, not the lease's.
+        if last < *killed_at || call.disconnects.iter().any(|at| *at >= last) {
             continue;
         }
         let bound = (killed_at + noticed).max(last) + slack;

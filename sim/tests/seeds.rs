@@ -100,3 +100,12 @@ fn without_store_faults_only_a_dead_instance_loses_a_task() {
         }
     }
 }
+
+/// Found by the 10,000-seed soak: a call resumed its orphaned task, was cut before the lease
+/// ran out and was refused four times in a row (5% each) until its retries ran out. Its end
+/// is the retry policy's, not the lease's: the orphan bound holds calls that kept their
+/// connection.
+#[test]
+fn seed_8379_a_call_cut_before_the_lease_ran_out_ends_by_its_retries() {
+    run(8379, &Scenario::default()).unwrap();
+}
