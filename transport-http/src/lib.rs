@@ -74,6 +74,7 @@ pub mod ors;
 pub mod pipe;
 pub mod proxy;
 pub mod redirect;
+pub mod responses;
 pub mod retry_after;
 pub mod runtime;
 pub mod server;
