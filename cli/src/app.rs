@@ -1,5 +1,6 @@
 //! The demo server: the ORS API over the gsm8k example environment (and a tool that fails),
-//! a Responses-API style stream at `POST /v1/responses`, a plain event stream at
+//! a Responses-API style stream at `POST /v1/responses` (with `"background": true`, kept and
+//! resumed by `GET /v1/responses/{id}?stream=true&starting_after=N`), a plain event stream at
 //! `GET /stream` for `tail`, `decode` and browsers, and a broadcast at `/events` (`POST`
 //! publishes, `GET` subscribes). Written once over `ssekit-http`'s [`Runtime`]:
 //! `serve --runtime hyper|smol` picks tokio or smol. With a shared store (`--store`),
@@ -19,6 +20,7 @@ use hyper::body::Incoming;
 use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
 use ssekit_http::ors::{OrsBody, Server, ServerConfig};
+use ssekit_http::responses::Background;
 use ssekit_http::runtime::{Frames, Runtime};
 use ssekit_http::server::SseBody;
 use ssekit_http::server::{gap_event, last_event_id, response};
@@ -92,6 +94,8 @@ impl Settings {
 pub struct App<R> {
     ors: Server<R>,
     events: SharedBroadcast,
+    /// Background responses, in the shared store or this process's memory.
+    background: Background<R>,
     runtime: R,
     keep_alive: Duration,
     delta_pause: Duration,
@@ -103,6 +107,7 @@ impl<R: Runtime> Clone for App<R> {
         App {
             ors: self.ors.clone(),
             events: self.events.clone(),
+            background: self.background.clone(),
             runtime: self.runtime.clone(),
             keep_alive: self.keep_alive,
             delta_pause: self.delta_pause,
@@ -120,13 +125,15 @@ impl<R: Runtime + Default> App<R> {
         if let Some(store) = &settings.store {
             config = config.store(Arc::clone(store));
         }
-        // The broadcast lives in the shared store, or in this process's memory.
+        // The broadcast and background responses live in the shared store, or in this
+        // process's memory.
         let events_store = settings
             .store
             .unwrap_or_else(|| Arc::new(MemoryStore::default()));
         App {
             ors: Server::with_runtime(vec![Arc::new(Demo)], config, runtime.clone()),
-            events: SharedBroadcast::new(events_store, "events"),
+            events: SharedBroadcast::new(Arc::clone(&events_store), "events"),
+            background: Background::new(events_store, runtime.clone()),
             runtime,
             keep_alive: settings.keep_alive,
             delta_pause: settings.delta_pause,
@@ -142,6 +149,11 @@ impl<R: Runtime> App<R> {
     pub async fn handle(&self, req: Request<Incoming>) -> Response<OrsBody> {
         if req.uri().path() == "/v1/responses" && req.method() == Method::POST {
             return self.responses(req).await;
+        }
+        if let Some(id) = req.uri().path().strip_prefix("/v1/responses/")
+            && req.method() == Method::GET
+        {
+            return self.resume_response(id, req.uri()).await;
         }
         if req.uri().path() == "/stream" && req.method() == Method::GET {
             return self.ticks(&req);
@@ -193,21 +205,12 @@ impl<R: Runtime> App<R> {
             Err(refused) => return refused,
         };
         let prompt = input["input"].as_str().unwrap_or_default().to_owned();
-        let mut frames: Vec<Bytes> = responses_events(&prompt)
-            .iter()
-            .enumerate()
+        if input["background"] == Value::Bool(true) {
+            return self.background_response(&prompt, cut).await;
+        }
+        let mut frames: Vec<Bytes> = encoded(&responses_events("resp_demo", &prompt))
+            .into_iter()
             .skip(resume.unwrap_or(0))
-            .filter_map(|(i, (kind, data))| {
-                let event = Event::builder()
-                    .event(kind.clone())
-                    .and_then(|b| b.id((i + 1).to_string()))
-                    .ok()?
-                    .data(data.to_string())
-                    .build();
-                let mut out = BytesMut::new();
-                Encoder::new().encode(&event, &mut out).ok()?;
-                Some(out.freeze())
-            })
             .collect();
         if let Some(n) = stop {
             frames.truncate(n);
@@ -219,17 +222,114 @@ impl<R: Runtime> App<R> {
             frames.truncate(n);
             frames.push(half);
         }
-        let (pause, runtime) = (self.delta_pause, self.runtime.clone());
-        let stream = futures_util::stream::unfold(frames.into_iter(), move |mut it| {
-            let sleep = runtime.sleep(pause);
-            async move {
-                let frame = it.next()?;
-                sleep.await;
-                Some((frame, it))
-            }
-        });
-        self.stream(Box::pin(stream))
+        self.stream(self.paced(frames))
     }
+
+    /// `frames` one at a time, each after the pause between two events.
+    fn paced(&self, frames: Vec<Bytes>) -> Frames {
+        let (pause, runtime) = (self.delta_pause, self.runtime.clone());
+        Box::pin(futures_util::stream::unfold(
+            frames.into_iter(),
+            move |mut it| {
+                let sleep = runtime.sleep(pause);
+                async move {
+                    let frame = it.next()?;
+                    sleep.await;
+                    Some((frame, it))
+                }
+            },
+        ))
+    }
+
+    /// A background response: made to its end whether or not the client reads it, kept in
+    /// the store, and streamed to this client from its start. Its id is new; a cut client
+    /// resumes with `GET /v1/responses/{id}?stream=true&starting_after=N`, on any instance.
+    /// With `cut` (`?cut_after=N`) this client's stream is cut inside event N + 1, as a
+    /// dropped connection would; the response is still made to its end.
+    async fn background_response(&self, prompt: &str, cut: Option<usize>) -> Response<OrsBody> {
+        let nonce: [u8; 12] = ssekit_http::entropy::os_seed();
+        let id: String = nonce.iter().map(|b| format!("{b:02x}")).collect();
+        let id = format!("resp_{id}");
+        let frames = encoded(&responses_events(&id, prompt));
+        if let Err(e) = self.background.start(&id, self.paced(frames)).await {
+            return plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string());
+        }
+        match self.background.follow(&id, None).await {
+            Ok(Ok(frames)) => match cut {
+                Some(n) => {
+                    let torn = futures_util::stream::iter([Bytes::from_static(
+                        b"event: response.output_text.delta\ndata: {\"ty",
+                    )]);
+                    let frames = futures_util::StreamExt::chain(
+                        futures_util::StreamExt::take(frames, n),
+                        torn,
+                    );
+                    self.stream(Box::pin(frames))
+                }
+                None => self.stream(frames),
+            },
+            Ok(Err(unknown)) => plain(StatusCode::SERVICE_UNAVAILABLE, &unknown.to_string()),
+            Err(e) => plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+
+    /// `GET /v1/responses/{id}?stream=true&starting_after=N`: the events of a background
+    /// response after sequence number `N` (all without it), then the rest as they are made.
+    async fn resume_response(&self, id: &str, uri: &http::Uri) -> Response<OrsBody> {
+        if query_value(uri, "stream") != Some("true") {
+            return openai_error(
+                StatusCode::BAD_REQUEST,
+                "this server keeps background responses as streams: add ?stream=true",
+            );
+        }
+        let after = match query_value(uri, "starting_after") {
+            None => None,
+            Some(n) => match n.parse::<u64>() {
+                Ok(n) => Some(n),
+                Err(_) => {
+                    return openai_error(
+                        StatusCode::BAD_REQUEST,
+                        "starting_after is a sequence number (an integer)",
+                    )
+                }
+            },
+        };
+        match self.background.follow(id, after).await {
+            Ok(Ok(frames)) => self.stream(frames),
+            Ok(Err(unknown)) => openai_error(StatusCode::NOT_FOUND, &format!("{unknown}: {id:?}")),
+            Err(e) => openai_error(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
+        }
+    }
+}
+
+/// An error answer in OpenAI's shape (`{"error": {"message", "type"}}`), which its SDK
+/// raises with the message.
+fn openai_error(status: StatusCode, message: &str) -> Response<OrsBody> {
+    let mut resp = plain(status, message);
+    let body = json!({"error": {"message": message, "type": "invalid_request_error"}});
+    *resp.body_mut() = Full::new(Bytes::from(body.to_string()))
+        .map_err(|never| match never {})
+        .boxed_unsync();
+    resp
+}
+
+/// Each `(type, data)` as an event whose id is its sequence number plus one.
+fn encoded(events: &[(String, Value)]) -> Vec<Bytes> {
+    events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (kind, data))| {
+            let event = Event::builder()
+                .event(kind.clone())
+                .and_then(|b| b.id((i + 1).to_string()))
+                .ok()?
+                .data(data.to_string())
+                .build();
+            let mut out = BytesMut::new();
+            Encoder::new().encode(&event, &mut out).ok()?;
+            Some(out.freeze())
+        })
+        .collect()
 }
 
 impl<R: Runtime> App<R> {
@@ -398,9 +498,8 @@ fn query_value<'u>(uri: &'u http::Uri, name: &str) -> Option<&'u str> {
         .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
 }
 
-/// `(type, data)` of every event of one response.
-fn responses_events(prompt: &str) -> Vec<(String, Value)> {
-    let id = "resp_demo";
+/// `(type, data)` of every event of response `id`, each data with its `sequence_number`.
+fn responses_events(id: &str, prompt: &str) -> Vec<(String, Value)> {
     let mut out = vec![
         (
             "response.created".to_owned(),
@@ -422,6 +521,9 @@ fn responses_events(prompt: &str) -> Vec<(String, Value)> {
         "response.completed".to_owned(),
         json!({"type": "response.completed", "response": {"id": id, "status": "completed", "error": null}}),
     ));
+    for (n, (_, data)) in out.iter_mut().enumerate() {
+        data["sequence_number"] = json!(n);
+    }
     out
 }
 
