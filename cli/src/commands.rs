@@ -14,6 +14,7 @@ use ssekit::client::{GiveUpReason, ReconnectConfig};
 use ssekit::sequence::Profile;
 use ssekit::{Decoder, Event, StreamEnd};
 use ssekit_http::client::{Ended, Item};
+use ssekit_http::responses::Resume;
 use tokio::io::AsyncReadExt;
 
 use crate::app::Settings;
@@ -614,13 +615,21 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
     // So an ORS call is followed after a clean end once its task id is known.
     let ors = args.profile == Some(ProfileName::Ors);
     let task_id = Arc::new(Mutex::new(None::<String>));
+    // A background Responses stream is resumed by its response id and the last sequence
+    // number (`GET …/responses/{id}?stream=true&starting_after=N`): the stream goes on
+    // where it was cut, so the validator goes on too.
+    let background = args.profile == Some(ProfileName::Responses)
+        && serde_json::from_slice::<serde_json::Value>(&body)
+            .is_ok_and(|v| v["background"] == serde_json::Value::Bool(true));
+    let responses = background.then(Resume::new);
     let mut items = open(
         args,
         method.clone(),
         body,
-        send_once && !ors,
+        send_once && !ors && !background,
         report,
         &task_id,
+        responses.clone(),
     )
     .map_err(usage_if_bad_request)?;
     let mut checker = args.profile.map(validator);
@@ -663,6 +672,13 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
             {
                 break;
             }
+            // A background response cut before its id arrived cannot be resumed: sending
+            // the request again would make another.
+            Item::Disconnected(_)
+                if responses.as_ref().is_some_and(|r| r.position().is_none()) && send_once =>
+            {
+                break;
+            }
             Item::Disconnected(Ended::Truncated) if args.once => {
                 return Err(CliError::Invalid(
                     "the stream was cut inside an event".to_owned(),
@@ -675,6 +691,9 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
                 )));
             }
             Item::Event(e) => {
+                if let Some(resume) = &responses {
+                    resume.observe(e);
+                }
                 if ors && e.event_type() == "task_id" {
                     *task_id.lock().unwrap_or_else(PoisonError::into_inner) =
                         Some(e.data().to_owned());
@@ -734,7 +753,8 @@ async fn follow(args: &TailArgs, report: &mut Report) -> Result<ExitCode, CliErr
 
 /// Opens the stream of `args` as `method` with `body`: the reconnect policy (stopping at
 /// a clean end when `stop_on_clean_end`), TLS, proxy, headers, and the hook that resumes an
-/// ORS call by its task id and, with `-v`, prints each request.
+/// ORS call by its task id or a background response by its sequence number and, with `-v`,
+/// prints each request.
 fn open(
     args: &TailArgs,
     method: http::Method,
@@ -742,6 +762,7 @@ fn open(
     stop_on_clean_end: bool,
     report: &Report,
     task_id: &Arc<Mutex<Option<String>>>,
+    responses: Option<Resume>,
 ) -> Result<Items, CliError> {
     #[cfg(feature = "rustls")]
     let tls = args
@@ -792,10 +813,13 @@ fn open(
             };
             source = source.header(name.trim(), value.trim())?;
         }
-        if resume.is_some() || connecting.is_some() {
+        if resume.is_some() || connecting.is_some() || responses.is_some() {
             source = source.on_connect(move |req| {
                 if let Some(task_id) = &resume {
                     resume_with(task_id, req);
+                }
+                if let Some(responses) = &responses {
+                    responses.rewrite(req);
                 }
                 if let Some(connecting) = &connecting {
                     connecting(req);

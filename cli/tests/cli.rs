@@ -1037,3 +1037,45 @@ fn tail_human_view_escapes_what_could_forge_a_line_or_drive_the_terminal() {
     assert_one_line_error(&out, "\\u{1b}]0;pwned\\u{7}");
     assert_eq!(controls(&text(&out.stderr)), 0, "{:?}", text(&out.stderr));
 }
+
+/// A background Responses stream cut inside its fifth event is resumed by `tail` with
+/// `GET /v1/responses/{id}?stream=true&starting_after=3`: every sequence number once, in
+/// order, and the profile sees one whole stream. On both runtimes.
+#[test]
+fn tail_resumes_a_cut_background_response_by_sequence_number() {
+    for runtime in ["hyper", "smol"] {
+        let server = serve_with(&["--runtime", runtime]);
+        let url = format!("{}/v1/responses?cut_after=4", server.1);
+        let body = r#"{"input":"clips?","background":true,"stream":true}"#;
+        let out = output_within(
+            30,
+            &[
+                "tail",
+                &url,
+                "--profile",
+                "responses",
+                "--json",
+                "-d",
+                body,
+                "-v",
+                "--reconnect-time",
+                "50ms",
+            ],
+        );
+        let stderr = text(&out.stderr);
+        assert!(out.status.success(), "{runtime}: {stderr}");
+        assert!(
+            stderr.contains("starting_after") || stderr.contains("GET "),
+            "{stderr}"
+        );
+        let seqs: Vec<u64> = text(&out.stdout)
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .filter_map(|v| {
+                let data: serde_json::Value = serde_json::from_str(v["data"].as_str()?).ok()?;
+                data["sequence_number"].as_u64()
+            })
+            .collect();
+        assert_eq!(seqs, (0..18).collect::<Vec<_>>(), "{runtime}: {stderr}");
+    }
+}
