@@ -371,6 +371,8 @@ impl Failure {
     }
 }
 
+impl core::error::Error for Failure {}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "`{}`", self.event.as_str())?;

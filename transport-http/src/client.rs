@@ -35,6 +35,7 @@ mod drive;
 #[cfg(feature = "pool")]
 mod pool;
 mod source;
+mod validated;
 use crate::{
     entropy, redacted_url, retry_after, ContentCoding, Error, RedirectError, Refused, RequestError,
     RequestErrorKind,
@@ -43,6 +44,7 @@ pub use drive::{Drive, Io};
 #[cfg(feature = "pool")]
 pub use pool::{Dial, Pool, PooledBody};
 pub use source::{schemes, ClientOptions, Connect, EventSource, Http, Items, StreamIo};
+pub use validated::validated;
 
 /// The most items decoded ahead of the application (see `Session::drain`).
 const DRAIN_BATCH: usize = 32;

@@ -97,6 +97,10 @@ pub enum Error {
     /// The request could not be built or sent (a bad URL, header or proxy; [`RequestError`]
     /// says which).
     Request(RequestError),
+    /// The stream ended in its provider's failure event (an `error` after a `200`,
+    /// `response.failed`): a valid end, but not a success. The provider's event, code and
+    /// message ([`EventSource::validated`](crate::client::EventSource::validated)).
+    Provider(ssekit::sequence::Failure),
 }
 
 impl Error {
@@ -658,6 +662,7 @@ impl fmt::Display for Error {
             Error::Json(e) => write!(f, "invalid JSON: {e}"),
             Error::Tool(e) => write!(f, "the server reported an error: {e}"),
             Error::Request(e) => write!(f, "invalid request: {e}"),
+            Error::Provider(e) => write!(f, "the provider reported a failure: {e}"),
         }
     }
 }
@@ -676,6 +681,7 @@ impl std::error::Error for Error {
             Error::Json(e) => Some(&**e),
             Error::Tool(e) => Some(e),
             Error::Request(e) => Some(e),
+            Error::Provider(e) => Some(e),
             Error::Exhausted { last, .. } => Some(last.as_ref()),
             Error::Status(_)
             | Error::Refused(_)

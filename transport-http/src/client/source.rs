@@ -559,6 +559,35 @@ impl<C: Connect> EventSource<C> {
     pub fn events(self) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>> {
         Box::pin(self.stream().filter_map(only_events))
     }
+
+    /// The events, checked by `profile` ([`validated`](super::validated)): the terminal
+    /// event ends the stream, a provider's failure event (an `error` after a `200`) ends it
+    /// with [`Error::Provider`] carrying the provider's message, and a stream that stops
+    /// before its terminal event ends with a [`Error::Sequence`] `Unterminated`, never as a
+    /// success.
+    ///
+    /// # Example
+    /// ```
+    /// # async fn doc<C: ssekit_http::client::Connect>() -> Result<(), ssekit_http::Error> {
+    /// use futures_lite::StreamExt;
+    /// use ssekit::profile::responses::Stream;
+    /// let source = ssekit_http::client::EventSource::<C>::post("http://127.0.0.1:8080/v1/responses", "{}")?;
+    /// let mut events = source.validated(Stream::new());
+    /// while let Some(event) = events.next().await {
+    ///     let event = event?; // Error::Provider: the model failed, with its message
+    ///     # let _ = event;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn validated<P>(
+        self,
+        profile: P,
+    ) -> Pin<Box<dyn Stream<Item = Result<Event, Error>> + Send>>
+    where
+        P: ssekit::sequence::Profile + Send + 'static,
+    {
+        super::validated(self.stream(), profile)
+    }
 }
 
 /// What the protocol clients written once over [`HttpIo`] (the ORS client, the UTCP
