@@ -7,6 +7,7 @@
 //! | `responses::Stream` | OpenAI Responses API (Open Responses Server) | JSON `type`, or `event:` | `json` |
 //! | `agent::Run` | agent platform run stream | JSON `event` | `json` |
 //! | `agent::Workflow` | agent platform workflow stream | JSON `event` | `json` |
+//! | `anthropic::Messages` | Anthropic Messages API | `event:` and JSON `type` | `json` |
 //!
 //! Every profile allows comments (keep-alives) anywhere, refuses anything after its terminal
 //! event (the one exception: Responses lets OpenAI's `error` be followed by
@@ -33,6 +34,8 @@
 
 #[cfg(feature = "json")]
 pub mod agent;
+#[cfg(feature = "json")]
+pub mod anthropic;
 pub mod chat;
 pub mod ors;
 #[cfg(feature = "json")]
