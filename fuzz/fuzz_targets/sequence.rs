@@ -6,7 +6,10 @@
 //! And the other way: a stream Open Responses Server would send for an arbitrary LLM answer
 //! (the spec's scenarios 1, 2, 3 and 5: text, modern tool calls with MCP results, the legacy
 //! function call, an error at any point; arguments cut anywhere, or none at all, heartbeats
-//! between events) is accepted whole by the Responses profile.
+//! between events) is accepted whole by the Responses profile; the stream Anthropic would
+//! send for the same answer (a text block, a tool_use block per call with its input cut
+//! anywhere, pings, an `overloaded_error` at any point) is accepted whole by the Anthropic
+//! Messages profile, which runs the arbitrary sequences too, drawn in its vocabulary.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -329,16 +332,219 @@ fn accepts_ors(answer: &Answer) {
     assert_eq!(validator.finish(), Ok(()), "{answer:?}");
 }
 
+// ---------------------------------------------------------------------------------------
+// Anthropic Messages (`anthropic::Messages`): the same items, drawn in Anthropic's
+// vocabulary, through `check`; and the stream Anthropic sends for the same `Answer`, which
+// the profile accepts whole.
+
+const ANTHROPIC_NAMES: &[&str] = &[
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "content_block_stop",
+    "message_delta",
+    "message_stop",
+    "ping",
+    "error",
+    "future_event",
+];
+
+const ANTHROPIC_BLOCKS: &[&str] = &[
+    "text",
+    "tool_use",
+    "server_tool_use",
+    "thinking",
+    "redacted_thinking",
+    "web_search_tool_result",
+];
+
+const ANTHROPIC_DELTAS: &[&str] = &[
+    "text_delta",
+    "input_json_delta",
+    "thinking_delta",
+    "signature_delta",
+    "citations_delta",
+    "future_delta",
+];
+
+/// `items` in Anthropic's vocabulary: a known name is mostly the data's own `type` (now and
+/// then another), JSON data an Anthropic event with small indices, so that streams get past
+/// their first events.
+fn anthropic_items(items: &[Item]) -> Vec<Item> {
+    items
+        .iter()
+        .map(|item| match item {
+            Item::Event { name, data } => {
+                let (ty, data) = match data {
+                    Data::Json {
+                        kind,
+                        index,
+                        text,
+                        status,
+                        ids,
+                    } => {
+                        let ty = ANTHROPIC_NAMES[usize::from(*kind) % ANTHROPIC_NAMES.len()];
+                        let block = ANTHROPIC_BLOCKS[usize::from(*status) % ANTHROPIC_BLOCKS.len()];
+                        let delta = ANTHROPIC_DELTAS[usize::from(*ids) % ANTHROPIC_DELTAS.len()];
+                        let index = index % 4;
+                        let piece = serde_json::to_string(text).unwrap_or_default();
+                        let data = format!(
+                            r#"{{"type":"{ty}","index":{index},"message":{{"id":"msg_1","content":[]}},"content_block":{{"type":"{block}"}},"delta":{{"type":"{delta}","text":{piece},"partial_json":{piece},"thinking":{piece},"signature":"s","stop_reason":"end_turn"}},"error":{{"type":"overloaded_error","message":"Overloaded"}}}}"#
+                        );
+                        (Some(ty), data)
+                    }
+                    Data::Done => (None, "[DONE]".to_string()),
+                    Data::Raw(s) => (None, s.clone()),
+                };
+                let name = match (name, ty) {
+                    (Some(Name::Known(i)), Some(ty)) if i % 16 != 0 => Some(ty.to_string()),
+                    (Some(Name::Known(i)), _) => {
+                        Some(ANTHROPIC_NAMES[usize::from(*i) % ANTHROPIC_NAMES.len()].to_string())
+                    }
+                    (Some(Name::Other(s)), _) => Some(s.clone()),
+                    (None, _) => None,
+                };
+                Item::Event {
+                    name: name.map(Name::Other),
+                    data: Data::Raw(data),
+                }
+            }
+            Item::Comment(text) => Item::Comment(text.clone()),
+        })
+        .collect()
+}
+
+/// The stream Anthropic sends for `answer`: a text block of its text chunks, a `tool_use`
+/// block per call (its `{"q": argument}` input cut into `partial_json` pieces, or no input),
+/// a `ping` after the events whose heartbeat bit is set, and with `error_after` an
+/// `overloaded_error` in place of the events from there on.
+fn anthropic_stream(answer: &Answer) -> Vec<(&'static str, String)> {
+    let mut events = vec![(
+        "message_start",
+        r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"usage":{"input_tokens":1,"output_tokens":1}}}"#.to_string(),
+    )];
+    let mut index = 0;
+    let mut block = |events: &mut Vec<(&'static str, String)>, start: &str, deltas: Vec<String>| {
+        events.push((
+            "content_block_start",
+            format!(r#"{{"type":"content_block_start","index":{index},"content_block":{start}}}"#),
+        ));
+        for delta in deltas {
+            events.push((
+                "content_block_delta",
+                format!(r#"{{"type":"content_block_delta","index":{index},"delta":{delta}}}"#),
+            ));
+        }
+        events.push((
+            "content_block_stop",
+            format!(r#"{{"type":"content_block_stop","index":{index}}}"#),
+        ));
+        index += 1;
+    };
+    if !answer.text.is_empty() {
+        let deltas = answer
+            .text
+            .iter()
+            .map(|t| format!(r#"{{"type":"text_delta","text":{}}}"#, json_string(t)))
+            .collect();
+        block(&mut events, r#"{"type":"text","text":""}"#, deltas);
+    }
+    for call in &answer.calls[..answer.calls.len().min(16)] {
+        let input = match &call.argument {
+            Some(argument) => format!(r#"{{"q":{}}}"#, json_string(argument)),
+            None => String::new(),
+        };
+        let deltas = if input.is_empty() && call.cuts.is_empty() {
+            Vec::new()
+        } else {
+            pieces(&input, &call.cuts)
+                .into_iter()
+                .map(|p| {
+                    format!(
+                        r#"{{"type":"input_json_delta","partial_json":{}}}"#,
+                        json_string(p)
+                    )
+                })
+                .collect()
+        };
+        block(
+            &mut events,
+            r#"{"type":"tool_use","id":"toolu_1","name":"f","input":{}}"#,
+            deltas,
+        );
+    }
+    events.push((
+        "message_delta",
+        r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":9}}"#.to_string(),
+    ));
+    events.push(("message_stop", r#"{"type":"message_stop"}"#.to_string()));
+    if let Some(n) = answer.error_after {
+        if usize::from(n) < events.len() {
+            events.truncate(usize::from(n));
+            events.push((
+                "error",
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+                    .to_string(),
+            ));
+        }
+    }
+    let last = events.len() - 1;
+    let mut out = Vec::new();
+    for (i, event) in events.into_iter().enumerate() {
+        out.push(event);
+        if i < last && answer.heartbeats & (1 << (i % 64)) != 0 {
+            out.push(("ping", r#"{"type":"ping"}"#.to_string()));
+        }
+    }
+    out
+}
+
+/// The Anthropic profile accepts what Anthropic sends, and reports the error when there is
+/// one.
+fn accepts_anthropic(answer: &Answer) {
+    use ssekit::profile::anthropic;
+    let mut validator = Validator::new(anthropic::Messages::new());
+    let stream = anthropic_stream(answer);
+    let failed = stream.iter().any(|(name, _)| *name == "error");
+    for (name, data) in stream {
+        let event = Event::builder()
+            .event(name)
+            .map(|b| b.data(data.clone()).build());
+        let result = event.map(|event| validator.event(&event));
+        assert!(matches!(result, Ok(Ok(()))), "{name} {data} of {answer:?}");
+    }
+    assert_eq!(validator.finish(), Ok(()), "{answer:?}");
+    assert_eq!(
+        validator.profile().failure().is_some(),
+        failed,
+        "{answer:?}"
+    );
+}
+
 fuzz_target!(|input: (u8, Vec<Item>, Answer)| {
     let (which, items, answer) = input;
     accepts_ors(&answer);
+    accepts_anthropic(&answer);
     let items = &items[..items.len().min(64)];
-    match which % 6 {
+    match which % 8 {
         0 => check(ors::ToolCall::new, items),
         1 => check(responses::Stream::new, items),
         2 => check(agent::Run::new, items),
         3 => check(agent::Workflow::new, items),
         4 => check(chat::Completions::new, items),
+        // Anthropic Messages, with its defaults and with caps streams reach.
+        6 => check(
+            ssekit::profile::anthropic::Messages::new,
+            &anthropic_items(items),
+        ),
+        7 => check(
+            || {
+                ssekit::profile::anthropic::Messages::new()
+                    .max_blocks(2)
+                    .max_accumulated(24)
+            },
+            &anthropic_items(items),
+        ),
         _ => check(
             || responses::Stream::new().max_items(2).max_accumulated(24),
             items,
