@@ -158,6 +158,10 @@ pub async fn check_from(
     if not_an_event_stream {
         notes.push("not an event stream".to_owned());
     }
+    // A valid capture, but of a call that failed: said, not failed on.
+    if let Some(failure) = checker.failure() {
+        notes.push(format!("ends in the provider's failure {failure}"));
+    }
     if failed && report.errors == 0 {
         notes.push("--strict".to_owned());
     }
@@ -596,6 +600,11 @@ impl Checker {
                 shape: Shape::default(),
             },
         }
+    }
+
+    /// The failure the stream's terminal event reported, per its profile.
+    fn failure(&self) -> Option<ssekit::sequence::Failure> {
+        ssekit::sequence::Profile::failure(self.state.validator.as_ref()?.profile())
     }
 
     fn events(&self) -> u64 {

@@ -1,7 +1,7 @@
 //! `--profile NAME` → a validator over any built-in profile.
 
 use clap::ValueEnum;
-use ssekit::profile::{agent, chat, ors, responses, workflow};
+use ssekit::profile::{agent, anthropic, chat, ors, responses, workflow};
 use ssekit::sequence::{Profile, Rule, Validator};
 use ssekit::{Event, EventRef, Utf8Bytes};
 
@@ -18,6 +18,9 @@ pub enum ProfileName {
     Workflow,
     /// Chat Completions: data chunks, then `[DONE]`.
     Chat,
+    /// Anthropic Messages API: message_start, content blocks, message_delta, message_stop
+    /// (or error).
+    Anthropic,
 }
 
 /// Any profile behind one type, so one validator type serves every `--profile`.
@@ -54,6 +57,7 @@ pub fn validator(name: ProfileName) -> Validator<AnyProfile> {
         ProfileName::Agent => Box::new(agent::Run::new()),
         ProfileName::Workflow => Box::new(workflow::Workflow::new()),
         ProfileName::Chat => Box::new(chat::Completions::new()),
+        ProfileName::Anthropic => Box::new(anthropic::Messages::new()),
     };
     Validator::new(AnyProfile(profile))
 }

@@ -230,3 +230,33 @@ fn help_lists_the_findings_and_bad_usage_exits_2() {
         Some(2)
     );
 }
+
+/// An Anthropic Messages stream from Anthropic's streaming documentation
+/// (https://docs.anthropic.com/en/docs/build-with-claude/streaming), with its `error` event
+/// after a delta: a valid capture of a call that failed, which the summary says. Cut before
+/// `message_stop`, it fails.
+#[test]
+fn check_profile_anthropic_names_the_providers_failure_and_fails_a_cut() {
+    let head = concat!(
+        "event: message_start\n",
+        "data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY\",\"type\":\"message\",\"role\":\"assistant\",\"content\":[],\"model\":\"claude-opus-4-20250514\",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":25,\"output_tokens\":1}}}\n\n",
+        "event: content_block_start\n",
+        "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+        "event: ping\n",
+        "data: {\"type\": \"ping\"}\n\n",
+        "event: content_block_delta\n",
+        "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hello\"}}\n\n",
+    );
+    let error = "event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n";
+    let failed = format!("{head}{error}");
+    let (code, findings, summary) =
+        outcome(&check(&["--profile", "anthropic", "-"], failed.as_bytes()));
+    assert_eq!(code, Some(0), "{findings}");
+    assert!(
+        summary.contains("anthropic profile, ends in the provider's failure `error` (overloaded_error): Overloaded"),
+        "{summary}"
+    );
+    let (code, findings, _) = outcome(&check(&["--profile", "anthropic", "-"], head.as_bytes()));
+    assert_eq!(code, Some(1));
+    assert!(findings.contains("[sequence.unterminated]"), "{findings}");
+}
