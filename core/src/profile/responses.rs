@@ -23,6 +23,7 @@
 //! | [`AFTER_TERMINAL`] | nothing follows the terminal event (so there is exactly one), except one `response.failed` after OpenAI's `error` |
 //! | [`TOO_LARGE`] | what the profile keeps (text, arguments, the response and tool-call ids) stays under the cap ([`Stream::max_accumulated`]) |
 //! | [`TOO_MANY_ITEMS`] | at most [`Stream::max_items`] distinct `output_index` values (1024 by default) |
+//! | [`SEQUENCE`] | an event's `sequence_number`, when it has one, is one more than the last event's that had one: none lost, none repeated (a stream resumed `starting_after=N` goes on at `N + 1`) |
 //!
 //! The terminal event is `response.completed` (carrying a non-null `response.error` when the
 //! server failed, as Open Responses Server reports errors), or one of those OpenAI's API ends
@@ -437,6 +438,26 @@ pub const TOO_MANY_ITEMS: Rule = Rule::new(
     "the stream names at most `max_items` output items",
 );
 
+/// An event's `sequence_number`, when it has one, is one more than that of the last event
+/// that had one: none was lost or repeated, across a resume by `starting_after` too.
+///
+/// # Example
+/// ```
+/// use ssekit::profile::responses::{Stream, SEQUENCE};
+/// use ssekit::sequence::Validator;
+/// use ssekit::Event;
+///
+/// let mut v = Validator::new(Stream::new());
+/// v.event(&Event::message(r#"{"type":"response.created","sequence_number":0,"response":{"status":"in_progress","output":[]}}"#))?;
+/// let again = r#"{"type":"response.in_progress","sequence_number":0,"response":{"status":"in_progress"}}"#;
+/// assert_eq!(v.event(&Event::message(again)).unwrap_err().rule(), SEQUENCE);
+/// # Ok::<(), ssekit::sequence::SequenceError>(())
+/// ```
+pub const SEQUENCE: Rule = Rule::new(
+    "responses.sequence",
+    "each `sequence_number` is one more than the last: no event lost or repeated",
+);
+
 /// An event's type and the fields the profile reads for that type (its [`FIELDS`]); every
 /// other field is skipped without being read or stored.
 struct Wire<'a> {
@@ -448,6 +469,8 @@ struct Wire<'a> {
     item_id: Option<Text<'a>>,
     id: Option<Text<'a>>,
     tool_call: Option<IsObject>,
+    /// Read for every type.
+    sequence: Option<u64>,
 }
 
 impl Wire<'_> {
@@ -462,6 +485,7 @@ impl Wire<'_> {
             item_id: None,
             id: None,
             tool_call: None,
+            sequence: None,
         }
     }
 }
@@ -506,6 +530,13 @@ struct ToolCallsFields<'a> {
     item_id: Option<Text<'a>>,
     #[serde(default)]
     tool_call: Option<IsObject>,
+}
+
+/// The serde path, for every type: the sequence number.
+#[derive(serde::Deserialize)]
+struct SequenceField {
+    #[serde(default)]
+    sequence_number: Option<u64>,
 }
 
 /// The field of the events that carry a `response` snapshot.
@@ -738,6 +769,8 @@ pub struct Stream {
     error: bool,
     /// What the first failing terminal event reported.
     failure: Option<crate::sequence::Failure>,
+    /// The last `sequence_number` seen.
+    sequence: Option<u64>,
     incomplete: bool,
     /// The `id` of the first `response` snapshot that had one.
     response_id: Option<String>,
@@ -774,6 +807,7 @@ impl Stream {
             failed_may_follow: false,
             error: false,
             failure: None,
+            sequence: None,
             incomplete: false,
             response_id: None,
             announced: 0,
@@ -1009,9 +1043,10 @@ impl Stream {
             "item_id" => Some(5),
             "id" => Some(6),
             "tool_call" => Some(7),
+            "sequence_number" => Some(8),
             _ => None,
         };
-        let fields = match scan::object_with::<8>(event.data(), slot_of) {
+        let fields = match scan::object_with::<9>(event.data(), slot_of) {
             Ok(Some(fields)) if !fields.escaped_key && !fields.duplicate => fields,
             // Valid JSON that is not an object, or not JSON: serde's `is_object` says no.
             Ok(None) | Err(ScanError::Invalid) => return Err(JSON),
@@ -1019,9 +1054,10 @@ impl Stream {
             // one it reads (serde's derived structs refuse that), serde tells.
             Ok(Some(_)) | Err(ScanError::TooDeep) => return slow_wire(event),
         };
-        let [kind, output_index, delta, arguments, response, item_id, id, tool_call] =
+        let [kind, output_index, delta, arguments, response, item_id, id, tool_call, sequence] =
             fields.values;
         let mut wire = Wire::of(EventKind::read(text(kind).map_err(|_| TYPE)?, event)?);
+        wire.sequence = index(sequence)?;
         match wire.kind {
             EventKind::TextDelta | EventKind::ArgumentsDelta => {
                 wire.output_index = index(output_index)?;
@@ -1209,6 +1245,8 @@ fn slow_wire(event: EventRef<'_>) -> Result<Wire<'_>, Rule> {
     let TypeField { kind } = parse_object(data).ok_or_else(|| shape_rule(event, JSON, TYPE))?;
     let mut wire = Wire::of(EventKind::read(kind, event)?);
     // The data is a JSON object (its type was read), so what fails now is a field's shape.
+    let SequenceField { sequence_number } = parse_object(data).ok_or(FIELDS)?;
+    wire.sequence = sequence_number;
     match wire.kind {
         EventKind::TextDelta | EventKind::ArgumentsDelta => {
             let f: DeltaFields<'_> = parse_object(data).ok_or(FIELDS)?;
@@ -1245,6 +1283,15 @@ impl Profile for Stream {
         let wire = self.wire(event)?;
         if self.completed && wire.kind != EventKind::Failed {
             return Err(AFTER_TERMINAL);
+        }
+        if let Some(n) = wire.sequence {
+            if self
+                .sequence
+                .is_some_and(|last| Some(n) != last.checked_add(1))
+            {
+                return Err(SEQUENCE);
+            }
+            self.sequence = Some(n);
         }
         let kind = wire.kind;
         self.apply(&wire)?;
