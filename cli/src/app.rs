@@ -37,7 +37,7 @@ const MAX_BODY: usize = 1 << 20;
 
 /// A request's body, read up to [`MAX_BODY`]; `Err` is the 413 to answer (or a 400 for a
 /// body that broke off).
-async fn read_body(body: Incoming) -> Result<Bytes, Response<OrsBody>> {
+pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, Response<OrsBody>> {
     match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(plain(
@@ -96,9 +96,9 @@ pub struct App<R> {
     events: SharedBroadcast,
     /// Background responses, in the shared store or this process's memory.
     background: Background<R>,
-    runtime: R,
+    pub(crate) runtime: R,
     keep_alive: Duration,
-    delta_pause: Duration,
+    pub(crate) delta_pause: Duration,
     cut_ors_after: Option<usize>,
 }
 
@@ -154,6 +154,9 @@ impl<R: Runtime> App<R> {
             && req.method() == Method::GET
         {
             return self.resume_response(id, req.uri()).await;
+        }
+        if req.uri().path() == "/v1/messages" && req.method() == Method::POST {
+            return crate::messages::handle(self, req).await;
         }
         if req.uri().path() == "/stream" && req.method() == Method::GET {
             return self.ticks(&req);
@@ -341,7 +344,7 @@ impl<R: Runtime> App<R> {
     }
 
     /// An event stream of `frames` with the keep-alive, ended by [`shutdown`](Self::shutdown).
-    fn stream(&self, frames: Frames) -> Response<OrsBody> {
+    pub(crate) fn stream(&self, frames: Frames) -> Response<OrsBody> {
         let frames = self.ors.until_shutdown(frames);
         response(
             SseBody::from_bytes_on(self.runtime.clone(), frames)
@@ -486,7 +489,7 @@ fn empty() -> OrsBody {
 }
 
 /// The number in query parameter `name` (`?name=12`), if there is one.
-fn query_number(uri: &http::Uri, name: &str) -> Option<u64> {
+pub(crate) fn query_number(uri: &http::Uri, name: &str) -> Option<u64> {
     query_value(uri, name)?.parse().ok()
 }
 

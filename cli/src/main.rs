@@ -13,6 +13,7 @@ mod commands;
 mod demo;
 mod environment;
 mod json_lines;
+mod messages;
 mod operate;
 mod profiles;
 mod runtime;
@@ -42,8 +43,9 @@ enum Command {
         #[arg(long, default_value_t = 250)]
         keep_alive_ms: u64,
     },
-    /// Serve the demo API: ORS (gsm8k), POST /v1/responses, GET /stream and the /events
-    /// broadcast; alone, or as one of several instances sharing a --store.
+    /// Serve the demo API: ORS (gsm8k), POST /v1/responses, POST /v1/messages (Anthropic;
+    /// `?error_after=N` ends the stream in an `error` event after N text deltas), GET /stream
+    /// and the /events broadcast; alone, or as one of several instances sharing a --store.
     Serve {
         /// Address to listen on (port 0 picks a free one).
         #[arg(long, default_value = "127.0.0.1:8080")]
