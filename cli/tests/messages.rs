@@ -169,3 +169,40 @@ fn messages_answers_a_message_without_stream_and_refuses_bad_requests() {
         }
     }
 }
+
+/// What `serve` streams passes ssekit's Anthropic profile, and `tail --profile anthropic`
+/// reads it: exit 0 at `message_stop`, and exit 1 with the provider's type and message for
+/// the `error` event of `?error_after=3`.
+#[test]
+fn tail_profile_anthropic_reads_the_stream_and_fails_with_the_providers_error() {
+    use ssekit::sequence::{Profile, Validator};
+    for runtime in ["hyper", "smol"] {
+        let server = serve_on_a_free_port(&["--runtime", runtime]);
+        let (_, wire) = post(&server.1, "", &request(true));
+        let mut v = Validator::new(ssekit::profile::anthropic::Messages::new());
+        let mut decoder = ssekit::Decoder::new();
+        decoder.feed_slice(wire.as_bytes()).unwrap();
+        while let Some(frame) = decoder.next_frame().unwrap() {
+            v.frame(&frame).unwrap();
+        }
+        v.finish().unwrap();
+        assert_eq!(v.profile().failure(), None, "{runtime}");
+        assert_eq!(v.profile().text(0), Some(ANSWER), "{runtime}");
+
+        let url = format!("{}/v1/messages", server.1);
+        let body = request(true);
+        let ok = common::output_within(30, &["tail", &url, "--profile", "anthropic", "-d", &body]);
+        assert!(
+            ok.status.success(),
+            "{runtime}: {}",
+            common::text(&ok.stderr)
+        );
+        let url = format!("{url}?error_after=3");
+        let failed =
+            common::output_within(30, &["tail", &url, "--profile", "anthropic", "-d", &body]);
+        common::assert_one_line_error(
+            &failed,
+            "the stream ended with the failure event `error` (overloaded_error): Overloaded",
+        );
+    }
+}
