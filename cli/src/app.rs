@@ -1,6 +1,7 @@
 //! The demo server: the ORS API over the gsm8k example environment (and a tool that fails),
 //! a Responses-API style stream at `POST /v1/responses` (with `"background": true`, kept and
-//! resumed by `GET /v1/responses/{id}?stream=true&starting_after=N`), a plain event stream at
+//! resumed by `GET /v1/responses/{id}?stream=true&starting_after=N`), an Anthropic Messages
+//! stream at `POST /v1/messages` (in `messages`), a plain event stream at
 //! `GET /stream` for `tail`, `decode` and browsers, and a broadcast at `/events` (`POST`
 //! publishes, `GET` subscribes). Written once over `ssekit-http`'s [`Runtime`]:
 //! `serve --runtime hyper|smol` picks tokio or smol. With a shared store (`--store`),

@@ -127,6 +127,10 @@ pub async fn serve(
             out,
             "  Responses: curl -N -X POST {scheme}://{local}/v1/responses -d '{{\"input\":\"hi\"}}'"
         );
+        let _ = writeln!(
+            out,
+            "  Messages:  curl -N -X POST {scheme}://{local}/v1/messages -d '{{\"stream\":true,\"messages\":[]}}'"
+        );
         if let Some(at) = metrics_url {
             let _ = writeln!(out, "  Metrics:   curl http://{at}/metrics");
         }

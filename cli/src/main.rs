@@ -43,7 +43,8 @@ enum Command {
         #[arg(long, default_value_t = 250)]
         keep_alive_ms: u64,
     },
-    /// Serve the demo API: ORS (gsm8k), POST /v1/responses, POST /v1/messages (Anthropic;
+    /// Serve the demo API: ORS (gsm8k), POST /v1/responses (`"background": true` keeps the
+    /// response for GET /v1/responses/{id}?stream=true&starting_after=N), POST /v1/messages (Anthropic;
     /// `?error_after=N` ends the stream in an `error` event after N text deltas), GET /stream
     /// and the /events broadcast; alone, or as one of several instances sharing a --store.
     Serve {
