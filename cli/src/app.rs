@@ -51,9 +51,13 @@ pub(crate) async fn read_body(body: Incoming) -> Result<Bytes, Response<OrsBody>
 
 /// A JSON `{"detail": message}` answer, as the ORS server gives its errors.
 fn plain(status: StatusCode, message: &str) -> Response<OrsBody> {
-    let body = json!({ "detail": message }).to_string();
+    json_response(status, &json!({ "detail": message }))
+}
+
+/// `value` as a JSON answer with `status`.
+pub(crate) fn json_response(status: StatusCode, value: &Value) -> Response<OrsBody> {
     let mut resp = Response::new(
-        Full::new(Bytes::from(body))
+        Full::new(Bytes::from(value.to_string()))
             .map_err(|never| match never {})
             .boxed_unsync(),
     );
@@ -309,12 +313,8 @@ impl<R: Runtime> App<R> {
 /// An error answer in OpenAI's shape (`{"error": {"message", "type"}}`), which its SDK
 /// raises with the message.
 fn openai_error(status: StatusCode, message: &str) -> Response<OrsBody> {
-    let mut resp = plain(status, message);
     let body = json!({"error": {"message": message, "type": "invalid_request_error"}});
-    *resp.body_mut() = Full::new(Bytes::from(body.to_string()))
-        .map_err(|never| match never {})
-        .boxed_unsync();
-    resp
+    json_response(status, &body)
 }
 
 /// Each `(type, data)` as an event whose id is its sequence number plus one.
@@ -407,13 +407,7 @@ impl<R: Runtime> App<R> {
             };
         }
         match self.events.publish(&event.data(data).build()).await {
-            Ok(id) => {
-                let mut resp = plain(StatusCode::OK, "");
-                *resp.body_mut() = Full::new(Bytes::from(json!({ "id": id }).to_string()))
-                    .map_err(|never| match never {})
-                    .boxed_unsync();
-                resp
-            }
+            Ok(id) => json_response(StatusCode::OK, &json!({ "id": id })),
             Err(PublishError::Store(e)) => plain(StatusCode::SERVICE_UNAVAILABLE, &e.to_string()),
             Err(e) => plain(StatusCode::BAD_REQUEST, &e.to_string()),
         }

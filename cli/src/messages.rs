@@ -21,14 +21,13 @@
 
 use bytes::{Bytes, BytesMut};
 use http::{Request, Response, StatusCode};
-use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 use ssekit::{Encoder, Event};
 use ssekit_http::ors::OrsBody;
 use ssekit_http::runtime::Runtime;
 
-use crate::app::{expected_answer, query_number, read_body, App};
+use crate::app::{expected_answer, json_response, query_number, read_body, App};
 
 /// The id of every demo message (the answer is a pure function of the request).
 const MESSAGE_ID: &str = "msg_ssekit_demo";
@@ -207,21 +206,6 @@ fn error_body(kind: &str, message: &str) -> Value {
 /// An error answer in the API's shape.
 fn error(status: StatusCode, kind: &str, message: &str) -> Response<OrsBody> {
     json_response(status, &error_body(kind, message))
-}
-
-/// `value` as a JSON answer with `status`.
-fn json_response(status: StatusCode, value: &Value) -> Response<OrsBody> {
-    let mut resp = Response::new(
-        Full::new(Bytes::from(value.to_string()))
-            .map_err(|never| match never {})
-            .boxed_unsync(),
-    );
-    *resp.status_mut() = status;
-    resp.headers_mut().insert(
-        http::header::CONTENT_TYPE,
-        http::HeaderValue::from_static("application/json"),
-    );
-    resp
 }
 
 #[cfg(test)]
