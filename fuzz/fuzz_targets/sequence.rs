@@ -9,7 +9,10 @@
 //! between events) is accepted whole by the Responses profile; the stream Anthropic would
 //! send for the same answer (a text block, a tool_use block per call with its input cut
 //! anywhere, pings, an `overloaded_error` at any point) is accepted whole by the Anthropic
-//! Messages profile, which runs the arbitrary sequences too, drawn in its vocabulary.
+//! Messages profile, which runs the arbitrary sequences too, drawn in its vocabulary; and the
+//! stream an A2A agent would send for it (a task, its text as artifact chunks, a status
+//! update per call, a final update, a JSON-RPC error at any point) is accepted whole by the
+//! A2A profile, which runs the arbitrary sequences too, drawn as A2A responses.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -521,12 +524,162 @@ fn accepts_anthropic(answer: &Answer) {
     );
 }
 
+// ---------------------------------------------------------------------------------------
+// A2A streams (`a2a::Stream`): the same items, drawn as A2A JSON-RPC responses, through
+// `check`; and the stream an A2A agent sends for the same `Answer`, which the profile
+// accepts whole, with and without the resubscription's snapshot rule.
+
+const A2A_KINDS: &[&str] = &[
+    "task",
+    "message",
+    "status-update",
+    "artifact-update",
+    "error",
+    "future-kind",
+];
+
+const A2A_STATES: &[&str] = &[
+    "submitted",
+    "working",
+    "input-required",
+    "completed",
+    "canceled",
+    "failed",
+    "rejected",
+    "auth-required",
+    "unknown",
+    "TASK_STATE_WORKING",
+];
+
+/// `items` as A2A responses: a known kind with mostly one request id, task and context, so
+/// that streams get past their first events; now and then another id, task or state.
+fn a2a_items(items: &[Item]) -> Vec<Item> {
+    items
+        .iter()
+        .map(|item| match item {
+            Item::Event { name, data } => {
+                let data = match data {
+                    Data::Json {
+                        kind,
+                        index,
+                        text,
+                        status,
+                        ids,
+                    } => {
+                        let kind = A2A_KINDS[usize::from(*kind) % A2A_KINDS.len()];
+                        let state = A2A_STATES[usize::from(*status) % A2A_STATES.len()];
+                        let text = serde_json::to_string(text).unwrap_or_default();
+                        let id = if ids & 8 == 0 { "1" } else { "\"1\"" };
+                        let task = if ids & 16 == 0 { "t" } else { "u" };
+                        let append = ids & 2 != 0;
+                        let last = ids & 4 != 0;
+                        let artifact = index % 3;
+                        if kind == "error" {
+                            format!(
+                                r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32001,"message":{text}}}}}"#
+                            )
+                        } else {
+                            format!(
+                                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"kind":"{kind}","id":"{task}","taskId":"{task}","contextId":"c","messageId":"m","role":"agent","parts":[{{"kind":"text","text":{text}}}],"status":{{"state":"{state}","message":{{"parts":[{{"kind":"text","text":{text}}}]}}}},"final":{last},"artifact":{{"artifactId":"a{artifact}","parts":[]}},"append":{append},"lastChunk":{last}}}}}"#
+                            )
+                        }
+                    }
+                    Data::Done => "[DONE]".to_string(),
+                    Data::Raw(s) => s.clone(),
+                };
+                let name = match name {
+                    Some(Name::Other(s)) => Some(Name::Other(s.clone())),
+                    Some(Name::Known(i)) => Some(Name::Known(*i)),
+                    None => None,
+                };
+                Item::Event {
+                    name,
+                    data: Data::Raw(data),
+                }
+            }
+            Item::Comment(text) => Item::Comment(text.clone()),
+        })
+        .collect()
+}
+
+/// The stream an A2A agent sends for `answer`: the task, its text as chunks of one
+/// artifact, a `working` status update (with the argument as its message) per call, then a
+/// final `completed` update; with `error_after` a JSON-RPC error in place of the events from
+/// there on (after the task). `None` is a keep-alive comment; the flag says whether the
+/// error was sent.
+fn a2a_stream(answer: &Answer) -> (Vec<Option<String>>, bool) {
+    let env = |result: String| format!(r#"{{"jsonrpc":"2.0","id":"req-1","result":{result}}}"#);
+    let mut events = vec![env(
+        r#"{"kind":"task","id":"t1","contextId":"c1","status":{"state":"submitted"}}"#.to_string(),
+    )];
+    for (i, text) in answer.text.iter().enumerate() {
+        events.push(env(format!(
+            r#"{{"kind":"artifact-update","taskId":"t1","contextId":"c1","artifact":{{"artifactId":"a1","parts":[{{"kind":"text","text":{}}}]}},"append":{},"lastChunk":false}}"#,
+            json_string(text),
+            i > 0
+        )));
+    }
+    for call in &answer.calls[..answer.calls.len().min(16)] {
+        let message = json_string(call.argument.as_deref().unwrap_or(""));
+        events.push(env(format!(
+            r#"{{"kind":"status-update","taskId":"t1","contextId":"c1","status":{{"state":"working","message":{{"role":"agent","messageId":"m","parts":[{{"kind":"text","text":{message}}}]}}}},"final":false}}"#
+        )));
+    }
+    events.push(env(
+        r#"{"kind":"status-update","taskId":"t1","contextId":"c1","status":{"state":"completed"},"final":true}"#.to_string(),
+    ));
+    let mut failed = false;
+    if let Some(n) = answer.error_after {
+        let n = usize::from(n).max(1);
+        if n < events.len() {
+            events.truncate(n);
+            events.push(
+                r#"{"jsonrpc":"2.0","id":"req-1","error":{"code":-32603,"message":"Internal error"}}"#
+                    .to_string(),
+            );
+            failed = true;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, event) in events.into_iter().enumerate() {
+        out.push(Some(event));
+        if answer.heartbeats & (1 << (i % 64)) != 0 {
+            out.push(None);
+        }
+    }
+    (out, failed)
+}
+
+/// The A2A profile accepts what an agent sends, as a `message/stream` and as a
+/// resubscription (the task comes first), and reports the error when there is one.
+fn accepts_a2a(answer: &Answer) {
+    use ssekit::profile::a2a;
+    let (stream, failed) = a2a_stream(answer);
+    for profile in [a2a::Stream::new(), a2a::Stream::resubscribe()] {
+        let mut validator = Validator::new(profile);
+        for item in &stream {
+            let result = match item {
+                Some(data) => validator.event(&Event::message(data.clone())),
+                None => validator.comment("keep-alive"),
+            };
+            assert_eq!(result, Ok(()), "{item:?} of {answer:?}");
+        }
+        assert_eq!(validator.finish(), Ok(()), "{answer:?}");
+        assert_eq!(
+            validator.profile().failure().is_some(),
+            failed,
+            "{answer:?}"
+        );
+    }
+}
+
 fuzz_target!(|input: (u8, Vec<Item>, Answer)| {
     let (which, items, answer) = input;
     accepts_ors(&answer);
     accepts_anthropic(&answer);
+    accepts_a2a(&answer);
     let items = &items[..items.len().min(64)];
-    match which % 8 {
+    match which % 10 {
         0 => check(ors::ToolCall::new, items),
         1 => check(responses::Stream::new, items),
         2 => check(agent::Run::new, items),
@@ -544,6 +697,16 @@ fuzz_target!(|input: (u8, Vec<Item>, Answer)| {
                     .max_accumulated(24)
             },
             &anthropic_items(items),
+        ),
+        // A2A, as a `message/stream` and as a resubscription with caps streams reach.
+        8 => check(ssekit::profile::a2a::Stream::new, &a2a_items(items)),
+        9 => check(
+            || {
+                ssekit::profile::a2a::Stream::resubscribe()
+                    .max_artifacts(2)
+                    .max_kept(3)
+            },
+            &a2a_items(items),
         ),
         _ => check(
             || responses::Stream::new().max_items(2).max_accumulated(24),

@@ -8,6 +8,7 @@
 //! | `agent::Run` | agent platform run stream | JSON `event` | `json` |
 //! | `agent::Workflow` | agent platform workflow stream | JSON `event` | `json` |
 //! | `anthropic::Messages` | Anthropic Messages API | `event:` and JSON `type` | `json` |
+//! | `a2a::Stream` | A2A `message/stream` and `tasks/resubscribe` (JSON-RPC responses) | JSON `result.kind` | `json` |
 //!
 //! Every profile allows comments (keep-alives) anywhere, refuses anything after its terminal
 //! event (the one exception: Responses lets OpenAI's `error` be followed by
@@ -32,6 +33,8 @@
 //! # Ok::<(), ssekit::sequence::SequenceError>(())
 //! ```
 
+#[cfg(feature = "json")]
+pub mod a2a;
 #[cfg(feature = "json")]
 pub mod agent;
 #[cfg(feature = "json")]
