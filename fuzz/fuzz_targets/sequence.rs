@@ -12,7 +12,9 @@
 //! Messages profile, which runs the arbitrary sequences too, drawn in its vocabulary; and the
 //! stream an A2A agent would send for it (a task, its text as artifact chunks, a status
 //! update per call, a final update, a JSON-RPC error at any point) is accepted whole by the
-//! A2A profile, which runs the arbitrary sequences too, drawn as A2A responses.
+//! A2A profile, which runs the arbitrary sequences too, drawn as A2A responses; and the Chat
+//! Completions stream OpenAI would send for it (text chunks, a usage chunk, an `error` chunk
+//! at any point, with or without `[DONE]` after it) is accepted whole by the chat profile.
 #![no_main]
 
 use arbitrary::Arbitrary;
@@ -673,11 +675,66 @@ fn accepts_a2a(answer: &Answer) {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Chat Completions as relayed (`chat::Completions`): the stream OpenAI sends for an
+// `Answer` (a chunk per text piece, a usage-only last chunk), which the profile accepts
+// whole; with `error_after`, an `error` chunk in place of the chunks from there on, then
+// `[DONE]` or the end of the stream (relays do both), reported as the failure.
+
+fn accepts_chat(answer: &Answer) {
+    let chunk = |delta: String| {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{delta},"finish_reason":null}}],"usage":null}}"#
+        )
+    };
+    let mut events: Vec<String> = answer
+        .text
+        .iter()
+        .map(|text| chunk(format!(r#"{{"content":{}}}"#, json_string(text))))
+        .collect();
+    events.push(
+        r#"{"id":"c","object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,"total_tokens":3}}"#
+            .to_string(),
+    );
+    let mut failed = false;
+    let mut done = true;
+    if let Some(n) = answer.error_after {
+        let n = usize::from(n);
+        if n < events.len() {
+            events.truncate(n);
+            events.push(
+                r#"{"error":{"message":"The server had an error","type":"server_error","param":null,"code":null}}"#
+                    .to_string(),
+            );
+            failed = true;
+            done = answer.legacy;
+        }
+    }
+    if done {
+        events.push("[DONE]".to_string());
+    }
+    let mut validator = Validator::new(chat::Completions::new());
+    for (i, data) in events.iter().enumerate() {
+        let result = validator.event(&Event::message(data.clone()));
+        assert_eq!(result, Ok(()), "{data} of {answer:?}");
+        if answer.heartbeats & (1 << (i % 64)) != 0 {
+            assert_eq!(validator.comment("keep-alive"), Ok(()));
+        }
+    }
+    assert_eq!(validator.finish(), Ok(()), "{answer:?}");
+    assert_eq!(
+        validator.profile().failure().is_some(),
+        failed,
+        "{answer:?}"
+    );
+}
+
 fuzz_target!(|input: (u8, Vec<Item>, Answer)| {
     let (which, items, answer) = input;
     accepts_ors(&answer);
     accepts_anthropic(&answer);
     accepts_a2a(&answer);
+    accepts_chat(&answer);
     let items = &items[..items.len().min(64)];
     match which % 10 {
         0 => check(ors::ToolCall::new, items),

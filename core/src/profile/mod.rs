@@ -3,7 +3,7 @@
 //! | profile | stream | event names from | needs |
 //! |---|---|---|---|
 //! | [`ors::ToolCall`] | ORS `POST /{env}/call` | `event:` | — (typed result: `json`) |
-//! | [`chat::Completions`] | Chat Completions `data: {chunk}` … `data: [DONE]` | — | — (chunk JSON check: `json`) |
+//! | [`chat::Completions`] | Chat Completions `data: {chunk}` … `data: [DONE]`, or an `error` chunk (then `[DONE]` or the end) | — | — (chunk JSON check and `error` chunks: `json`) |
 //! | `responses::Stream` | OpenAI Responses API (Open Responses Server) | JSON `type`, or `event:` | `json` |
 //! | `agent::Run` | agent platform run stream | JSON `event` | `json` |
 //! | `agent::Workflow` | agent platform workflow stream | JSON `event` | `json` |
