@@ -1,7 +1,7 @@
 //! `--profile NAME` → a validator over any built-in profile.
 
 use clap::ValueEnum;
-use ssekit::profile::{agent, anthropic, chat, ors, responses, workflow};
+use ssekit::profile::{a2a, agent, anthropic, chat, ors, responses, workflow};
 use ssekit::sequence::{Profile, Rule, Validator};
 use ssekit::{Event, EventRef, Utf8Bytes};
 
@@ -21,6 +21,9 @@ pub enum ProfileName {
     /// Anthropic Messages API: message_start, content blocks, message_delta, message_stop
     /// (or error).
     Anthropic,
+    /// A2A `message/stream`: JSON-RPC results (task, status and artifact updates) until a
+    /// final one.
+    A2a,
 }
 
 /// Any profile behind one type, so one validator type serves every `--profile`.
@@ -58,6 +61,7 @@ pub fn validator(name: ProfileName) -> Validator<AnyProfile> {
         ProfileName::Workflow => Box::new(workflow::Workflow::new()),
         ProfileName::Chat => Box::new(chat::Completions::new()),
         ProfileName::Anthropic => Box::new(anthropic::Messages::new()),
+        ProfileName::A2a => Box::new(a2a::Stream::new()),
     };
     Validator::new(AnyProfile(profile))
 }

@@ -264,3 +264,61 @@ fn check_profile_anthropic_names_the_providers_failure_and_fails_a_cut() {
     assert_eq!(code, Some(1));
     assert!(findings.contains("[sequence.unterminated]"), "{findings}");
 }
+
+/// An A2A `message/stream` answer as the A2A specification shows it (§9.3,
+/// https://a2a-protocol.org/v0.3.0/specification/#93-streaming-task-execution-sse), shortened:
+/// the task, an artifact, the final status. It passes `--profile a2a`; a task that fails is a
+/// valid capture of a failed call, named in the summary; cut before the final status, it fails.
+#[test]
+fn check_profile_a2a_passes_the_spec_stream_names_a_failed_task_and_fails_a_cut() {
+    let task = r#"{"jsonrpc": "2.0", "id": 1, "result": {"id": "225d6247", "contextId": "05217e44", "status": {"state": "submitted"}, "kind": "task"}}"#;
+    let chunk = r#"{"jsonrpc": "2.0", "id": 1, "result": {"taskId": "225d6247", "contextId": "05217e44", "artifact": {"artifactId": "9b6934dd", "parts": [{"kind":"text", "text": "<section 1...>"}]}, "append": false, "lastChunk": true, "kind":"artifact-update"}}"#;
+    let done = r#"{"jsonrpc": "2.0", "id": 1, "result": {"taskId": "225d6247", "contextId": "05217e44", "status": {"state": "completed"}, "final": true, "kind":"status-update"}}"#;
+    let failed = r#"{"jsonrpc": "2.0", "id": 1, "result": {"taskId": "225d6247", "contextId": "05217e44", "status": {"state": "failed", "message": {"role": "agent", "messageId": "m1", "parts": [{"kind": "text", "text": "the model is down"}]}}, "final": true, "kind":"status-update"}}"#;
+    let stream =
+        |events: &[&str]| -> String { events.iter().map(|e| format!("data: {e}\n\n")).collect() };
+    let (code, findings, summary) = outcome(&check(
+        &["--profile", "a2a", "-"],
+        stream(&[task, chunk, done]).as_bytes(),
+    ));
+    assert_eq!((code, findings.as_str()), (Some(0), ""), "{summary}");
+    assert!(
+        summary.contains("ok, 3 events, 0 errors, 0 warnings (a2a profile)"),
+        "{summary}"
+    );
+    let (code, _, summary) = outcome(&check(
+        &["--profile", "a2a", "-"],
+        stream(&[task, chunk, failed]).as_bytes(),
+    ));
+    assert_eq!(code, Some(0));
+    assert!(
+        summary
+            .contains("ends in the provider's failure `status-update` (failed): the model is down"),
+        "{summary}"
+    );
+    let (code, findings, _) = outcome(&check(
+        &["--profile", "a2a", "-"],
+        stream(&[task, chunk]).as_bytes(),
+    ));
+    assert_eq!(code, Some(1));
+    assert!(findings.contains("[sequence.unterminated]"), "{findings}");
+}
+
+/// A relayed Chat Completions stream whose last chunk is an `error` object (as gateways
+/// relay a provider's failure): valid, and named.
+#[test]
+fn check_profile_chat_names_a_relayed_error_chunk() {
+    let wire = concat!(
+        "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\n",
+        "data: {\"error\":{\"message\":\"The server had an error while processing your request.\",\"type\":\"server_error\",\"code\":null}}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let (code, findings, summary) = outcome(&check(&["--profile", "chat", "-"], wire.as_bytes()));
+    assert_eq!((code, findings.as_str()), (Some(0), ""), "{summary}");
+    assert!(
+        summary.contains(
+            "ends in the provider's failure `error` (server_error): The server had an error"
+        ),
+        "{summary}"
+    );
+}

@@ -177,3 +177,69 @@ fn a_failure_is_not_retried() {
     assert!(matches!(seen.last(), Some(Err(Error::Provider(_)))));
     assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
+
+/// `events` served after a `200`, through `validated(profile)` on every pairing: the
+/// events, then `Error::Provider` whose message is `message`.
+fn fails_with<P: Profile + Send + 'static>(
+    name: &str,
+    events: &[Event],
+    profile: impl Fn() -> P,
+    message: &str,
+) {
+    each_pair(|server, client| {
+        let served = events.to_vec();
+        let addr = serve(server, move |_| Reply::events(&served));
+        let (seen, end) = validated(client, format!("http://{addr}/"), profile());
+        assert_eq!(seen.len(), events.len(), "{name}: {end:?}");
+        match end {
+            Some(Error::Provider(failure)) => assert_eq!(failure.message, message, "{name}"),
+            other => panic!("{name}: {other:?}"),
+        }
+    });
+}
+
+/// Each profile's failure event, after a `200`, is a typed error carrying the provider's
+/// message on every client: none dropped, none read as a success.
+#[test]
+fn every_profile_reports_its_providers_failure() {
+    use ssekit::profile::{a2a, anthropic, chat, ors};
+    // https://docs.anthropic.com/en/docs/build-with-claude/streaming (the error event)
+    let start = r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}}"#;
+    let error =
+        r#"{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}"#;
+    fails_with(
+        "anthropic",
+        &[
+            named("message_start", start),
+            named("ping", r#"{"type": "ping"}"#),
+            named("error", error),
+        ],
+        anthropic::Messages::new,
+        "Overloaded",
+    );
+    fails_with(
+        "chat",
+        &[
+            Event::message(r#"{"choices":[{"index":0,"delta":{"content":"Hi"}}]}"#),
+            Event::message(
+                r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#,
+            ),
+        ],
+        chat::Completions::new,
+        "Rate limit reached",
+    );
+    fails_with(
+        "a2a",
+        &[Event::message(
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32001,"message":"Task not found"}}"#,
+        )],
+        a2a::Stream::new,
+        "Task not found",
+    );
+    fails_with(
+        "ors",
+        &[named("task_id", "t1"), named("error", "Session not found")],
+        ors::ToolCall::new,
+        "Session not found",
+    );
+}

@@ -11,9 +11,12 @@
 //! | `a2a::Stream` | A2A `message/stream` and `tasks/resubscribe` (JSON-RPC responses) | JSON `result.kind` | `json` |
 //!
 //! Every profile allows comments (keep-alives) anywhere, refuses anything after its terminal
-//! event (the one exception: Responses lets OpenAI's `error` be followed by
-//! `response.failed`), and reports a stream that stops before it as
-//! [`SequenceError::Unterminated`](crate::sequence::SequenceError::Unterminated). Each rule
+//! event (the exceptions are what providers send: Responses lets OpenAI's `error` be followed
+//! by `response.failed`, chat lets a relayed `error` chunk be followed by `[DONE]`, and an A2A
+//! task waiting for input may end the stream or go on), and reports a stream that stops
+//! before it as [`SequenceError::Unterminated`](crate::sequence::SequenceError::Unterminated).
+//! A terminal event that reports the provider's failure is kept as
+//! [`Profile::failure`](crate::sequence::Profile::failure). Each rule
 //! is a [`Rule`](crate::sequence::Rule) constant in the profile's module. In the JSON
 //! profiles, data that is not a JSON object breaks the profile's `JSON` rule, and an object
 //! with a field the profile reads for that event of the wrong JSON type
