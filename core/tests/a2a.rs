@@ -13,45 +13,20 @@
 
 #![cfg(feature = "json")]
 
+#[path = "support/both_ways.rs"]
+mod both_ways;
+
 use proptest::prelude::*;
 use ssekit::profile::a2a::{self, Stream, TaskState};
 use ssekit::sequence::{Failure, Profile, Rule, SequenceError, Validator, UNTERMINATED};
-use ssekit::{Decoder, Event};
+use ssekit::Event;
 
-/// Decodes `sse` and validates it twice, with owned and with borrowed frames; both must give
-/// the same answer, event for event. Returns the owned validator's outcome and profile.
+/// Validates `sse` with owned and with borrowed frames ([`both_ways`]); both must agree.
 fn check_with(profile: impl Fn() -> Stream, sse: &str) -> (Result<(), SequenceError>, Stream) {
-    let mut owned = Validator::new(profile());
-    let mut decoder = Decoder::new();
-    decoder.feed_slice(sse.as_bytes()).unwrap();
-    let mut owned_result = Ok(());
-    while let Some(frame) = decoder.next_frame().unwrap() {
-        owned_result = owned.frame(&frame);
-        if owned_result.is_err() {
-            break;
-        }
-    }
-    let owned_result = owned_result.and_then(|()| owned.finish());
-
-    let mut borrowed = Validator::new(profile());
-    let mut decoder = Decoder::new();
-    decoder.feed_slice(sse.as_bytes()).unwrap();
-    let mut borrowed_result = Ok(());
-    while let Some(frame) = decoder.next_frame_ref().unwrap() {
-        borrowed_result = borrowed.frame_ref(frame);
-        if borrowed_result.is_err() {
-            break;
-        }
-    }
-    let borrowed_result = borrowed_result.and_then(|()| borrowed.finish());
-    assert_eq!(
-        owned_result, borrowed_result,
-        "event and event_ref disagree:\n{sse}"
-    );
-    assert_eq!(owned.profile().failure(), borrowed.profile().failure());
-    assert_eq!(owned.profile().task_id(), borrowed.profile().task_id());
-    assert_eq!(owned.profile().state(), borrowed.profile().state());
-    (owned_result, owned.into_profile())
+    let (result, owned, borrowed) = both_ways::validate_both_ways(profile, sse);
+    assert_eq!(owned.task_id(), borrowed.task_id());
+    assert_eq!(owned.state(), borrowed.state());
+    (result, owned)
 }
 
 #[track_caller]

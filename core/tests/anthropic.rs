@@ -11,43 +11,19 @@
 
 #![cfg(feature = "json")]
 
+#[path = "support/both_ways.rs"]
+mod both_ways;
+
 use proptest::prelude::*;
 use ssekit::profile::anthropic::{self, Messages};
 use ssekit::sequence::{Failure, Profile, Rule, SequenceError, Validator, UNTERMINATED};
 use ssekit::{Decoder, Event, FrameRef};
 
-/// Decodes `sse` and validates it twice, with owned and with borrowed frames; both must give
-/// the same answer, event for event. Returns the owned validator's outcome and profile.
+/// Validates `sse` with owned and with borrowed frames ([`both_ways`]); both must agree.
 fn check_with(profile: impl Fn() -> Messages, sse: &str) -> (Result<(), SequenceError>, Messages) {
-    let mut owned = Validator::new(profile());
-    let mut decoder = Decoder::new();
-    decoder.feed_slice(sse.as_bytes()).unwrap();
-    let mut owned_result = Ok(());
-    while let Some(frame) = decoder.next_frame().unwrap() {
-        owned_result = owned.frame(&frame);
-        if owned_result.is_err() {
-            break;
-        }
-    }
-    let owned_result = owned_result.and_then(|()| owned.finish());
-
-    let mut borrowed = Validator::new(profile());
-    let mut decoder = Decoder::new();
-    decoder.feed_slice(sse.as_bytes()).unwrap();
-    let mut borrowed_result = Ok(());
-    while let Some(frame) = decoder.next_frame_ref().unwrap() {
-        borrowed_result = borrowed.frame_ref(frame);
-        if borrowed_result.is_err() {
-            break;
-        }
-    }
-    let borrowed_result = borrowed_result.and_then(|()| borrowed.finish());
-    assert_eq!(
-        owned_result, borrowed_result,
-        "event and event_ref disagree:\n{sse}"
-    );
-    assert_eq!(owned.profile().failure(), borrowed.profile().failure());
-    (owned_result, owned.into_profile())
+    let (result, owned, borrowed) = both_ways::validate_both_ways(profile, sse);
+    let _ = &borrowed;
+    (result, owned)
 }
 
 #[track_caller]
