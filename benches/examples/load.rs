@@ -1,5 +1,7 @@
 //! Servers under load: ssekit-hyper, ssekit-smol and axum's `Sse` side by side, in one run,
-//! on 127.0.0.1 (issue 30).
+//! on 127.0.0.1 (issue 30). `in-axum` is ssekit-hyper's `SseBody` returned from axum
+//! handlers: the body under a server that is not ssekit's `serve` (hyper's default 400 KiB
+//! write buffer, no write bound of ssekit's).
 //!
 //! ```text
 //! cargo run --release -p ssekit-benches --example load             # 2-3 minutes
@@ -26,6 +28,7 @@
 //! | `fast64` | 64 streams of an always-ready producer (`stream::repeat_with`): events/s, the slowest stream; beside them one 10 ms ticker stream and a new connection every 100 ms (time to its response head; 5 s counts as a timeout) |
 //! | `chan64` | 64 streams, each fed by a producer task through a 64-event channel |
 //! | `fast1000` | 1 000 always-ready streams: events/s, the slowest stream, peak RSS |
+//! | `chan1000` | 1 000 streams, each fed by a producer task through a 64-event channel |
 //! | `slow1000` | 1 000 always-ready streams read at 1 KiB/s (client receive buffer 4 KiB): peak RSS |
 //! | `idle` | 10 000 idle streams (fewer when the open-file limit is lower; printed): RSS per stream |
 //! | `tick100` | 100 streams of a 10 ms ticker, no other load: delivery latency (half the streams since produced, half since due) |
@@ -52,9 +55,9 @@ use tokio::net::TcpStream;
 
 const PAYLOAD: &str = "0123456789abcdef";
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-const IMPLS: [&str; 3] = ["hyper", "smol", "axum"];
-const SCENARIOS: [&str; 6] = [
-    "fast64", "chan64", "fast1000", "slow1000", "idle", "tick100",
+const IMPLS: [&str; 4] = ["hyper", "smol", "axum", "in-axum"];
+const SCENARIOS: [&str; 7] = [
+    "fast64", "chan64", "fast1000", "chan1000", "slow1000", "idle", "tick100",
 ];
 
 fn main() {
@@ -204,6 +207,7 @@ fn print_table(table: &Table, names: &[String]) {
         "hyper+obs" => "ssekit-hyper, observed",
         "smol+obs" => "ssekit-smol, observed",
         "axum" => "axum `Sse`",
+        "in-axum" => "ssekit-hyper's `SseBody` in axum",
         _ => "?",
     };
     let with_axum = names.iter().any(|n| n == "axum");
@@ -478,15 +482,17 @@ async fn run_scenario(plan: &Plan, scenario: &str, name: &str) -> Rows {
     let addr = server.addr;
     let mut rows = Rows::new();
     match scenario {
-        "fast64" | "chan64" | "fast1000" => {
+        "fast64" | "chan64" | "fast1000" | "chan1000" => {
             let (path, n) = match scenario {
                 "fast64" => ("/fast", 64),
                 "chan64" => ("/chan", 64),
+                "chan1000" => ("/chan", 1000),
                 _ => ("/fast", 1000),
             };
             let label = match scenario {
                 "fast64" => "64 always-ready streams",
                 "chan64" => "64 channel-fed streams",
+                "chan1000" => "1 000 channel-fed streams",
                 _ => "1 000 always-ready streams",
             };
             let counts: Vec<Arc<AtomicU64>> = (0..n).map(|_| Arc::new(AtomicU64::new(0))).collect();
@@ -751,6 +757,7 @@ mod server {
             "hyper" => hyper(listener),
             "smol" => smol(listener),
             "axum" => axum(listener),
+            "in-axum" => in_axum(listener),
             other => panic!("unknown server {other}; one of {IMPLS:?}"),
         }
     }
@@ -866,6 +873,53 @@ mod server {
                     Sse::new(futures::stream::pending::<Result<Event, Infallible>>())
                         .keep_alive(keep_alive())
                 }),
+            );
+        tokio_rt().block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener)
+                .expect("listener")
+                .tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+            axum::serve(listener, app).await.expect("serve");
+        });
+    }
+
+    /// ssekit-hyper's `SseBody` returned from axum handlers (its `axum` feature): the body
+    /// under someone else's server, with hyper's default write buffer.
+    fn in_axum(listener: std::net::TcpListener) {
+        use axum::routing::get;
+        use axum::serve::ListenerExt;
+        use futures::StreamExt;
+        use ssekit::Event;
+        use ssekit_hyper::server::{channel, SseBody};
+        let app = axum::Router::new()
+            .route(
+                "/fast",
+                get(|| async {
+                    SseBody::new(futures::stream::repeat_with(|| Event::message(PAYLOAD)))
+                        .keep_alive(KEEP_ALIVE)
+                }),
+            )
+            .route(
+                "/chan",
+                get(|| async {
+                    let (tx, body) = channel(64);
+                    tokio::spawn(async move {
+                        let event = Event::message(PAYLOAD);
+                        while tx.send(&event).await.is_ok() {}
+                    });
+                    body.keep_alive(KEEP_ALIVE)
+                }),
+            )
+            .route(
+                "/tick",
+                get(|| async {
+                    SseBody::new(tokio_ticks().map(Event::message)).keep_alive(KEEP_ALIVE)
+                }),
+            )
+            .route(
+                "/idle",
+                get(|| async { SseBody::new(futures::stream::pending()).keep_alive(KEEP_ALIVE) }),
             );
         tokio_rt().block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener)
