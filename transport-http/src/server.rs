@@ -52,6 +52,7 @@ mod channel;
 pub use broadcast::Broadcast;
 #[cfg(feature = "server")]
 mod overflow;
+mod unsent;
 #[cfg(feature = "server")]
 pub use channel::{channel, channel_with, Sender};
 #[cfg(feature = "server")]
@@ -340,6 +341,29 @@ pub const FRAME_BYTES: usize = 16 << 10;
 /// assert_eq!(ssekit_http::server::TURN_BYTES, 64 << 10);
 /// ```
 pub const TURN_BYTES: usize = 64 << 10;
+
+/// The most bytes an [`SseBody`] has ready beyond what its socket took, under any server:
+/// the frames it handed out that the server still holds (in a write buffer, not yet
+/// written). The body yields another frame only while it fits, and a frame's drop (once
+/// written, or copied by the server) makes room again. A stream starts with one frame
+/// ([`FRAME_BYTES`]) of room and earns this much once it has streamed for 500 ms without
+/// waiting a second for its socket (on the body's runtime clock); such a wait makes it
+/// cautious again. So a slow reader costs one frame, not hyper's default write buffer of sixteen frames (256 KiB),
+/// whether the body is mounted in axum, in tower, in a hand-written hyper server or under
+/// [`serve`]. The bound holds from the first frame the server lets go of on: a consumer
+/// that keeps every frame to the end (`BodyExt::collect`) is never made to wait on itself.
+/// One event larger than a frame goes out whole, above it.
+///
+/// A server must let go of each frame once it has written it, as hyper (HTTP/1.1 and
+/// HTTP/2), axum and tower's layers do; one that held written frames until more came
+/// would wait on a body that waits on it. A server that copies each frame into a buffer of
+/// its own (hyper over an IO without vectored writes) bounds the stream by that buffer.
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::server::MAX_UNSENT, 64 << 10);
+/// ```
+pub const MAX_UNSENT: usize = 64 << 10;
 
 /// The write buffer of each HTTP/1.1 connection `serve` serves
 /// (`ServeOptions::write_buffer`): a body is not polled while this much of it waits for

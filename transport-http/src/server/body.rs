@@ -11,6 +11,7 @@ use http_body::{Body, Frame, SizeHint};
 use ssekit::server::KeepAlive;
 use ssekit::{Encoder, Event};
 
+use super::unsent::Unsent;
 use super::{encode_messages, Frames, Message};
 use crate::keep_alive::Pinger;
 use crate::observe::{self, Open};
@@ -38,6 +39,12 @@ type Source = Pin<Box<dyn Stream<Item = Result<Bytes, Error>> + Send>>;
 /// alone), so the connection's task goes behind every other stream, timer and accept. The
 /// body holds at most one frame and one event besides its source's queue.
 ///
+/// # Bounded under any server
+/// The frames a server has taken and not yet written count against the body: past
+/// [`MAX_UNSENT`](super::MAX_UNSENT) bytes it yields nothing more until the server lets go
+/// of some, so a slow reader costs that much whichever server polls the body (hyper's own
+/// write buffer would take sixteen frames).
+///
 /// # Example
 /// ```
 /// use std::time::Duration;
@@ -55,6 +62,7 @@ pub struct SseBody<R: Runtime> {
     pinger: Option<Pinger<R>>,
     runtime: R,
     watch: Watch<R>,
+    unsent: Unsent,
 }
 
 impl<R: Runtime> std::fmt::Debug for SseBody<R> {
@@ -181,6 +189,7 @@ impl<R: Runtime> SseBody<R> {
             pinger: Some(Pinger::new(keep_alive, runtime.clone())),
             runtime,
             watch,
+            unsent: Unsent::default(),
         }
     }
 
@@ -274,6 +283,10 @@ impl<R: Runtime> Body for SseBody<R> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         let this = self.get_mut();
+        let runtime = &this.runtime;
+        if this.unsent.poll_room(cx, || runtime.now()).is_pending() {
+            return Poll::Pending;
+        }
         let (frames, pinger) = (&mut this.frames, &mut this.pinger);
         let frame = this
             .runtime
@@ -281,7 +294,8 @@ impl<R: Runtime> Body for SseBody<R> {
         if let Poll::Ready(polled) = &frame {
             this.watch.saw(polled, frames);
         }
-        frame.map(|frame| frame.map(|bytes| bytes.map(Frame::data)))
+        let unsent = &mut this.unsent;
+        frame.map(|frame| frame.map(|bytes| bytes.map(|b| Frame::data(unsent.track(b)))))
     }
 
     fn is_end_stream(&self) -> bool {
