@@ -488,6 +488,9 @@ async fn measure(
         let sid = conn.session().await;
         conns.push((conn, sid));
     }
+    // Resumed below: a session of its own would find the registry full of these
+    // sessions' results, and an owner evicts only its own (core's fair registry).
+    let resume_sid = conns.first().map(|(_, sid)| sid.clone());
     let done = Arc::new(AtomicU64::new(0));
     let counting = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
@@ -713,7 +716,10 @@ async fn measure(
     // --- a finished task resumed on B ----------------------------------------------------
     let mut on_a = Conn::open(a).await;
     let mut on_b = Conn::open(b).await;
-    let sid = on_a.session().await;
+    let sid = match resume_sid {
+        Some(sid) => sid,
+        None => on_a.session().await,
+    };
     let mut latencies = Vec::new();
     let mut resumes_before = None;
     let samples = plan.samples() / 2;
