@@ -464,6 +464,46 @@ async fn shutdown_lets_running_calls_finish_and_refuses_new_ones<R: Runtime + De
     assert_eq!(on_b, wire);
 }
 
+/// What a call and a broadcast event cost in requests to Redis (each one round trip),
+/// counted by the store: deterministic, unlike their timings.
+async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisServer) {
+    let store = connect::<R>(&redis).await;
+    let shared: Arc<dyn Store> = store.clone();
+    let a = Server::<R>::with_config(
+        vec![Arc::new(Gsm8k)],
+        ServerConfig::default().store(Arc::clone(&shared)),
+    );
+    let sid = session(&a).await;
+    let watcher = connect::<R>(&redis).await;
+    for _ in 0..3 {
+        let before = store.round_trips();
+        let submit = json!({"name": "submit", "input": {"answer": 33}});
+        let (status, wire) = call(&a, &sid, &submit).await;
+        assert_eq!(status, 200, "{wire}");
+        let task_id = events(&wire)[0].1.clone();
+        // The result is written after the stream ended: wait for it (on another store).
+        while !watcher.read_task(&task_id, "0").await.unwrap().finished {
+            sleep(5).await;
+        }
+        // The session (GETEX), the start (SET lease, SET scope), the end (one script).
+        assert_eq!(store.round_trips() - before, 3);
+    }
+    let news = SharedBroadcast::new(shared, "round-trips");
+    // Each change notice forgets the reads in flight: let each arrive before reading.
+    let publish = |data: &'static str| {
+        let news = &news;
+        let noticed = store.changed(ssekit_http::store::Log::Events("round-trips"));
+        async move {
+            let id = news.publish(&ssekit::Event::message(data)).await.unwrap();
+            noticed.await;
+            id
+        }
+    };
+    let before = store.round_trips();
+    publish("one").await;
+    assert_eq!(store.round_trips() - before, 1, "a publish is one script");
+}
+
 on_both_runtimes!(
     sessions_made_on_one_instance_work_on_every_other,
     a_finished_call_resumes_identically_on_another_instance,
@@ -473,6 +513,7 @@ on_both_runtimes!(
     every_key_expires,
     a_broadcast_reaches_every_instance_and_replays_after_an_id,
     shutdown_lets_running_calls_finish_and_refuses_new_ones,
+    round_trips_per_call_and_per_event,
 );
 
 #[test]

@@ -8,9 +8,9 @@
 //!
 //! ```text
 //!  instance A ──┐                       ┌── instance B
-//!   start_task ─┼─▶ SET task, lease PX  │
+//!   start_task ─┼─▶ SET lease, task PX  │
 //!   renew      ─┼─▶ PEXPIRE lease       │   read_task ◀─ XRANGE log, EXISTS lease
-//!   append     ─┼─▶ MULTI XADD log … PEXPIRE … DEL lease PUBLISH changed ─▶ changed() wakes B's followers
+//!   append     ─┼─▶ EVALSHA: XADD log … PEXPIRE … PUBLISH changed ─▶ changed() wakes B's followers
 //! ```
 //!
 //! **Layout.** Every key starts with the prefix (default `ssekit:`) and has a TTL:
@@ -19,9 +19,15 @@
 //! |---|---|---|---|
 //! | `{p}session:{sid}` | string | the session as JSON ([`SessionRecord`]) | the session timeout after its last use (`GETEX … PX`) |
 //! | `{p}task:{id}` | string | who may resume the task ([`TaskScope`]) | lease + 60 s while running; the result TTL once finished |
-//! | `{p}lease:{id}` | string | `1` while the producing instance renews it | the lease (3 s by default), deleted at the end |
+//! | `{p}lease:{id}` | string | `1` while the producing instance renews it | the lease (3 s by default); left to lapse at the end (the terminal frame tells) |
 //! | `{p}log:{id}` | stream | one entry per frame (`f`), the terminal one marked `t` | as the task key |
 //! | `{p}events:{name}` | stream | a broadcast's events (`f`), ids given by Redis | `MAXLEN ~` the replay size; the TTL after the last publish |
+//!
+//! **Round trips.** An ORS call costs 3 on the happy path: the session (`GETEX`), the
+//! start (`SET` lease and scope, pipelined) and the end (one script: the frames, the
+//! TTLs and the `PUBLISH`). A broadcast event costs one (a script). Scripts
+//! run by `EVALSHA`, and by `EVAL` when Redis lost them.
+//! [`RedisStore::round_trips`] counts them.
 //!
 //! Changes are announced on the channel `{p}changed` (the payload names the log), which
 //! each instance subscribes to once; a follower also re-reads every third of the lease, so
@@ -56,7 +62,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -91,6 +97,48 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The frames read from a log in one request.
 const READ_BATCH: usize = 1024;
 
+/// Appends a task's frames (`ARGV[5..]`) to its log (`KEYS[1]`) and announces it, in one
+/// atomic request. Finished (`ARGV[2] == "1"`): the last frame is marked terminal and the
+/// log and the scope (`KEYS[2]`) kept for `ARGV[1]` ms; the lease is left to lapse (a
+/// finished log says the task ended whatever the lease). Unfinished: the log gets the
+/// scope's TTL, so that it never lives without one.
+const APPEND: &str = r"
+local last = #ARGV
+for i = 5, last do
+  if ARGV[2] == '1' and i == last then
+    redis.call('XADD', KEYS[1], '*', 'f', ARGV[i], 't', '1')
+  else
+    redis.call('XADD', KEYS[1], '*', 'f', ARGV[i])
+  end
+end
+if ARGV[2] == '1' then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+else
+  local ttl = redis.call('PTTL', KEYS[2])
+  redis.call('PEXPIRE', KEYS[1], ttl > 0 and ttl or 1)
+end
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return 1
+";
+
+/// Appends a broadcast event (`ARGV[5]`) to its log (`KEYS[1]`, trimmed to about `ARGV[1]`
+/// entries, kept `ARGV[2]` ms) and announces it, in one atomic request: the event's id.
+const PUBLISH: &str = r"
+local id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'f', ARGV[5])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+return id
+";
+
+/// A Lua script run by its SHA1 (`EVALSHA`), sent whole (`EVAL`, which caches it again)
+/// when Redis no longer knows it (`NOSCRIPT`: Redis restarted, or `SCRIPT FLUSH`).
+struct Script {
+    source: &'static str,
+    /// The SHA1 Redis gave it (`SCRIPT LOAD` at connect time).
+    sha: String,
+}
+
 type Sleeper = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// The shared state of several ssekit servers, on Redis (see the [crate docs](crate)).
@@ -121,6 +169,10 @@ struct Inner {
     sleep: Sleeper,
     /// The last request failed for want of a connection (told once, until one succeeds).
     down: AtomicBool,
+    /// Requests sent (a pipeline, a `MULTI … EXEC` block or a script is one).
+    round_trips: AtomicU64,
+    append: Script,
+    publish: Script,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -202,6 +254,40 @@ impl RedisStore {
                 })
             })
         };
+        // Loaded here: the SHA1s come from Redis (no hashing in this crate).
+        let mut load = redis::pipe();
+        load.cmd("PING");
+        for source in [APPEND, PUBLISH] {
+            load.cmd("SCRIPT").arg("LOAD").arg(source);
+        }
+        let mut conn_for_load = conn.clone();
+        let scrub_load = |e: redis::RedisError| {
+            StoreError::new(format!(
+                "{shown_url}: {}",
+                scrubbed(&e.to_string(), password.as_deref())
+            ))
+        };
+        let timer = sleep(timeout);
+        let loaded = futures_lite::future::or(
+            async {
+                Some(
+                    load.query_async::<(String, String, String)>(&mut conn_for_load)
+                        .await,
+                )
+            },
+            async {
+                timer.await;
+                None
+            },
+        )
+        .await
+        .ok_or_else(|| StoreError::new(format!("{shown_url}: no answer within {timeout:?}")))?;
+        let (pong, append_sha, publish_sha) = loaded.map_err(scrub_load)?;
+        if pong != "PONG" {
+            return Err(StoreError::new(format!(
+                "{shown_url}: PING answered {pong:?}"
+            )));
+        }
         let store = RedisStore {
             inner: Arc::new(Inner {
                 conn,
@@ -212,12 +298,17 @@ impl RedisStore {
                 waiters: Arc::default(),
                 sleep,
                 down: AtomicBool::new(false),
+                round_trips: AtomicU64::new(1),
+                append: Script {
+                    source: APPEND,
+                    sha: append_sha,
+                },
+                publish: Script {
+                    source: PUBLISH,
+                    sha: publish_sha,
+                },
             }),
         };
-        let pong: String = store.run(redis::cmd("PING")).await?;
-        if pong != "PONG" {
-            return Err(store.error(format!("PING answered {pong:?}")));
-        }
         runtime.spawn(listen(
             client,
             format!("{prefix}changed"),
@@ -234,6 +325,24 @@ impl RedisStore {
     /// See [`RedisStore`].
     pub fn url(&self) -> &str {
         &self.inner.shown_url
+    }
+
+    /// The requests this store has sent to Redis so far, each one round trip: a single
+    /// command, a pipeline, a `MULTI … EXEC` block or a script (its reload after a
+    /// `NOSCRIPT` counts as a second). For measuring what an operation costs.
+    ///
+    /// # Example
+    /// ```no_run
+    /// use ssekit_http::{runtime::Runtime, store::{Store, StoreError}};
+    /// async fn cost<R: Runtime>(runtime: R) -> Result<u64, StoreError> {
+    ///     let store = ssekit_redis::RedisStore::connect("redis://127.0.0.1", runtime).await?;
+    ///     let before = store.round_trips();
+    ///     store.task_scope("some-task").await?;
+    ///     Ok(store.round_trips() - before) // 1
+    /// }
+    /// ```
+    pub fn round_trips(&self) -> u64 {
+        self.inner.round_trips.load(Ordering::Relaxed)
     }
 
     fn key(&self, kind: &str, name: &str) -> String {
@@ -300,6 +409,7 @@ impl RedisStore {
     }
 
     async fn run<T: redis::FromRedisValue>(&self, cmd: redis::Cmd) -> Result<T, StoreError> {
+        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
         let mut conn = self.inner.conn.clone();
         self.timed(async move { cmd.query_async(&mut conn).await })
             .await
@@ -309,9 +419,49 @@ impl RedisStore {
         &self,
         pipe: redis::Pipeline,
     ) -> Result<T, StoreError> {
+        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
         let mut conn = self.inner.conn.clone();
         self.timed(async move { pipe.query_async(&mut conn).await })
             .await
+    }
+
+    /// Runs `script` with `keys` and `args`: `EVALSHA`, then `EVAL` if Redis answers
+    /// `NOSCRIPT`.
+    async fn run_script<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        keys: &[&str],
+        args: &[&[u8]],
+    ) -> Result<T, StoreError> {
+        let eval = |name: &str, body: &str| {
+            let mut cmd = redis::cmd(name);
+            cmd.arg(body).arg(keys.len()).arg(keys);
+            for arg in args {
+                cmd.arg(*arg);
+            }
+            cmd
+        };
+        self.inner.round_trips.fetch_add(1, Ordering::Relaxed);
+        let mut conn = self.inner.conn.clone();
+        let by_sha = eval("EVALSHA", &script.sha);
+        let first = self
+            .timed(async move {
+                match by_sha.query_async::<T>(&mut conn).await {
+                    Ok(answer) => Ok(Some(answer)),
+                    Err(e)
+                        if e.kind()
+                            == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                    {
+                        Ok(None)
+                    }
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        match first {
+            Some(answer) => Ok(answer),
+            None => self.run(eval("EVAL", script.source)).await,
+        }
     }
 
     fn decode<T: serde::de::DeserializeOwned>(
@@ -449,19 +599,20 @@ impl Store for RedisStore {
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
             let json = serde_json::to_vec(scope).map_err(|e| self.error(e))?;
+            // No MULTI: each SET gives its key a TTL by itself, and the lease goes first,
+            // so whoever finds the scope finds the lease too.
             let mut pipe = redis::pipe();
-            pipe.atomic()
+            pipe.cmd("SET")
+                .arg(self.key("lease", task_id))
+                .arg(1)
+                .arg("PX")
+                .arg(millis(lease))
+                .ignore()
                 .cmd("SET")
                 .arg(self.key("task", task_id))
                 .arg(json)
                 .arg("PX")
                 .arg(millis(lease + LOST_GRACE))
-                .ignore()
-                .cmd("SET")
-                .arg(self.key("lease", task_id))
-                .arg(1)
-                .arg("PX")
-                .arg(millis(lease))
                 .ignore();
             let _: Value = self.run_pipe(pipe).await?;
             Ok(())
@@ -497,34 +648,23 @@ impl Store for RedisStore {
         result_ttl: Duration,
     ) -> StoreFuture<'a, ()> {
         Box::pin(async move {
-            let log = self.key("log", task_id);
-            let mut pipe = redis::pipe();
-            pipe.atomic();
-            for (i, frame) in frames.iter().enumerate() {
-                pipe.cmd("XADD")
-                    .arg(&log)
-                    .arg("*")
-                    .arg("f")
-                    .arg(frame.as_ref());
-                if finished && i + 1 == frames.len() {
-                    pipe.arg("t").arg(1);
-                }
-                pipe.ignore();
-            }
-            if finished {
-                let ttl = millis(result_ttl);
-                pipe.cmd("PEXPIRE").arg(&log).arg(ttl).ignore();
-                pipe.cmd("PEXPIRE")
-                    .arg(self.key("task", task_id))
-                    .arg(ttl)
-                    .ignore();
-                pipe.cmd("DEL").arg(self.key("lease", task_id)).ignore();
-            }
-            pipe.cmd("PUBLISH")
-                .arg(self.channel())
-                .arg(Log::Task(task_id).name())
-                .ignore();
-            let _: Value = self.run_pipe(pipe).await?;
+            let (log, task) = (self.key("log", task_id), self.key("task", task_id));
+            let (ttl, channel, name) = (
+                millis(result_ttl).to_string(),
+                self.channel(),
+                Log::Task(task_id).name(),
+            );
+            let mut args: Vec<&[u8]> = Vec::with_capacity(4 + frames.len());
+            args.extend([
+                ttl.as_bytes(),
+                if finished { b"1" } else { b"0" },
+                channel.as_bytes(),
+                name.as_bytes(),
+            ]);
+            args.extend(frames.iter().map(|f| f.as_ref()));
+            let _: Value = self
+                .run_script(&self.inner.append, &[&log, &task], &args)
+                .await?;
             Ok(())
         })
     }
@@ -587,26 +727,20 @@ impl Store for RedisStore {
     ) -> StoreFuture<'a, String> {
         Box::pin(async move {
             let key = self.key("events", stream);
-            let mut pipe = redis::pipe();
-            pipe.atomic()
-                .cmd("XADD")
-                .arg(&key)
-                .arg("MAXLEN")
-                .arg("~")
-                .arg(max_events.max(1))
-                .arg("*")
-                .arg("f")
-                .arg(frame.as_ref())
-                .cmd("PEXPIRE")
-                .arg(&key)
-                .arg(millis(ttl))
-                .ignore()
-                .cmd("PUBLISH")
-                .arg(self.channel())
-                .arg(Log::Events(stream).name())
-                .ignore();
-            let (id,): (String,) = self.run_pipe(pipe).await?;
-            Ok(id)
+            let (max, ttl, channel, name) = (
+                max_events.max(1).to_string(),
+                millis(ttl).to_string(),
+                self.channel(),
+                Log::Events(stream).name(),
+            );
+            let args: [&[u8]; 5] = [
+                max.as_bytes(),
+                ttl.as_bytes(),
+                channel.as_bytes(),
+                name.as_bytes(),
+                frame.as_ref(),
+            ];
+            self.run_script(&self.inner.publish, &[&key], &args).await
         })
     }
 
@@ -631,11 +765,29 @@ impl Store for RedisStore {
                     gap: false,
                 });
             };
+            self.read_events_after(&key, after, limit).await
+        })
+    }
+
+    fn changed(&self, log: Log<'_>) -> Changed {
+        self.inner.waiters.wait(log.name())
+    }
+}
+
+impl RedisStore {
+    /// [`Store::read_events`] after `after`, from Redis.
+    async fn read_events_after(
+        &self,
+        key: &str,
+        after: &str,
+        limit: usize,
+    ) -> Result<EventsRead, StoreError> {
+        {
             // From `after` itself (inclusive): its presence proves that nothing between it
             // and the next events was trimmed (Redis trims from the head).
             let from_start = after == "0-0";
             let mut cmd = redis::cmd("XRANGE");
-            cmd.arg(&key)
+            cmd.arg(key)
                 .arg(if from_start { "-" } else { after })
                 .arg("+")
                 .arg("COUNT")
@@ -668,11 +820,7 @@ impl Store for RedisStore {
                 read.last = id;
             }
             Ok(read)
-        })
-    }
-
-    fn changed(&self, log: Log<'_>) -> Changed {
-        self.inner.waiters.wait(log.name())
+        }
     }
 }
 

@@ -251,7 +251,8 @@ pub trait Store: Send + Sync + 'static {
     fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()>;
 
     /// Appends a task's output frames; with `finished`, the last one is its terminal
-    /// event, and the log is then kept for `result_ttl` (and the lease released). Wakes
+    /// event, and the log is then kept for `result_ttl` (the lease may be released or left
+    /// to lapse: a finished log ends the task whatever its lease says). Wakes
     /// the task's [`changed`](Self::changed) waiters on every instance.
     fn append_task<'a>(
         &'a self,
