@@ -467,6 +467,7 @@ async fn shutdown_lets_running_calls_finish_and_refuses_new_ones<R: Runtime + De
 /// What a call and a broadcast event cost in requests to Redis (each one round trip),
 /// counted by the store: deterministic, unlike their timings.
 async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisServer) {
+    use futures_lite::future::zip;
     let store = connect::<R>(&redis).await;
     let shared: Arc<dyn Store> = store.clone();
     let a = Server::<R>::with_config(
@@ -500,8 +501,24 @@ async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisSe
         }
     };
     let before = store.round_trips();
-    publish("one").await;
+    let first = publish("one").await;
     assert_eq!(store.round_trips() - before, 1, "a publish is one script");
+    publish("two").await;
+    // Four subscribers at one position share their reads of the log.
+    let before = store.round_trips();
+    let subscribe = || news.subscribe(Some(&first), R::default());
+    let ((s1, s2), (s3, s4)) =
+        zip(zip(subscribe(), subscribe()), zip(subscribe(), subscribe())).await;
+    // One XRANGE, or two when it was answered before the last subscriber asked (Redis
+    // answers on another thread): never one each.
+    let reads = store.round_trips() - before;
+    assert!((1..=2).contains(&reads), "{reads} reads for 4 subscribers");
+    for subscriber in [s1, s2, s3, s4] {
+        let mut subscriber = subscriber.unwrap();
+        use futures_lite::StreamExt;
+        let got = subscriber.next().await.unwrap();
+        assert!(got.ends_with(b"data: two\n\n"), "{got:?}");
+    }
 }
 
 on_both_runtimes!(

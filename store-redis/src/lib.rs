@@ -25,8 +25,9 @@
 //!
 //! **Round trips.** An ORS call costs 3 on the happy path: the session (`GETEX`), the
 //! start (`SET` lease and scope, pipelined) and the end (one script: the frames, the
-//! TTLs and the `PUBLISH`). A broadcast event costs one (a script). Scripts
-//! run by `EVALSHA`, and by `EVAL` when Redis lost them.
+//! TTLs and the `PUBLISH`). A broadcast event costs one (a script); subscribers of one
+//! stream on one instance share their reads (one `XRANGE` for all those at the same
+//! position). Scripts run by `EVALSHA`, and by `EVAL` when Redis lost them.
 //! [`RedisStore::round_trips`] counts them.
 //!
 //! Changes are announced on the channel `{p}changed` (the payload names the log), which
@@ -60,10 +61,11 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -139,6 +141,11 @@ struct Script {
     sha: String,
 }
 
+/// The reads of a broadcast log in flight, by (stream, after, limit): subscribers of one
+/// stream at one position share one `XRANGE`. A change notice for the stream forgets its
+/// flights (a read joined after the notice is a new one, so it sees the change).
+type Flights = Mutex<HashMap<(String, String, usize), Arc<tokio::sync::OnceCell<EventsRead>>>>;
+
 type Sleeper = Arc<dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// The shared state of several ssekit servers, on Redis (see the [crate docs](crate)).
@@ -173,6 +180,7 @@ struct Inner {
     round_trips: AtomicU64,
     append: Script,
     publish: Script,
+    flights: Arc<Flights>,
 }
 
 impl std::fmt::Debug for RedisStore {
@@ -307,12 +315,14 @@ impl RedisStore {
                     source: PUBLISH,
                     sha: publish_sha,
                 },
+                flights: Arc::default(),
             }),
         };
         runtime.spawn(listen(
             client,
             format!("{prefix}changed"),
             Arc::downgrade(&store.inner.waiters),
+            Arc::downgrade(&store.inner.flights),
             Arc::clone(&store.inner.sleep),
         ));
         log!(info, url = %store.inner.shown_url, prefix, "connected to Redis");
@@ -765,7 +775,28 @@ impl Store for RedisStore {
                     gap: false,
                 });
             };
-            self.read_events_after(&key, after, limit).await
+            let flight = (stream.to_owned(), after.to_owned(), limit);
+            let cell = {
+                let mut flights = self
+                    .inner
+                    .flights
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                Arc::clone(flights.entry(flight.clone()).or_default())
+            };
+            let read = cell
+                .get_or_try_init(|| self.read_events_after(&key, after, limit))
+                .await
+                .cloned();
+            let mut flights = self
+                .inner
+                .flights
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if flights.get(&flight).is_some_and(|f| Arc::ptr_eq(f, &cell)) {
+                flights.remove(&flight);
+            }
+            read
         })
     }
 
@@ -831,8 +862,20 @@ async fn listen(
     client: Client,
     channel: String,
     waiters: std::sync::Weak<Waiters>,
+    flights: std::sync::Weak<Flights>,
     sleep: Sleeper,
 ) {
+    // A read in flight may predate the change: later readers start their own.
+    let forget = |name: Option<&str>| {
+        if let Some(flights) = flights.upgrade() {
+            let mut flights = flights.lock().unwrap_or_else(PoisonError::into_inner);
+            match name.and_then(|n| n.strip_prefix("events:")) {
+                Some(stream) => flights.retain(|(s, _, _), _| s != stream),
+                None if name.is_none() => flights.clear(),
+                None => {}
+            }
+        }
+    };
     use futures_lite::StreamExt;
     // Whether the subscription broke (told once, until it is back).
     let mut lost = false;
@@ -852,10 +895,12 @@ async fn listen(
                     return;
                 };
                 if let Ok(name) = std::str::from_utf8(message.get_payload_bytes()) {
+                    forget(Some(name));
                     waiters.wake(name);
                 }
             }
         }
+        forget(None);
         match waiters.upgrade() {
             Some(waiters) => waiters.wake_all(),
             None => return,
