@@ -19,7 +19,7 @@
 //! so its peak RSS (`VmHWM` in `/proc/PID/status`) is that scenario's alone. The client is
 //! this process: raw HTTP/1.1 over tokio sockets, counting events by their blank lines, the
 //! same client for every server. Every server runs on 2 worker threads (tokio's
-//! multi-threaded runtime; smol's global executor with `SMOL_THREADS=2`, or what the
+//! multi-threaded runtime; ssekit-smol's executor with `SMOL_THREADS=2`, or what the
 //! environment's `SMOL_THREADS` says) and every stream has
 //! a 15 s keep-alive. Events are `data: 0123456789abcdef\n\n` (24 bytes).
 //!

@@ -26,7 +26,7 @@ pub type Items = std::pin::Pin<Box<dyn futures_util::Stream<Item = Result<Item, 
 
 impl RuntimeName {
     /// Runs `future` to its end on this runtime: tokio's multi-threaded scheduler, or
-    /// `smol::block_on` (tasks on smol's global executor).
+    /// `smol::block_on` (tasks on ssekit-smol's executor, a thread per core).
     pub fn block_on<F: Future>(self, future: F) -> std::io::Result<F::Output> {
         match self {
             RuntimeName::Hyper => Ok(tokio::runtime::Builder::new_multi_thread()

@@ -130,7 +130,7 @@ async fn a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_erro
     }
 }
 
-/// tokio only: smol's global executor, where `Smol` runs tasks, is never shut down.
+/// tokio only: the executor where `Smol` runs tasks is never shut down.
 #[test]
 fn a_call_whose_task_its_runtime_dropped_ends_in_error() {
     let server = server::<ssekit_hyper::runtime::Tokio>(ServerConfig::default());

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  POST /{env}/call {name,input,task_id?} ──▶ session check ──▶ TaskRegistry::open
-//!     Started ─▶ smol::spawn(tool) ─▶ Chunker ─▶ TaskRegistry::push ─┐
+//!     Started ─▶ Smol::spawn(tool) ─▶ Chunker ─▶ TaskRegistry::push ─┐
 //!     Resumed ──────────────────────────────────────────────────────┼─▶ task_id, chunk*, end|error ─▶ SseBody (+ pings)
 //!     Unknown ─▶ error "unknown task_id"                             ┘
 //! ```

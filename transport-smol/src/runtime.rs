@@ -9,9 +9,9 @@ use async_io::Timer;
 use ssekit::Instant;
 use ssekit_http::runtime::Runtime;
 
-/// smol as a [`Runtime`]: tasks on smol's global executor (`smol::spawn`) and `async-io`
-/// timers. Works from any thread, inside an executor or not; its clock reads from when the
-/// value was made.
+/// smol as a [`Runtime`]: tasks on an executor of ssekit-smol's with a thread per core
+/// (see [`Runtime::spawn`] below) and `async-io` timers. Works from any thread, inside an
+/// executor or not; its clock reads from when the value was made.
 ///
 /// # Example
 /// ```
@@ -34,7 +34,7 @@ impl Default for Smol {
 }
 
 /// hyper's executor hook: the HTTP/2 connections of the client spawn their streams as
-/// tasks on smol's global executor.
+/// tasks on ssekit-smol's executor.
 ///
 /// # Example
 /// ```
@@ -70,10 +70,77 @@ impl Runtime for Smol {
         Timer::at(at)
     }
 
+    /// Runs `future` on ssekit-smol's executor: `SMOL_THREADS` threads when that is set, as
+    /// `smol::spawn` would, and otherwise one per core (`available_parallelism`), as tokio's
+    /// runtime has by default. smol's own global executor has one thread unless told
+    /// otherwise, so a server on it used one core for every connection: beside busy
+    /// streams, a ticker's events waited for the one thread, and 1,000 streams fed by
+    /// channels moved fewer events than on tokio.
     fn spawn<F>(&self, future: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
-        smol::spawn(future).detach();
+        match executor() {
+            Some(executor) => executor.spawn(future).detach(),
+            // No thread could be started (a process at its thread limit): smol's own.
+            None => smol::spawn(future).detach(),
+        }
+    }
+}
+
+/// The executor of the tasks [`Smol`] spawns, and its threads, started on first use.
+static EXECUTOR: smol::Executor<'static> = smol::Executor::new();
+
+/// The executor, once its threads run; `None` when none could be started.
+fn executor() -> Option<&'static smol::Executor<'static>> {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let started = *THREADS.get_or_init(|| {
+        let wanted = std::env::var("SMOL_THREADS")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1)
+            .max(1);
+        (1..=wanted)
+            .filter(|n| {
+                std::thread::Builder::new()
+                    .name(format!("ssekit-smol-{n}"))
+                    .spawn(|| loop {
+                        // A task that panics unwinds out of `run`; the thread runs on.
+                        let run = || smol::block_on(EXECUTOR.run(std::future::pending::<()>()));
+                        let _ = std::panic::catch_unwind(run);
+                    })
+                    .is_ok()
+            })
+            .count()
+    });
+    (started > 0).then_some(&EXECUTOR)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Barrier};
+
+    use super::*;
+
+    #[test]
+    fn tasks_run_on_a_thread_per_core_unless_smol_threads_says_otherwise() {
+        let threads = std::env::var("SMOL_THREADS")
+            .ok()
+            .and_then(|n| n.parse::<usize>().ok())
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1);
+        if threads < 2 {
+            return;
+        }
+        // Two tasks that each wait for the other: they finish only on two threads at once.
+        let barrier = Arc::new(Barrier::new(3));
+        for _ in 0..2 {
+            let barrier = Arc::clone(&barrier);
+            Smol::default().spawn(async move {
+                barrier.wait();
+            });
+        }
+        barrier.wait();
     }
 }
