@@ -17,12 +17,62 @@ use super::{queue_capacity, Hub, Overflow, SseBody};
 use crate::observe::{self, log, Open};
 use crate::runtime::Runtime;
 
-/// The hub, and the id of the last event published with one (where a new subscriber's
-/// replay ends).
+/// The hub, the id of the last event published with one (where a new subscriber's replay
+/// ends), and where recent ids stand in the sequence of events.
 #[derive(Debug)]
 struct State {
     hub: Hub<Client>,
     last_id: Option<Arc<str>>,
+    seqs: Seqs,
+}
+
+/// Where the ids of recent events stood in the sequence of everything published, so that a
+/// client resuming after an id the replay buffer no longer holds is told how many events it
+/// missed ([`Broadcast::resume`]). A table of [`SEQ_SLOTS`] slots by the id's hash: a slot
+/// keeps the latest id that hashed to it, so an id long gone may have lost its slot (then
+/// the count is unknown).
+#[derive(Debug, Default)]
+struct Seqs {
+    /// Events published (and kept for replay, or refused as too large for it) so far.
+    published: u64,
+    /// `(hash of the id, its place in the sequence)`, empty until an event has an id.
+    slots: Vec<(u64, u64)>,
+}
+
+/// The ids [`Seqs`] remembers at most: 64 KiB a broadcast.
+const SEQ_SLOTS: usize = 4096;
+
+impl Seqs {
+    fn hash(id: &str) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        id.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Counts one published event, with its id.
+    fn published(&mut self, id: Option<&str>) {
+        if let Some(id) = id {
+            if self.slots.is_empty() {
+                self.slots = vec![(0, u64::MAX); SEQ_SLOTS];
+            }
+            let hash = Self::hash(id);
+            self.slots[hash as usize % SEQ_SLOTS] = (hash, self.published);
+        }
+        self.published += 1;
+    }
+
+    /// How many events came after `id` that `replay` no longer holds, when `id` is known.
+    fn missed(&self, id: &str, replay: &ReplayBuffer) -> Option<u64> {
+        let hash = Self::hash(id);
+        let &(slot, seq) = self.slots.get(hash as usize % SEQ_SLOTS)?;
+        if slot != hash || seq == u64::MAX {
+            return None;
+        }
+        // The oldest event the buffer holds is number `published - len`.
+        let first_kept = self.published.saturating_sub(replay.len() as u64);
+        Some(first_kept.saturating_sub(seq + 1))
+    }
 }
 
 /// One client's queue, as its [`Overflow`] policy wants it.
@@ -60,7 +110,11 @@ impl Drop for Client {
 /// A live event stream shared by every connected client, whose bodies run on `R`. Each
 /// [`publish`](Self::publish)ed event is encoded once, kept in a [`ReplayBuffer`], and queued
 /// to every subscriber; a client that reconnects with `Last-Event-ID` gets what it missed
-/// from the buffer, then the live events, with nothing lost or doubled in between.
+/// from the buffer, then the live events, with nothing lost or doubled in between. One that
+/// comes back after more than the buffer holds is never started afresh in silence:
+/// [`resume`](Self::resume) sends it a [`GAP_EVENT`](super::GAP_EVENT) saying how many events
+/// it missed, then what the buffer holds; [`subscribe`](Self::subscribe) hands the [`Gap`]
+/// to the server to choose.
 ///
 /// **Slow clients.** Each subscriber's queue holds `per_client` events; what happens when it
 /// is full is the broadcast's [`Overflow`] policy ([`overflow`](Self::overflow)):
@@ -139,6 +193,7 @@ impl<R> Broadcast<R> {
             state: Arc::new(Mutex::new(State {
                 hub: Hub::new(replay),
                 last_id: None,
+                seqs: Seqs::default(),
             })),
             per_client: queue_capacity(per_client),
             overflow: Overflow::default(),
@@ -194,8 +249,11 @@ impl<R> Broadcast<R> {
             },
             Client::Gap(queue) => queue.push(id.clone(), wire),
         });
-        if sent.is_ok() && id.is_some() {
-            state.last_id = id;
+        if sent.is_ok() {
+            state.seqs.published(id.as_deref());
+            if id.is_some() {
+                state.last_id = id;
+            }
         }
         drop(state);
         if cut > 0 {
@@ -253,6 +311,7 @@ impl<R> Broadcast<R> {
                 }
                 Client::Gap(queue) => queue.push(id.clone(), wire),
             })?;
+            state.seqs.published(id.as_deref());
             if id.is_some() {
                 state.last_id = id;
             }
@@ -294,14 +353,77 @@ impl<R: Runtime + Default> Broadcast<R> {
     /// # }
     /// ```
     pub fn subscribe(&self, last_event_id: Option<&str>) -> Result<SseBody<R>, Gap> {
+        self.join(last_event_id, false)
+    }
+
+    /// A response body for a new client that can never be a silent fresh start: as
+    /// [`subscribe`](Self::subscribe), but when the events after `last_event_id` can no
+    /// longer all be replayed, the client first reads a [`GAP_EVENT`](super::GAP_EVENT)
+    /// whose `missed` says how many events it missed (`null` when that is unknown: an id
+    /// this broadcast never published, after a restart say, or one so old that it is
+    /// forgotten), then every event the buffer still holds, then the live ones. Counted in
+    /// `ssekit_replay_gaps_total`.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() -> Result<(), ssekit::EncodeError> {
+    /// use ssekit::{server::ReplayBuffer, Event};
+    /// let hub = ssekit_http::server::Broadcast::<R>::new(ReplayBuffer::new(2, 1 << 20), 8);
+    /// for id in ["1", "2", "3", "4"] {
+    ///     hub.publish(&Event::builder().id(id)?.data(id).build())?;
+    /// }
+    /// // A client that saw "1" comes back: `gap` {"missed":1,…}, then "3", "4", then live.
+    /// let body = hub.resume(Some("1"));
+    /// # let _ = body; Ok(()) }
+    /// ```
+    pub fn resume(&self, last_event_id: Option<&str>) -> SseBody<R> {
+        match self.join(last_event_id, true) {
+            Ok(body) => body,
+            // `join` with `after_gap` answers every gap with a body.
+            Err(_) => SseBody::from_bytes(futures_lite::stream::empty()),
+        }
+    }
+
+    /// Registers a client; on a gap, `Err` unless `after_gap`, else the gap event and all
+    /// the buffer holds.
+    fn join(&self, last_event_id: Option<&str>, after_gap: bool) -> Result<SseBody<R>, Gap> {
         let mut state = self.lock();
         // Where the client stands once its replay is read: after the last event published.
         let resumes_after = state.last_id.clone();
-        let start = match (last_event_id, &resumes_after) {
-            (None, Some(id)) => Some(Bytes::from(format!("id: {id}\n\n"))),
-            _ => None,
+        let (client, live) = self.queue(resumes_after.clone());
+        let frames = match state.hub.subscribe(last_event_id, client, Client::is_gone) {
+            // A client without an id first learns the last one, so that one cut before its
+            // first event resumes where it started instead of silently from a later "now".
+            Ok(missed) => match (last_event_id, &resumes_after) {
+                (None, Some(id)) => vec![Bytes::from(format!("id: {id}\n\n"))],
+                _ => missed,
+            },
+            Err(gap) => {
+                observe::count(observe::REPLAY_GAPS_TOTAL, 1);
+                log!(debug, target: "ssekit::broadcast", last_event_id, "Last-Event-ID older than the replay buffer");
+                if !after_gap {
+                    return Err(gap);
+                }
+                // The gap, then all the buffer holds, read under the lock the new queue is
+                // registered under: nothing falls between.
+                let id = last_event_id.unwrap_or_default();
+                let count = state.seqs.missed(id, &state.hub.replay);
+                let mut frames = vec![super::gap_event(count, Some(id))];
+                frames.extend(state.hub.replay.all());
+                let (client, live) = self.queue(resumes_after);
+                let _ = state.hub.subscribe(None, client, Client::is_gone);
+                drop(state);
+                return Ok(Self::body(frames, live));
+            }
         };
-        let (client, live): (Client, crate::runtime::Frames) = match self.overflow {
+        drop(state);
+        log!(debug, target: "ssekit::broadcast", last_event_id, replayed = frames.len(), "subscribed");
+        Ok(Self::body(frames, live))
+    }
+
+    /// A client's queue under the broadcast's [`Overflow`] policy, and its live frames.
+    fn queue(&self, resumes_after: Option<Arc<str>>) -> (Client, crate::runtime::Frames) {
+        match self.overflow {
             Overflow::Disconnect { retry } => {
                 let (tx, mut rx) = mpsc::channel(self.per_client);
                 let cut = Arc::new(AtomicBool::new(false));
@@ -317,26 +439,17 @@ impl<R: Runtime + Default> Broadcast<R> {
                 let live = queue.stream();
                 (Client::Gap(queue), Box::pin(live))
             }
-        };
-        let missed = state
-            .hub
-            .subscribe(last_event_id, client, Client::is_gone)
-            .inspect_err(|_gap| {
-                observe::count(observe::REPLAY_GAPS_TOTAL, 1);
-                log!(debug, target: "ssekit::broadcast", last_event_id, "Last-Event-ID older than the replay buffer");
-            })?;
-        drop(state);
-        log!(debug, target: "ssekit::broadcast", last_event_id, replayed = missed.len(), "subscribed");
-        // One in the subscribers' gauge for as long as the body holds the queue.
+        }
+    }
+
+    /// The body of `first`, then `live`, counted in the subscribers' gauge while it lives.
+    fn body(first: Vec<Bytes>, mut live: crate::runtime::Frames) -> SseBody<R> {
         let open = Open::new(observe::BROADCAST_SUBSCRIBERS);
-        let mut live = live;
         let live = futures_lite::stream::poll_fn(move |cx| {
             let _ = &open;
             live.as_mut().poll_next(cx)
         });
-        Ok(SseBody::from_bytes(
-            futures_lite::stream::iter(start.into_iter().chain(missed)).chain(live),
-        ))
+        SseBody::from_bytes(futures_lite::stream::iter(first).chain(live))
     }
 }
 
@@ -366,6 +479,66 @@ mod tests {
             .unwrap()
             .data(id.to_string())
             .build()
+    }
+
+    #[test]
+    fn a_client_resuming_past_the_buffer_is_told_how_many_it_missed_then_served() {
+        let hub = Broadcast::<Manual>::new(ReplayBuffer::new(3, 1 << 20), 8);
+        for id in 1..=10 {
+            hub.publish(&event(id)).unwrap();
+        }
+        // The buffer holds 8, 9, 10: a client that saw 2 missed 3..=7.
+        let mut back = hub.resume(Some("2"));
+        let (text, ended) = ready(&mut back);
+        assert!(!ended);
+        assert_eq!(
+            text,
+            "event: gap\ndata: {\"missed\":5,\"last_event_id\":\"2\"}\n\n\
+             id: 8\ndata: 8\n\nid: 9\ndata: 9\n\nid: 10\ndata: 10\n\n"
+        );
+        // Then the live events.
+        hub.publish(&event(11)).unwrap();
+        assert_eq!(ready(&mut back).0, "id: 11\ndata: 11\n\n");
+        // An id this broadcast never published: the count is unknown, and said so.
+        let mut stranger = hub.resume(Some("from-before-a-restart"));
+        let text = ready(&mut stranger).0;
+        assert!(
+            text.starts_with(
+                "event: gap\ndata: {\"missed\":null,\"last_event_id\":\"from-before-a-restart\"}\n\n\
+                 id: 9\n"
+            ),
+            "{text}"
+        );
+        // Within the buffer, `resume` is `subscribe`: no gap.
+        let mut near = hub.resume(Some("10"));
+        assert_eq!(ready(&mut near).0, "id: 11\ndata: 11\n\n");
+        assert!(hub.subscribe(Some("2")).is_err());
+    }
+
+    #[test]
+    fn the_missed_count_follows_every_publish_and_forgets_only_overwritten_ids() {
+        let hub = Broadcast::<Manual>::new(ReplayBuffer::new(1, 1 << 20), 8);
+        let total = 3 * SEQ_SLOTS as u32;
+        for id in 0..total {
+            hub.publish(&event(id)).unwrap();
+            // Events without an id count too.
+            hub.publish(&Event::message("no id")).unwrap();
+        }
+        let state = hub.lock();
+        let replay = &state.hub.replay;
+        // The last id: 1 event after it (the one without an id), which the buffer holds.
+        assert_eq!(state.seqs.missed(&(total - 1).to_string(), replay), Some(0));
+        let mut known = 0;
+        for id in (total - SEQ_SLOTS as u32)..total {
+            if let Some(missed) = state.seqs.missed(&id.to_string(), replay) {
+                // After id N: the event without an id, then 2 a step up to the last, less
+                // the one the buffer holds.
+                assert_eq!(missed, u64::from(2 * (total - 1 - id)));
+                known += 1;
+            }
+        }
+        // A slot keeps the latest id that hashed to it: most recent ids are known.
+        assert!(known > SEQ_SLOTS / 2, "{known} of {SEQ_SLOTS}");
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! | policy | the publisher | the slow client | counted as |
 //! |---|---|---|---|
 //! | backpressure: `Sender::send(..).await`, `Broadcast::publish_wait` | waits for room | gets every event, late | nothing (no loss) |
-//! | [`Overflow::Disconnect`] (the default) | never waits | its stream ends after `retry: N`; it reconnects with `Last-Event-ID` and is replayed what it missed | `slow_consumers_total{action="cut"}` |
+//! | [`Overflow::Disconnect`] (the default) | never waits | its stream ends after `retry: N`; it reconnects with `Last-Event-ID` and is replayed what it missed (through `Broadcast::resume`, past the replay buffer: a `gap` event with how many it missed first) | `slow_consumers_total{action="cut"}`, `replay_gaps_total` |
 //! | [`Overflow::Gap`] | never waits | the oldest queued events are dropped; before the next one it reads, a `gap` event says how many and from which id to resume | `slow_consumers_total{action="gap"}` (per event dropped) |
 
 use std::collections::VecDeque;
