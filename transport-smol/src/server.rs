@@ -10,9 +10,10 @@ use smol::net::{TcpListener, TcpStream};
 use smol_hyper::rt::FuturesIo;
 
 pub use ssekit_http::server::{
-    full, last_event_id, response, serve, serve_on, serve_until, serve_with, Accept, AnyBody,
-    HttpService, Message, ResponseBody, Sender, ServeOptions, TrySendError, IDLE_TIMEOUT,
-    MAX_REQUEST_HEAD, REQUEST_HEAD_TIMEOUT, TLS_HANDSHAKE_TIMEOUT,
+    full, gap_event, last_event_id, response, serve, serve_on, serve_until, serve_with, Accept,
+    AnyBody, HttpService, Message, Overflow, ResponseBody, Sender, ServeOptions, TrySendError,
+    GAP_EVENT, IDLE_TIMEOUT, MAX_REQUEST_HEAD, MAX_UNSENT, REQUEST_HEAD_TIMEOUT,
+    TLS_HANDSHAKE_TIMEOUT,
 };
 
 use crate::runtime::Smol;
