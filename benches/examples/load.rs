@@ -32,6 +32,18 @@
 //! | `slow1000` | 1 000 always-ready streams read at 1 KiB/s (client receive buffer 4 KiB): peak RSS |
 //! | `idle` | 10 000 idle streams (fewer when the open-file limit is lower; printed): RSS per stream |
 //! | `tick100` | 100 streams of a 10 ms ticker, no other load: delivery latency (half the streams since produced, half since due) |
+//! | `fanout` | 1 000 subscribers of one broadcast of 100 events/s: publish-to-arrival latency |
+//! | `fanout-over` | 8 000 subscribers (fewer when the open-file limit is lower) of 1 000 events/s, more than the client reads: events missed with a gap signal and without one, stream ends; once per slow-subscriber policy |
+//!
+//! The fan-out servers publish numbered events (`id: N`, the data the publish time) at the
+//! scenario's rate. ssekit's serve `/fan?policy=cut|gap|wait` with `Broadcast::resume` after
+//! the client's `Last-Event-ID` (replay buffer 1 024 events, 64 queued per client):
+//! `Overflow::Disconnect` (`cut`), `Overflow::Gap`, or `publish_wait` (`wait`). axum's is
+//! what an axum user writes: a `tokio::sync::broadcast` of 1 024 events whose lagging
+//! receivers skip ahead (`Lagged`), the same for every policy row. The client reconnects
+//! like a browser (after the `retry:` asked, at most 1 s, with `Last-Event-ID`), and counts a
+//! jump in the ids as missed with a signal when a `gap` event came before it, silently
+//! otherwise.
 //!
 //! A ticker stream runs on its server's own timer (`tokio::time::interval`,
 //! `async_io::Timer::interval`) and stamps each event with two wall-clock times: when the tick
@@ -56,8 +68,16 @@ use tokio::net::TcpStream;
 const PAYLOAD: &str = "0123456789abcdef";
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 const IMPLS: [&str; 4] = ["hyper", "smol", "axum", "in-axum"];
-const SCENARIOS: [&str; 7] = [
-    "fast64", "chan64", "fast1000", "chan1000", "slow1000", "idle", "tick100",
+const SCENARIOS: [&str; 9] = [
+    "fast64",
+    "chan64",
+    "fast1000",
+    "chan1000",
+    "slow1000",
+    "idle",
+    "tick100",
+    "fanout",
+    "fanout-over",
 ];
 
 fn main() {
@@ -136,6 +156,7 @@ struct Plan {
     window: Duration,
     slow_window: Duration,
     idle: usize,
+    fan_over: usize,
 }
 
 impl Plan {
@@ -143,12 +164,14 @@ impl Plan {
         let limit = open_file_limit().unwrap_or(1024);
         let wanted = if quick { 2_000 } else { 10_000 };
         let idle = wanted.min(limit.saturating_sub(500) as usize);
+        let fan_over = 8_000.min(limit.saturating_sub(500) as usize / 2);
         Plan {
             probes,
             warmup: Duration::from_millis(if quick { 500 } else { 1_000 }),
             window: Duration::from_millis(if quick { 1_500 } else { 4_000 }),
             slow_window: Duration::from_millis(if quick { 3_000 } else { 6_000 }),
             idle,
+            fan_over,
         }
     }
 }
@@ -264,11 +287,12 @@ struct Server {
 }
 
 impl Server {
-    fn start(name: &str) -> Server {
+    fn start(name: &str, rate: u64) -> Server {
         let exe = std::env::current_exe().expect("own path");
         let (name, observed) = split_name(name);
         let mut child = Command::new(exe)
             .args(["--serve", name])
+            .env("FANOUT_RATE", rate.to_string())
             .env("SSEKIT_LOAD_OBSERVE", if observed { "1" } else { "0" })
             .env(
                 "SMOL_THREADS",
@@ -338,6 +362,16 @@ async fn open(
     path: &str,
     recv_buffer: Option<u32>,
 ) -> std::io::Result<(TcpStream, Vec<u8>, Duration)> {
+    open_after(addr, path, recv_buffer, None).await
+}
+
+/// [`open`], sending `Last-Event-ID: last` when given.
+async fn open_after(
+    addr: SocketAddr,
+    path: &str,
+    recv_buffer: Option<u32>,
+    last: Option<u64>,
+) -> std::io::Result<(TcpStream, Vec<u8>, Duration)> {
     let started = Instant::now();
     let socket = tokio::net::TcpSocket::new_v4()?;
     if let Some(size) = recv_buffer {
@@ -346,7 +380,15 @@ async fn open(
     let mut stream = socket.connect(addr).await?;
     stream.set_nodelay(true)?;
     stream
-        .write_all(format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n").as_bytes())
+        .write_all(
+            match last {
+                Some(id) => {
+                    format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nlast-event-id: {id}\r\n\r\n")
+                }
+                None => format!("GET {path} HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n"),
+            }
+            .as_bytes(),
+        )
         .await?;
     let mut head = Vec::with_capacity(1024);
     let mut buf = [0u8; 1024];
@@ -475,10 +517,136 @@ fn sorted(v: &Mutex<Vec<f64>>) -> Vec<f64> {
     v
 }
 
+/// What the subscribers of a fan-out saw while the window was open.
+#[derive(Default)]
+struct FanOut {
+    events: AtomicU64,
+    /// Events missed right after a `gap` event (told).
+    signalled: AtomicU64,
+    /// Events missed with no `gap` event before (never told).
+    silent: AtomicU64,
+    ends: AtomicU64,
+    latency: Mutex<Vec<f64>>,
+}
+
+/// Runs `n` subscribers of `/fan?policy=…` through a warm-up and a window; counts the window.
+async fn fan_out(addr: SocketAddr, n: usize, policy: &str, plan: &Plan) -> Arc<FanOut> {
+    let fan = Arc::new(FanOut::default());
+    let (on, stop) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let path: &'static str = match policy {
+        "gap" => "/fan?policy=gap",
+        "wait" => "/fan?policy=wait",
+        _ => "/fan?policy=cut",
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    for (stream, first) in open_many(addr, path, n, None).await {
+        let (fan, on, stop) = (fan.clone(), on.clone(), stop.clone());
+        tasks.spawn(subscriber(addr, path, stream, first, fan, on, stop));
+    }
+    tokio::time::sleep(plan.warmup).await;
+    on.store(true, Ordering::Relaxed);
+    tokio::time::sleep(plan.window).await;
+    on.store(false, Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
+    tasks.shutdown().await;
+    fan
+}
+
+/// One subscriber, reconnecting as a browser does until `stop`.
+async fn subscriber(
+    addr: SocketAddr,
+    path: &'static str,
+    mut stream: TcpStream,
+    mut pending: Vec<u8>,
+    fan: Arc<FanOut>,
+    on: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+) {
+    let (mut last, mut told): (Option<u64>, bool) = (None, false);
+    let mut buf = vec![0u8; 16 << 10];
+    loop {
+        let mut retry = Duration::from_secs(1);
+        let (mut id, mut gap, mut data) = (None::<u64>, false, None::<Vec<u8>>);
+        loop {
+            let mut start = 0;
+            while let Some(nl) = memchr::memchr(b'\n', &pending[start..]) {
+                let line = &pending[start..start + nl];
+                start += nl + 1;
+                let counting = on.load(Ordering::Relaxed);
+                if line.is_empty() {
+                    if gap {
+                        told = true;
+                    } else if let Some(got) = id.take() {
+                        if let (Some(prev), true) = (last, data.is_some() && counting) {
+                            let jump = got.saturating_sub(prev + 1);
+                            let counter = if told { &fan.signalled } else { &fan.silent };
+                            counter.fetch_add(jump, Ordering::Relaxed);
+                        }
+                        if let (Some(stamp), true) = (&data, counting) {
+                            fan.events.fetch_add(1, Ordering::Relaxed);
+                            let stamp: u64 = std::str::from_utf8(stamp)
+                                .ok()
+                                .and_then(|s| s.parse().ok())
+                                .unwrap_or(0);
+                            let late = wall_nanos().saturating_sub(stamp) as f64 / 1e3;
+                            fan.latency
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push(late);
+                        }
+                        if data.is_some() {
+                            told = false;
+                        }
+                        last = Some(got);
+                    }
+                    (id, gap, data) = (None, false, None);
+                } else if let Some(v) = line.strip_prefix(b"id: ") {
+                    id = std::str::from_utf8(v).ok().and_then(|v| v.parse().ok());
+                } else if line == b"event: gap" {
+                    gap = true;
+                } else if let Some(v) = line.strip_prefix(b"data: ") {
+                    data = Some(v.to_vec());
+                } else if let Some(v) = line.strip_prefix(b"retry: ") {
+                    let ms = std::str::from_utf8(v).ok().and_then(|v| v.parse().ok());
+                    retry = Duration::from_millis(ms.unwrap_or(1_000).min(1_000));
+                }
+            }
+            pending.drain(..start);
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            match stream.read(&mut buf).await {
+                Ok(n @ 1..) => pending.extend_from_slice(&buf[..n]),
+                _ => break,
+            }
+        }
+        fan.ends.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(retry).await;
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                return;
+            }
+            if let Ok((s, first, _)) = open_after(addr, path, None, last).await {
+                (stream, pending) = (s, first);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
 type Rows = Vec<(String, Value)>;
 
 async fn run_scenario(plan: &Plan, scenario: &str, name: &str) -> Rows {
-    let server = Server::start(name);
+    let rate = match scenario {
+        "fanout" => 100,
+        "fanout-over" => 1_000,
+        _ => 0,
+    };
+    let server = Server::start(name, rate);
     let addr = server.addr;
     let mut rows = Rows::new();
     match scenario {
@@ -695,6 +863,52 @@ async fn run_scenario(plan: &Plan, scenario: &str, name: &str) -> Rows {
             ));
             tasks.shutdown().await;
         }
+        "fanout" | "fanout-over" if name == "in-axum" => {}
+        "fanout" => {
+            let fan = fan_out(addr, 1_000, "cut", plan).await;
+            let lat = sorted(&fan.latency);
+            rows.push((
+                "fan-out 1 000 x 100/s, publish to arrival, p50".into(),
+                Value::Num(percentile(&lat, 0.5), " µs"),
+            ));
+            rows.push((
+                "fan-out 1 000 x 100/s, publish to arrival, p99".into(),
+                Value::Num(percentile(&lat, 0.99), " µs"),
+            ));
+            rows.push((
+                "fan-out 1 000 x 100/s, events missed silently".into(),
+                Value::Num(fan.silent.load(Ordering::Relaxed) as f64, ""),
+            ));
+        }
+        "fanout-over" => {
+            let n = plan.fan_over;
+            for policy in ["cut", "gap", "wait"] {
+                let fan = fan_out(addr, n, policy, plan).await;
+                let label = format!("fan-out {n} x 1 000/s, {policy}");
+                let events = fan.events.load(Ordering::Relaxed) as f64;
+                rows.push((
+                    format!("{label}: events/s delivered"),
+                    Value::Num(events / plan.window.as_secs_f64(), ""),
+                ));
+                rows.push((
+                    format!("{label}: missed with a gap signal"),
+                    Value::Num(fan.signalled.load(Ordering::Relaxed) as f64, ""),
+                ));
+                rows.push((
+                    format!("{label}: missed silently"),
+                    Value::Num(fan.silent.load(Ordering::Relaxed) as f64, ""),
+                ));
+                rows.push((
+                    format!("{label}: stream ends"),
+                    Value::Num(fan.ends.load(Ordering::Relaxed) as f64, ""),
+                ));
+                let lat = sorted(&fan.latency);
+                rows.push((
+                    format!("{label}: publish to arrival, p99"),
+                    Value::Num(percentile(&lat, 0.99) / 1e3, " ms"),
+                ));
+            }
+        }
         other => panic!("unknown scenario {other}; one of {SCENARIOS:?}"),
     }
     drop(server);
@@ -791,10 +1005,16 @@ mod server {
             response(body.keep_alive(KEEP_ALIVE))
         };
         tokio_rt().block_on(async move {
+            let hubs = fan::hubs::<ssekit_hyper::runtime::Tokio>(|publisher| {
+                tokio::spawn(publisher);
+            });
             let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
             let service =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let resp = route(req.uri().path());
+                    let resp = match req.uri().path() {
+                        "/fan" => fan::stream(&hubs, &req),
+                        path => route(path),
+                    };
                     async move { Ok::<_, Infallible>(resp) }
                 });
             serve(listener, service).await.expect("serve");
@@ -823,10 +1043,16 @@ mod server {
             response(body.keep_alive(KEEP_ALIVE))
         };
         smol::block_on(async move {
+            let hubs = fan::hubs::<ssekit_smol::runtime::Smol>(|publisher| {
+                smol::spawn(publisher).detach();
+            });
             let listener = smol::net::TcpListener::try_from(listener).expect("listener");
             let service =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    let resp = route(req.uri().path());
+                    let resp = match req.uri().path() {
+                        "/fan" => fan::stream(&hubs, &req),
+                        path => route(path),
+                    };
                     async move { Ok::<_, Infallible>(resp) }
                 });
             serve(listener, service).await.expect("serve");
@@ -875,6 +1101,47 @@ mod server {
                 }),
             );
         tokio_rt().block_on(async move {
+            // What an axum user writes for a fan-out: a tokio broadcast, lagging receivers
+            // skip ahead.
+            let (tx, _) = tokio::sync::broadcast::channel::<(u64, u64)>(1024);
+            let per_tick = fan::rate() / 100;
+            if per_tick > 0 {
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let mut interval = tokio::time::interval(Duration::from_millis(10));
+                    let mut n = 0;
+                    loop {
+                        interval.tick().await;
+                        for _ in 0..per_tick {
+                            n += 1;
+                            let _ = tx.send((n, wall_nanos()));
+                        }
+                    }
+                });
+            }
+            let app = app.route(
+                "/fan",
+                get(move || {
+                    let rx = tx.subscribe();
+                    async move {
+                        use tokio::sync::broadcast::error::RecvError;
+                        let events = futures::stream::unfold(rx, |mut rx| async move {
+                            loop {
+                                match rx.recv().await {
+                                    Ok((n, at)) => {
+                                        let event =
+                                            Event::default().id(n.to_string()).data(at.to_string());
+                                        return Some((Ok::<_, Infallible>(event), rx));
+                                    }
+                                    Err(RecvError::Lagged(_)) => continue,
+                                    Err(RecvError::Closed) => return None,
+                                }
+                            }
+                        });
+                        Sse::new(events).keep_alive(keep_alive())
+                    }
+                }),
+            );
             let listener = tokio::net::TcpListener::from_std(listener)
                 .expect("listener")
                 .tap_io(|tcp| {
@@ -929,6 +1196,77 @@ mod server {
                 });
             axum::serve(listener, app).await.expect("serve");
         });
+    }
+
+    /// The fan-out servers' broadcasts: one per slow-subscriber policy.
+    mod fan {
+        use std::future::Future;
+        use std::time::Duration;
+
+        use ssekit_http::runtime::Runtime;
+        use ssekit_http::server::{last_event_id, Broadcast, Overflow, SseBody};
+
+        /// Events a second the server publishes (`FANOUT_RATE`, none when 0).
+        pub fn rate() -> u64 {
+            std::env::var("FANOUT_RATE")
+                .ok()
+                .and_then(|r| r.parse().ok())
+                .unwrap_or(0)
+        }
+
+        /// `cut`, `gap` and `wait`, each fed by a publisher `spawn`ed at [`rate`].
+        pub fn hubs<R: Runtime + Default>(
+            spawn: impl Fn(std::pin::Pin<Box<dyn Future<Output = ()> + Send>>),
+        ) -> [Broadcast<R>; 3] {
+            let replay = || ssekit::server::ReplayBuffer::new(1024, 16 << 20);
+            let hubs = [
+                Broadcast::new(replay(), 64),
+                Broadcast::new(replay(), 64).overflow(Overflow::Gap),
+                Broadcast::new(replay(), 64),
+            ];
+            let per_tick = rate() / 100;
+            if per_tick > 0 {
+                for (i, hub) in hubs.iter().enumerate() {
+                    let (hub, wait) = (hub.clone(), i == 2);
+                    spawn(Box::pin(async move {
+                        let runtime = R::default();
+                        let (mut at, mut n) = (runtime.now(), 0u64);
+                        loop {
+                            at = at.saturating_add(Duration::from_millis(10));
+                            runtime.sleep_until(at).await;
+                            for _ in 0..per_tick {
+                                n += 1;
+                                let event = ssekit::Event::builder()
+                                    .id(n.to_string())
+                                    .expect("digits")
+                                    .data(super::wall_nanos().to_string())
+                                    .build();
+                                if wait {
+                                    let _ = hub.publish_wait(&event).await;
+                                } else {
+                                    let _ = hub.publish(&event);
+                                }
+                            }
+                        }
+                    }));
+                }
+            }
+            hubs
+        }
+
+        /// `/fan?policy=…`: resumed after the client's `Last-Event-ID`.
+        pub fn stream<R: Runtime + Default, B>(
+            hubs: &[Broadcast<R>; 3],
+            req: &http::Request<B>,
+        ) -> http::Response<SseBody<R>> {
+            let hub = match req.uri().query() {
+                Some(q) if q.contains("policy=gap") => &hubs[1],
+                Some(q) if q.contains("policy=wait") => &hubs[2],
+                _ => &hubs[0],
+            };
+            let body = hub.resume(last_event_id(req.headers()));
+            ssekit_http::server::response(body.keep_alive(super::KEEP_ALIVE))
+        }
     }
 
     fn receiver<T: Send + 'static>(
