@@ -85,6 +85,27 @@ impl RedisServer {
         }
     }
 
+    /// Stops the server's process (`SIGSTOP`) without closing its sockets: requests sent
+    /// meanwhile wait in the kernel, unanswered, until [`thaw`](Self::thaw). A test uses it
+    /// to hold a reply back while it drives its futures, whatever the machine's speed.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a [`freeze`](Self::freeze)d server go on (`SIGCONT`).
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("the server is running");
+        let status = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill {signal} redis-server: {status}");
+    }
+
     /// Starts the server again on the same port and waits until it answers.
     pub fn restart(&mut self) {
         // After an outage the port is this server's to take back; should another listener
