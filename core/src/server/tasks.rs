@@ -1046,6 +1046,34 @@ impl<T> TaskRegistry<T> {
         Ok(())
     }
 
+    /// Forgets a running task as if it had never started (a call refused after its id was
+    /// drawn, before it ran): its place and any output it holds are freed, and a resume
+    /// with its id is unknown. [`TaskError::Finished`] for a finished task (a result is
+    /// evicted or expires, it is not forgotten), [`TaskError::Unknown`] for an unknown id.
+    ///
+    /// # Example
+    /// ```
+    /// # let key = [7u8; 32];
+    /// use ssekit::{server::{Open, TaskConfig, TaskRegistry}, time::Instant};
+    /// let mut tasks: TaskRegistry<bytes::Bytes> = TaskRegistry::new(TaskConfig::new(key));
+    /// let c = tasks.start_owned("session-1", Instant::ZERO).unwrap();
+    /// tasks.forget(c.task_id())?;
+    /// assert!(tasks.is_empty());
+    /// assert_eq!(tasks.open(Some(c.task_id()), Instant::ZERO), Open::Unknown);
+    /// # Ok::<(), ssekit::server::TaskError>(())
+    /// ```
+    pub fn forget(&mut self, task_id: &str) -> Result<(), TaskError> {
+        let task = self
+            .tasks
+            .get(task_id.as_bytes())
+            .ok_or(TaskError::Unknown)?;
+        if task.finished.is_some() {
+            return Err(TaskError::Finished);
+        }
+        self.remove_task(task_id.as_bytes());
+        Ok(())
+    }
+
     /// The owner of a task: `None` when the task is unknown, `Some(None)` when it has no
     /// owner.
     ///
@@ -1702,6 +1730,23 @@ mod tests {
             TaskRegistry::new(config().max_running(1).client_ids(ClientIds::Adopt));
         let _ = adopt.start(Instant::ZERO).unwrap();
         assert_eq!(adopt.open(Some("trace"), Instant::ZERO), Open::Busy);
+    }
+
+    #[test]
+    fn a_forgotten_task_frees_its_place_and_a_result_is_not_forgotten() {
+        let mut t: TaskRegistry<Bytes> = TaskRegistry::new(config().max_running(1));
+        let a = t.start_owned("s", Instant::ZERO).unwrap();
+        t.push(a.task_id(), b("xyz")).unwrap();
+        assert_eq!(t.start(Instant::ZERO), Err(StartError::Busy));
+        t.forget(a.task_id()).unwrap();
+        assert_eq!((t.len(), t.retained_bytes()), (0, 0));
+        assert_eq!(t.retained_bytes_of(Some("s")), 0);
+        assert_eq!(t.open(Some(a.task_id()), Instant::ZERO), Open::Unknown);
+        assert_eq!(t.forget(a.task_id()), Err(TaskError::Unknown));
+        let c = t.start(Instant::ZERO).unwrap();
+        t.finish(c.task_id(), Instant::ZERO).unwrap();
+        assert_eq!(t.forget(c.task_id()), Err(TaskError::Finished));
+        assert_eq!(t.state(c.task_id()), Some(TaskState::Finished));
     }
 
     #[test]
