@@ -464,6 +464,23 @@ async fn shutdown_lets_running_calls_finish_and_refuses_new_ones<R: Runtime + De
     assert_eq!(on_b, wire);
 }
 
+/// Waits until the session's setup wrote its outcome to the store. The instance that made
+/// the session writes it after answering, so a test counting its requests to Redis waits
+/// first, or that write lands in its count.
+async fn set_up(store: &dyn Store, sid: &str) {
+    let ttl = Duration::from_secs(60);
+    while store
+        .session(sid, ttl)
+        .await
+        .unwrap()
+        .unwrap()
+        .setup
+        .is_none()
+    {
+        sleep(5).await;
+    }
+}
+
 /// What a call and a broadcast event cost in requests to Redis (each one round trip),
 /// counted by the store: deterministic, unlike their timings.
 async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisServer) {
@@ -479,19 +496,7 @@ async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisSe
     );
     let sid = session(&a).await;
     let watcher = connect::<R>(&redis).await;
-    // The environment's setup writes its outcome to the session after the session was
-    // made: wait for it (on another store), so that write is not counted as the call's.
-    let ttl = Duration::from_secs(60);
-    while watcher
-        .session(&sid, ttl)
-        .await
-        .unwrap()
-        .unwrap()
-        .setup
-        .is_none()
-    {
-        sleep(5).await;
-    }
+    set_up(&*watcher, &sid).await;
     for _ in 0..3 {
         let before = store.round_trips();
         let submit = json!({"name": "submit", "input": {"answer": 33}});
@@ -502,8 +507,8 @@ async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisSe
         while !watcher.read_task(&task_id, "0").await.unwrap().finished {
             sleep(5).await;
         }
-        // The session (GETEX), the start (SET lease, SET scope), the end (one script).
-        assert_eq!(store.round_trips() - before, 3);
+        // The start (one script: GETEX session, SET lease, SET scope), the end (one script).
+        assert_eq!(store.round_trips() - before, 2);
     }
     let news = SharedBroadcast::new(shared, "round-trips");
     // Each change notice forgets the reads in flight: let each arrive before reading.
@@ -543,6 +548,114 @@ async fn round_trips_per_call_and_per_event<R: Runtime + Default>(redis: RedisSe
     }
 }
 
+/// Gsm8k under another name: a second environment on one instance.
+struct Other;
+
+impl ssekit_http::ors::Environment for Other {
+    fn name(&self) -> &str {
+        "other"
+    }
+    fn splits(&self) -> Vec<ssekit_http::ors::Split> {
+        Gsm8k.splits()
+    }
+    fn tasks(&self, split: &str) -> Option<Vec<Value>> {
+        Gsm8k.tasks(split)
+    }
+    fn tools(&self) -> Vec<ssekit_http::ors::ToolSpec> {
+        Gsm8k.tools()
+    }
+    fn prompt(&self, task: &Value) -> String {
+        Gsm8k.prompt(task)
+    }
+    fn call(&self, task: &Value, tool: &str, input: Value) -> ssekit_http::ors::ToolFuture {
+        Gsm8k.call(task, tool, input)
+    }
+}
+
+/// A new call refused for its session or its tool gets the answer it got when the session
+/// was read before the start (which a call of a known tool now does in one script with
+/// it), and leaves no task: none on the instance, none in Redis, or, for a session of
+/// another environment (found by the script, refused after), keys that expire.
+async fn calls_refused_for_their_session_or_tool_leave_no_task<R: Runtime + Default>(
+    redis: RedisServer,
+) {
+    let store = connect::<R>(&redis).await;
+    let shared: Arc<dyn Store> = store.clone();
+    let a = Server::<R>::with_config(
+        vec![Arc::new(Gsm8k), Arc::new(Other)],
+        ServerConfig::default().store(shared),
+    );
+    let b = instance::<R>(&redis, ServerConfig::default()).await;
+    let task_keys = || -> Vec<String> {
+        let keys = redis.cli(&["--scan", "--pattern", "ssekit:*"]);
+        keys.lines()
+            .filter(|k| ["task:", "lease:", "log:"].iter().any(|p| k.contains(p)))
+            .map(str::to_owned)
+            .collect()
+    };
+    // `task_id` (an id never stored), then the refusal.
+    let refusal = |wire: &str| {
+        let evs = events(wire);
+        assert_eq!(evs.len(), 2, "{wire}");
+        assert_eq!(evs[0].0, "task_id", "{wire}");
+        assert_eq!(evs[1].0, "error", "{wire}");
+        evs[1].1.clone()
+    };
+    let submit = json!({"name": "submit", "input": {"answer": 33}});
+    let unknown_tool = json!({"name": "nope", "input": {}});
+
+    // The session deleted on B between its creation on A and a call on A.
+    let sid = session(&a).await;
+    set_up(&*store, &sid).await;
+    let deleted = send(&b, "POST", "/delete", Some(&sid), &json!({})).await;
+    assert_eq!(deleted.0, 200);
+    let before = store.round_trips();
+    let (status, wire) = call(&a, &sid, &submit).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        store.round_trips() - before,
+        1,
+        "one script, which wrote nothing"
+    );
+    let gone = refusal(&wire);
+    assert!(gone.contains("Session not found"), "{wire}");
+    // As a call whose session is read before anything else (an unknown tool's) is told.
+    let before = store.round_trips();
+    let (status, wire) = call(&a, &sid, &unknown_tool).await;
+    assert_eq!((status, refusal(&wire)), (200, gone.clone()));
+    assert_eq!(store.round_trips() - before, 1, "the session read");
+    assert_eq!(task_keys(), Vec::<String>::new());
+    assert_eq!(a.kept_results(), (0, 0), "no task on the instance");
+
+    // An unknown tool in a live session: refused, nothing started.
+    let sid = session(&a).await;
+    let (status, wire) = call(&a, &sid, &unknown_tool).await;
+    assert_eq!(status, 200);
+    assert!(
+        refusal(&wire).contains("'nope' is not a valid tool"),
+        "{wire}"
+    );
+    assert_eq!(task_keys(), Vec::<String>::new());
+    assert_eq!(a.kept_results(), (0, 0));
+
+    // A live session of another environment: not found there, as before; the task the
+    // script recorded never ran, is forgotten on A, and its keys expire unread.
+    let (status, wire) = send(&a, "POST", "/other/call", Some(&sid), &submit).await;
+    assert_eq!((status, refusal(&wire)), (200, gone));
+    assert_eq!(a.kept_results(), (0, 0));
+    let keys = task_keys();
+    assert_eq!(keys.len(), 2, "the lease and the scope: {keys:?}");
+    for key in keys {
+        let ttl: i64 = redis.cli(&["pttl", &key]).trim().parse().unwrap();
+        assert!(ttl > 0, "{key} has no TTL ({ttl})");
+    }
+
+    // The session is still good where it belongs.
+    let (status, wire) = call(&a, &sid, &submit).await;
+    assert_eq!(status, 200);
+    assert_eq!(events(&wire)[1].0, "end", "{wire}");
+}
+
 on_both_runtimes!(
     sessions_made_on_one_instance_work_on_every_other,
     a_finished_call_resumes_identically_on_another_instance,
@@ -553,6 +666,7 @@ on_both_runtimes!(
     a_broadcast_reaches_every_instance_and_replays_after_an_id,
     shutdown_lets_running_calls_finish_and_refuses_new_ones,
     round_trips_per_call_and_per_event,
+    calls_refused_for_their_session_or_tool_leave_no_task,
 );
 
 #[test]

@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use ssekit_http::ors::{
     text_result, Environment, Server, ServerConfig, Split, ToolFuture, ToolSpec,
 };
+use ssekit_http::store::MemoryStore;
 
 fn req(method: &str, path: &str, sid: Option<&str>, body: &str) -> http::Request<Full<Bytes>> {
     let mut b = http::Request::builder().method(method).uri(path);
@@ -173,7 +174,19 @@ fn a_call_whose_task_its_runtime_dropped_ends_in_error() {
 }
 
 async fn refused_calls_do_not_evict_other_clients_cached_results<R: TestRuntime>() {
-    let server = server::<R>(ServerConfig::default());
+    refused_calls_keep_the_cached_results::<R>(ServerConfig::default()).await;
+}
+
+/// With a store a call of a known tool starts in the store with the read of its session,
+/// before the server knows whether the session is live: the task a refused call started
+/// is forgotten, so refusals take no place here either.
+async fn refused_calls_do_not_evict_cached_results_with_a_store<R: TestRuntime>() {
+    let store = Arc::new(MemoryStore::default());
+    refused_calls_keep_the_cached_results::<R>(ServerConfig::default().store(store)).await;
+}
+
+async fn refused_calls_keep_the_cached_results<R: TestRuntime>(config: ServerConfig) {
+    let server = server::<R>(config);
     let task = Gsm8k.tasks("test").unwrap()[0].clone();
     assert_eq!(create(&server, "victim", "gsm8k", &task).await, 200);
     let submit = json!({"name": "submit", "input": {"answer": 1}});
@@ -211,6 +224,7 @@ async fn refused_calls_do_not_evict_other_clients_cached_results<R: TestRuntime>
     let (again, ended) = call(&server, "gsm8k", "victim", resume).await;
     assert!(ended);
     assert_eq!(again, first, "the victim's result is still cached");
+    assert_eq!(server.kept_results().0, 1, "the refusals left no task");
 }
 
 async fn prompt_and_task_tools_answer_only_for_the_sessions_environment<R: TestRuntime>() {
@@ -299,9 +313,65 @@ async fn calls_past_max_running_calls_are_503_and_admitted_again_later<R: TestRu
     assert!(ended && events.last().unwrap().0 == "end", "{events:?}");
 }
 
+/// A call refused before its session is read (busy, shutting down) reads it then: a call
+/// without a live session is `Session not found` whether or not the server is busy, as when
+/// the session was read first (with a store, a call's start reads it now).
+async fn a_call_without_a_live_session_is_told_so_when_busy_or_draining<R: TestRuntime>() {
+    for store in [false, true] {
+        let mut config = ServerConfig::default().max_running_calls(1);
+        if store {
+            config = config.store(Arc::new(MemoryStore::default()));
+        }
+        let server = server::<R>(config);
+        assert_eq!(create(&server, "s", "boom", &json!({})).await, 200);
+        let wait = json!({"name": "wait", "input": {}});
+        let running = server
+            .handle(req("POST", "/boom/call", Some("s"), &wait.to_string()))
+            .await;
+        assert_eq!(running.status(), 200);
+        let busy = server
+            .handle(req("POST", "/boom/call", Some("s"), &wait.to_string()))
+            .await;
+        assert_eq!(busy.status(), 503, "store: {store}");
+        for (env, sid) in [("boom", "gone"), ("gsm8k", "s")] {
+            let submit = json!({"name": "submit", "input": {"answer": 1}});
+            let (events, ended) = call(&server, env, sid, submit).await;
+            assert!(ended, "store: {store}");
+            assert_eq!(events.len(), 2, "store: {store}: {events:?}");
+            assert_eq!(
+                events[1],
+                ("error".to_owned(), "Session not found".to_owned()),
+                "store: {store}, {env}/{sid}"
+            );
+        }
+        let (wire, ended) = read_for(running.into_body(), Duration::from_secs(5)).await;
+        assert!(ended && wire.contains("event: end"), "{wire}");
+        let drained = server.shutdown(Duration::from_secs(5)).await;
+        assert_eq!(drained, 0);
+        let (events, _) = call(&server, "boom", "gone", json!({"name": "ok", "input": {}})).await;
+        assert_eq!(events[1].1, "Session not found", "store: {store}");
+        let r = server
+            .handle(req(
+                "POST",
+                "/boom/call",
+                Some("s"),
+                &json!({"name": "ok", "input": {}}).to_string(),
+            ))
+            .await;
+        assert_eq!(r.status(), 503, "store: {store}: shutting down");
+        assert_eq!(
+            server.kept_results().0,
+            1,
+            "store: {store}: the wait call's result only"
+        );
+    }
+}
+
 on_both_runtimes!(
     a_tool_that_panics_building_or_polling_its_future_ends_the_call_in_error,
     refused_calls_do_not_evict_other_clients_cached_results,
+    refused_calls_do_not_evict_cached_results_with_a_store,
+    a_call_without_a_live_session_is_told_so_when_busy_or_draining,
     prompt_and_task_tools_answer_only_for_the_sessions_environment,
     task_specs_are_bounded_in_bytes_over_all_live_sessions,
     ping_and_prompt_go_on_answering_for_a_session_with_a_large_task,

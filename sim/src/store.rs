@@ -141,6 +141,20 @@ impl Store for FaultyStore {
         self.request(move || self.inner.start_task(task_id, scope, lease))
     }
 
+    fn start_task_in_session<'a>(
+        &'a self,
+        task_id: &'a str,
+        scope: &'a TaskScope,
+        lease: Duration,
+        session_ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>> {
+        // One request, as on Redis (one script): a fault hits both or neither.
+        self.request(move || {
+            self.inner
+                .start_task_in_session(task_id, scope, lease, session_ttl)
+        })
+    }
+
     fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()> {
         self.request(move || self.inner.renew_task(task_id, lease))
     }

@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  instance A ──┐                       ┌── instance B
-//!   start_task ─┼─▶ SET lease, task PX  │
+//!   start      ─┼─▶ EVALSHA: GETEX session, SET lease, task PX
 //!   renew      ─┼─▶ PEXPIRE lease       │   read_task ◀─ XRANGE log, EXISTS lease
 //!   append     ─┼─▶ EVALSHA: XADD log … PEXPIRE … PUBLISH changed ─▶ changed() wakes B's followers
 //! ```
@@ -23,9 +23,9 @@
 //! | `{p}log:{id}` | stream | one entry per frame (`f`), the terminal one marked `t` | as the task key |
 //! | `{p}events:{name}` | stream | a broadcast's events (`f`), ids given by Redis | `MAXLEN ~` the replay size; the TTL after the last publish |
 //!
-//! **Round trips.** An ORS call costs 3 on the happy path: the session (`GETEX`), the
-//! start (`SET` lease and scope, pipelined) and the end (one script: the frames, the
-//! TTLs and the `PUBLISH`). A broadcast event costs one (a script); subscribers of one
+//! **Round trips.** An ORS call costs 2 on the happy path, each one script: the start
+//! (`GETEX` of the session, then, only if it is live, `SET` of the lease and of the scope)
+//! and the end (the frames, the TTLs and the `PUBLISH`). A broadcast event costs one (a script); subscribers of one
 //! stream on one instance share their reads (one `XRANGE` for all those at the same
 //! position). Scripts run by `EVALSHA`, and by `EVAL` when Redis lost them.
 //! [`RedisStore::round_trips`] counts them.
@@ -124,6 +124,20 @@ redis.call('PUBLISH', ARGV[3], ARGV[4])
 return 1
 ";
 
+/// Starts a task in a live session, in one atomic request: refreshes the session
+/// (`KEYS[1]`, for `ARGV[1]` ms) and, if it is live, writes the lease (`KEYS[2]`, `ARGV[2]`
+/// ms) then the scope (`KEYS[3]`, `ARGV[4]`, kept `ARGV[3]` ms); the session's record, or
+/// nil and nothing written.
+const START: &str = r"
+local record = redis.call('GETEX', KEYS[1], 'PX', ARGV[1])
+if not record then
+  return false
+end
+redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[3])
+return record
+";
+
 /// Appends a broadcast event (`ARGV[5]`) to its log (`KEYS[1]`, trimmed to about `ARGV[1]`
 /// entries, kept `ARGV[2]` ms) and announces it, in one atomic request: the event's id.
 const PUBLISH: &str = r"
@@ -178,6 +192,7 @@ struct Inner {
     down: AtomicBool,
     /// Requests sent (a pipeline, a `MULTI … EXEC` block or a script is one).
     round_trips: AtomicU64,
+    start: Script,
     append: Script,
     publish: Script,
     flights: Arc<Flights>,
@@ -265,7 +280,7 @@ impl RedisStore {
         // Loaded here: the SHA1s come from Redis (no hashing in this crate).
         let mut load = redis::pipe();
         load.cmd("PING");
-        for source in [APPEND, PUBLISH] {
+        for source in [START, APPEND, PUBLISH] {
             load.cmd("SCRIPT").arg("LOAD").arg(source);
         }
         let mut conn_for_load = conn.clone();
@@ -279,7 +294,7 @@ impl RedisStore {
         let loaded = futures_lite::future::or(
             async {
                 Some(
-                    load.query_async::<(String, String, String)>(&mut conn_for_load)
+                    load.query_async::<(String, String, String, String)>(&mut conn_for_load)
                         .await,
                 )
             },
@@ -290,7 +305,7 @@ impl RedisStore {
         )
         .await
         .ok_or_else(|| StoreError::new(format!("{shown_url}: no answer within {timeout:?}")))?;
-        let (pong, append_sha, publish_sha) = loaded.map_err(scrub_load)?;
+        let (pong, start_sha, append_sha, publish_sha) = loaded.map_err(scrub_load)?;
         if pong != "PONG" {
             return Err(StoreError::new(format!(
                 "{shown_url}: PING answered {pong:?}"
@@ -307,6 +322,10 @@ impl RedisStore {
                 sleep,
                 down: AtomicBool::new(false),
                 round_trips: AtomicU64::new(1),
+                start: Script {
+                    source: START,
+                    sha: start_sha,
+                },
                 append: Script {
                     source: APPEND,
                     sha: append_sha,
@@ -626,6 +645,35 @@ impl Store for RedisStore {
                 .ignore();
             let _: Value = self.run_pipe(pipe).await?;
             Ok(())
+        })
+    }
+
+    /// One script (`START`): `GETEX` of the session, then, if it is live, `SET` of the
+    /// lease and of the scope: one round trip where [`session`](Store::session) and
+    /// [`start_task`](Store::start_task) are two.
+    fn start_task_in_session<'a>(
+        &'a self,
+        task_id: &'a str,
+        scope: &'a TaskScope,
+        lease: Duration,
+        session_ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let json = serde_json::to_vec(scope).map_err(|e| self.error(e))?;
+            let keys = [
+                self.key("session", &scope.session),
+                self.key("lease", task_id),
+                self.key("task", task_id),
+            ];
+            let (ttl, lease, keep) = (
+                millis(session_ttl).to_string(),
+                millis(lease).to_string(),
+                millis(lease + LOST_GRACE).to_string(),
+            );
+            let args: [&[u8]; 4] = [ttl.as_bytes(), lease.as_bytes(), keep.as_bytes(), &json];
+            let keys = [keys[0].as_str(), keys[1].as_str(), keys[2].as_str()];
+            let raw: Option<Vec<u8>> = self.run_script(&self.inner.start, &keys, &args).await?;
+            raw.map(|raw| self.decode("session", &raw)).transpose()
         })
     }
 

@@ -45,7 +45,7 @@
 //! | [`ORS_RESULT_BYTES`] | gauge | | bytes of finished results kept for resumption |
 //! | [`ORS_RESULT_EVICTIONS_TOTAL`] | counter | | finished results dropped for room before their TTL (only ever for a newer result of the same session) |
 //! | [`ORS_RESULTS_NOT_KEPT_TOTAL`] | counter | `reason` (`session_bytes`, `bytes`, `results`) | ORS results not kept for resumption, sent only to the call's own stream: past the session's byte budget, or no room in the whole cache (bytes, results) without evicting other sessions' |
-//! | [`STORE_ERRORS_TOTAL`] | counter | `op` (the `Store` method: `session`, `create_session`, `update_session`, `delete_session`, `start_task`, `renew_task`, `append_task`, `task_scope`, `read_task`, `publish`, `read_events`) | failed calls to the shared store |
+//! | [`STORE_ERRORS_TOTAL`] | counter | `op` (the `Store` method: `session`, `create_session`, `update_session`, `delete_session`, `start_task`, `start_task_in_session`, `renew_task`, `append_task`, `task_scope`, `read_task`, `publish`, `read_events`) | failed calls to the shared store |
 //! | [`STORE_SECONDS`] | histogram | `op` | how long the ORS server's calls to the shared store took (on its runtime's clock) |
 //! | [`CLIENT_ATTEMPTS_TOTAL`] | counter | `outcome` (`connected`, `failed`, `refused`) | a client's connection attempts |
 //! | [`CLIENT_GIVE_UPS_TOTAL`] | counter | | clients that stopped for good on an error |

@@ -30,7 +30,7 @@ use super::{TaskSignals, BUSY, CALL_ABANDONED, NOT_RESUMABLE, SHUTTING_DOWN, TAS
 use crate::observe::{self, log};
 use crate::runtime::{Frames, Runtime};
 use crate::server::SseBody;
-use crate::store::{changed_or_after, Log, Store, StoreError, TaskScope};
+use crate::store::{changed_or_after, Log, SessionRecord, Store, StoreError, TaskScope};
 
 /// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
 ///
@@ -184,6 +184,17 @@ impl Tasks {
             frames.insert(0, Bytes::from_static(NOT_RESUMABLE.as_bytes()));
             let _ = slot.set(frames);
         }
+    }
+
+    /// Forgets a task that never ran (see [`TaskRegistry::forget`]): it takes no place
+    /// among the tasks.
+    fn forget(&mut self, task_id: &str) {
+        if self.registry.forget(task_id).is_ok() {
+            self.held = self.held.saturating_sub(1);
+        }
+        self.scopes.remove(task_id);
+        self.live.remove(task_id);
+        self.settle_bytes();
     }
 
     /// Drops the scopes of forgotten tasks once they outnumber the live ones (amortized).
@@ -580,6 +591,66 @@ impl<R: Runtime> Calls<R> {
         }
         self.spawn_tool(cursor.task_id(), true, run, span, &scope.tool);
         Ok(span.in_scope(|| self.body(frames)))
+    }
+
+    /// A new call (no task id) with a [store](Self::with_store), started in the store with
+    /// a read of its session in one request ([`Store::start_task_in_session`]) where the
+    /// server would read the session first and then start the task: `run` makes the tool's
+    /// run from the session's record, or refuses the call (`None`, e.g. a session of
+    /// another environment). `Ok(None)`: the session is not live, or `run` refused it; the
+    /// task never ran and is forgotten here, taking no place among the tasks, and its id
+    /// never reached a client (in the store nothing was written, or, when `run` refused,
+    /// a lease and a scope that nobody reads, which expire as any task's do). `Err` as
+    /// [`try_call_in`](Self::try_call_in); `Busy` and `Draining` are decided before the
+    /// session is read.
+    pub(crate) async fn try_start_in_session<F, M>(
+        &self,
+        scope: TaskScope,
+        session_ttl: Duration,
+        run: M,
+        span: &CallSpan,
+    ) -> Result<Option<SseBody<R>>, NotStarted>
+    where
+        F: Future<Output = Result<ToolResult, String>> + Send + 'static,
+        M: FnOnce(SessionRecord) -> Option<F>,
+    {
+        let Some(shared) = self.inner.shared.get() else {
+            return Err(NotStarted::Store(StoreError::new("no shared store")));
+        };
+        let now = self.inner.runtime.now();
+        let cursor = match self.open_in(&scope, None, now, span) {
+            Opened::Started(cursor) => cursor,
+            Opened::Body(frames) => return Ok(Some(span.in_scope(|| self.body(frames)))),
+            Opened::Unknown => return Ok(Some(self.unknown(span))),
+            Opened::Refused(refused) => return Err(refused),
+        };
+        let id = cursor.task_id().to_owned();
+        let record = {
+            let _work = self.inner.life.enter();
+            let started =
+                shared
+                    .store
+                    .start_task_in_session(&id, &scope, shared.lease, session_ttl);
+            let started = store_call(&self.inner.runtime, "start_task_in_session", started);
+            match span.instrument(started).await {
+                Ok(record) => record,
+                Err(e) => {
+                    // Never ran: forget it here, and let the client try again (503).
+                    let frames = vec![encode(&named("error", e.to_string()))];
+                    lock(&self.inner.tasks).complete(&id, frames, now);
+                    return Err(NotStarted::Store(e));
+                }
+            }
+        };
+        let Some(run) = record.and_then(run) else {
+            lock(&self.inner.tasks).forget(&id);
+            return Ok(None);
+        };
+        span.record_task_id(&id);
+        // Followed before the tool runs, so that a result not kept reaches it.
+        let frames = self.follow(cursor);
+        self.spawn_tool(&id, true, run, span, &scope.tool);
+        Ok(Some(span.in_scope(|| self.body(frames))))
     }
 
     /// The synchronous part of [`try_call_in`](Self::try_call_in), under the tasks' lock.

@@ -1153,12 +1153,22 @@ impl<R: Runtime> Server<R> {
         };
         let ttl = self.inner.config.session_timeout;
         let found = store_call(&self.inner.runtime, "session", store.session(sid, ttl));
-        let Some(record) = found.await? else {
-            return Ok(None);
-        };
+        Ok(found
+            .await?
+            .and_then(|record| self.stored_session(sid, env, record)))
+    }
+
+    /// A session as the store returned it (of environment `env`, when given: a session of
+    /// another one is not found): its task and where its setup's outcome is.
+    fn stored_session(
+        &self,
+        sid: &str,
+        env: Option<usize>,
+        record: SessionRecord,
+    ) -> Option<(Arc<Value>, Setup)> {
         let index = self.env_index(&record.env);
         if index.is_none() || env.is_some_and(|env| Some(env) != index) {
-            return Ok(None);
+            return None;
         }
         let local = self.touch(sid, None, |s| s.setup.clone());
         let setup = match (local, record.setup) {
@@ -1166,7 +1176,7 @@ impl<R: Runtime> Server<R> {
             (None, Some(outcome)) => Setup::Known(outcome),
             (None, None) => Setup::Stored(sid.to_owned()),
         };
-        Ok(Some((Arc::new(record.task), setup)))
+        Some((Arc::new(record.task), setup))
     }
 
     /// Waits for a session's setup; `Err` with its message if it failed.
@@ -1286,6 +1296,15 @@ impl<R: Runtime> Server<R> {
                 response(calls.refuse(message).boxed_unsync())
             })
         };
+        // A new call of a known tool with a store: the session is read with the start.
+        if call.task_id.is_none()
+            && self.inner.store.is_some()
+            && let Some(environment) = self.inner.envs.get(env)
+            && environment.tools().iter().any(|t| t.name == call.name)
+        {
+            let environment = Arc::clone(environment);
+            return self.start_call(env, sid, call, environment, &span).await;
+        }
         let (task, setup) = match self.session(sid, Some(env)).await {
             Ok(Some(session)) => session,
             Ok(None) => return refuse("unknown_session", "Session not found"),
@@ -1335,14 +1354,63 @@ impl<R: Runtime> Server<R> {
             .await
         {
             Ok(body) => response(body.boxed_unsync()),
-            Err(NotStarted::Busy) => span.in_scope(busy),
-            Err(NotStarted::Draining) => span.in_scope(|| {
-                refused(
-                    "shutting_down",
-                    unavailable_detail(&NotStarted::Draining.to_string()),
-                )
-            }),
-            Err(NotStarted::Store(e)) => span.in_scope(|| unavailable(&e.to_string())),
+            Err(e) => not_started(&span, e),
+        }
+    }
+
+    /// A new `/call` of a known tool of `environment`, with a store: the call starts in
+    /// the store with a read of its session, in one request
+    /// ([`Store::start_task_in_session`]), and is then checked against the session as
+    /// [`call`](Self::call) checks it before; a session that is not live (or of another
+    /// environment) is refused as there, and its task, which never ran, is forgotten. A
+    /// call refused before the session was read (busy, draining) reads it as `call` does,
+    /// so that a call without a live session is answered `Session not found` either way.
+    async fn start_call(
+        &self,
+        env: usize,
+        sid: &str,
+        call: CallBody,
+        environment: Arc<dyn Environment>,
+        span: &CallSpan,
+    ) -> Response<OrsBody> {
+        let CallBody { name, input, .. } = call;
+        let input = Value::Object(input);
+        let schema = self.inner.schemas.get(env).and_then(|s| s.get(&name));
+        let invalid = check_input(schema, &input).err();
+        let scope = TaskScope::new(sid, name.clone());
+        let server = self.clone();
+        let run = |record: SessionRecord| {
+            let (task, setup) = self.stored_session(sid, Some(env), record)?;
+            if invalid.is_some() {
+                span.in_scope(|| refusal("bad_input", 200));
+            }
+            Some(async move {
+                if let Some(message) = invalid {
+                    return Ok(super::environment::tool_error(&message));
+                }
+                server.ready(setup).await?;
+                environment.call(&task, &name, input).await
+            })
+        };
+        let ttl = self.inner.config.session_timeout;
+        let calls = &self.inner.calls;
+        let refuse = || {
+            span.in_scope(|| {
+                refusal("unknown_session", 200);
+                response(calls.refuse("Session not found").boxed_unsync())
+            })
+        };
+        match calls.try_start_in_session(scope, ttl, run, span).await {
+            Ok(Some(body)) => response(body.boxed_unsync()),
+            Ok(None) => refuse(),
+            Err(e @ (NotStarted::Busy | NotStarted::Draining)) => {
+                match self.session(sid, Some(env)).await {
+                    Ok(Some(_)) => not_started(span, e),
+                    Ok(None) => refuse(),
+                    Err(e) => unavailable(&e.to_string()),
+                }
+            }
+            Err(e) => not_started(span, e),
         }
     }
 
@@ -1415,6 +1483,20 @@ fn unavailable_detail(message: &str) -> Response<OrsBody> {
         http::HeaderValue::from_static("1"),
     );
     resp
+}
+
+/// The answer to a call that did not start (a 503), in its span.
+fn not_started(span: &CallSpan, e: NotStarted) -> Response<OrsBody> {
+    match e {
+        NotStarted::Busy => span.in_scope(busy),
+        NotStarted::Draining => span.in_scope(|| {
+            refused(
+                "shutting_down",
+                unavailable_detail(&NotStarted::Draining.to_string()),
+            )
+        }),
+        NotStarted::Store(e) => span.in_scope(|| unavailable(&e.to_string())),
+    }
 }
 
 /// A `/call` refused because [`ServerConfig::max_running_calls`] tools are running: 503,

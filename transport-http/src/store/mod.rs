@@ -247,6 +247,49 @@ pub trait Store: Send + Sync + 'static {
         lease: Duration,
     ) -> StoreFuture<'a, ()>;
 
+    /// [`session`](Self::session) and [`start_task`](Self::start_task) in one: when the
+    /// session of `scope` ([`TaskScope::session`]) is live, pushes its expiry `session_ttl`
+    /// into the future, records the task as `start_task` does and returns the session's
+    /// record; when it is not, records nothing and returns `None`. The ORS server starts a
+    /// new call with it, and checks the call against the record after (a call the record
+    /// refuses never runs, and its task id never reaches a client).
+    ///
+    /// The default does the two requests in turn; a store that can do both in one request
+    /// overrides it (`ssekit_redis::RedisStore`: one script), saving each call a round trip.
+    ///
+    /// # Example
+    /// ```
+    /// use std::time::Duration;
+    /// use ssekit_http::store::{MemoryStore, SessionRecord, Store, TaskScope};
+    /// # futures_lite::future::block_on(async {
+    /// let store = MemoryStore::default();
+    /// let (ttl, lease) = (Duration::from_secs(60), Duration::from_secs(3));
+    /// let scope = TaskScope::new("sid", "submit");
+    /// assert_eq!(store.start_task_in_session("t1", &scope, lease, ttl).await?, None);
+    /// assert_eq!(store.task_scope("t1").await?, None);
+    /// let record = SessionRecord { env: "gsm8k".into(), task: serde_json::json!({}), setup: None };
+    /// store.create_session("sid", &record, ttl).await?;
+    /// assert_eq!(store.start_task_in_session("t2", &scope, lease, ttl).await?, Some(record));
+    /// assert_eq!(store.task_scope("t2").await?, Some(scope));
+    /// # Ok::<(), ssekit_http::store::StoreError>(())
+    /// # }).unwrap();
+    /// ```
+    fn start_task_in_session<'a>(
+        &'a self,
+        task_id: &'a str,
+        scope: &'a TaskScope,
+        lease: Duration,
+        session_ttl: Duration,
+    ) -> StoreFuture<'a, Option<SessionRecord>> {
+        Box::pin(async move {
+            let Some(record) = self.session(&scope.session, session_ttl).await? else {
+                return Ok(None);
+            };
+            self.start_task(task_id, scope, lease).await?;
+            Ok(Some(record))
+        })
+    }
+
     /// Renews a running task's lease for `lease` (the producer is alive).
     fn renew_task<'a>(&'a self, task_id: &'a str, lease: Duration) -> StoreFuture<'a, ()>;
 
