@@ -80,6 +80,7 @@ pub mod runtime;
 pub mod server;
 #[cfg(feature = "ors-server")]
 pub mod store;
+mod sync;
 
 pub use error::{
     redacted_url, BoxError, ContentCoding, Error, NoResponse, Refused, RequestError,

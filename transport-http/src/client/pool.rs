@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -353,10 +353,7 @@ impl<R: Dial> Pool<R> {
     }
 
     fn lock_pool(&self) -> std::sync::MutexGuard<'_, HashMap<Origin, Idle>> {
-        self.shared
-            .pool
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.shared.pool)
     }
 
     /// Sends `req` to `uri` (absolute) on a pooled connection or a new one.
@@ -374,11 +371,7 @@ impl<R: Dial> Pool<R> {
         let turn = if origin.https {
             // Wait for a dial to this origin under way: it may bring an HTTP/2 connection.
             let lock = {
-                let mut dialing = self
-                    .shared
-                    .dialing
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner);
+                let mut dialing = crate::sync::lock(&self.shared.dialing);
                 Arc::clone(dialing.entry(origin.clone()).or_default())
             };
             let turn = lock.lock_owned().await;

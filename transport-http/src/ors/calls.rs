@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,6 +31,7 @@ use crate::observe::{self, log};
 use crate::runtime::{Frames, Runtime};
 use crate::server::SseBody;
 use crate::store::{changed_or_after, Log, SessionRecord, Store, StoreError, TaskScope};
+use crate::sync::lock;
 
 /// [`Calls::try_call`] refused a call: [`TaskConfig::max_running`] tools are running.
 ///
@@ -313,10 +314,6 @@ impl<R> std::fmt::Debug for Calls<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Calls").finish_non_exhaustive()
     }
-}
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl<R: Runtime + Default> Default for Calls<R> {

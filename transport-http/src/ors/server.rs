@@ -36,7 +36,7 @@ use ssekit::server::{IdFormat, TaskConfig};
 use ssekit::time::Instant;
 use tokio::sync::watch;
 
-use super::calls::{lock, Calls, NotStarted};
+use super::calls::{Calls, NotStarted};
 use super::environment::Environment;
 use super::observed::{in_session, refusal, store_call, CallSpan};
 use super::{encode, named, BUSY};
@@ -45,6 +45,7 @@ use crate::observe::log;
 use crate::runtime::{Frames, Runtime};
 use crate::server::response;
 use crate::store::{SessionRecord, Store, StoreError, TaskScope};
+use crate::sync::lock;
 use crate::{BoxError, Error};
 
 /// The response body of every ORS route: JSON or an event stream.

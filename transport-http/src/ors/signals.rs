@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::ops::Deref;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Each followed task's signal `N` (a transport's notifier: tokio's `Notify`,
 /// `event_listener`'s `Event`), kept while a connection follows the task and dropped with
@@ -91,7 +91,7 @@ impl<N> TaskSignals<N> {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Followed<N>>> {
-        self.tasks.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.tasks)
     }
 }
 

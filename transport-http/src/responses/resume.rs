@@ -1,7 +1,7 @@
 //! [`Resume`]: where a client stands in a Responses stream, and the reconnect that asks for
 //! the rest.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use http::{Method, Request, Uri};
@@ -81,7 +81,7 @@ impl Resume {
         let Ok(seen) = serde_json::from_str::<Seen<'_>>(event.data()) else {
             return;
         };
-        let mut cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cursor = crate::sync::lock(&self.cursor);
         if cursor.response_id.is_none()
             && let Some(id) = seen.response.and_then(|r| r.id)
         {
@@ -101,7 +101,7 @@ impl Resume {
     /// assert_eq!(resume.position(), Some(("r".to_owned(), Some(0))));
     /// ```
     pub fn position(&self) -> Option<(String, Option<u64>)> {
-        let cursor = self.cursor.lock().unwrap_or_else(PoisonError::into_inner);
+        let cursor = crate::sync::lock(&self.cursor);
         Some((cursor.response_id.clone()?, cursor.last))
     }
 

@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -126,7 +126,7 @@ impl GapQueue {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, GapState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.state)
     }
 
     /// Queues an event (`id` and its encoding), dropping the oldest when full. `false` when

@@ -2,7 +2,7 @@
 //! [`changed`](super::Store::changed).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
 
@@ -94,7 +94,7 @@ impl Waiters {
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, (Arc<Notify>, usize)>> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::sync::lock(&self.map)
     }
 }
 
