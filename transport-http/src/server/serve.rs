@@ -15,10 +15,11 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use atomic_waker::AtomicWaker;
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body::{Body, Frame, SizeHint};
@@ -538,7 +539,7 @@ struct Watch {
     unsent: AtomicUsize,
     /// Whether a body waits for the socket to take bytes (its waker in `waker`).
     parked: AtomicBool,
-    waker: Mutex<Option<Waker>>,
+    waker: AtomicWaker,
     /// Whether [`serve_connection`] is polling the connection (hyper, the body, the socket)
     /// right now: a body unparked meanwhile is polled again in the same turn, without a
     /// wake and a trip through the runtime's queue.
@@ -556,7 +557,7 @@ impl Watch {
             idle_since: AtomicU64::new(millis(accepted)),
             unsent: AtomicUsize::new(0),
             parked: AtomicBool::new(false),
-            waker: Mutex::new(None),
+            waker: AtomicWaker::new(),
             polling: AtomicBool::new(false),
             again: AtomicBool::new(false),
             write_buffer,
@@ -570,7 +571,7 @@ impl Watch {
         if self.unsent.load(Ordering::SeqCst) < self.write_buffer {
             return false;
         }
-        *self.waker.lock().unwrap_or_else(PoisonError::into_inner) = Some(cx.waker().clone());
+        self.waker.register(cx.waker());
         self.parked.store(true, Ordering::SeqCst);
         // The socket may have taken bytes between the first look and the park.
         self.unsent.load(Ordering::SeqCst) >= self.write_buffer
@@ -610,14 +611,7 @@ impl Watch {
         if self.polling.load(Ordering::SeqCst) {
             return;
         }
-        if let Some(waker) = self
-            .waker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
-            waker.wake();
-        }
+        self.waker.wake();
     }
 
     /// Polls `conn` (hyper's connection), again while a body it parked was unparked during
@@ -1066,19 +1060,9 @@ fn expire(why: Expired) {
 mod tests {
     use std::sync::atomic::AtomicUsize;
     use std::sync::Arc;
-    use std::task::Wake;
 
     use super::*;
-
-    /// Counts its wakes.
-    #[derive(Default)]
-    struct Wakes(AtomicUsize);
-
-    impl Wake for Wakes {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    use crate::sync::WakeCount;
 
     /// What hyper does with an always-ready body over a fast socket, `frames` times a poll
     /// at most: a frame of 16 KiB is queued, the body parks on the next poll (a write
@@ -1098,27 +1082,27 @@ mod tests {
     fn a_body_unparked_by_its_own_flush_is_polled_again_in_the_same_turn() {
         let watch = Watch::new(Instant::ZERO, 8 << 10);
         let polls = AtomicUsize::new(0);
-        let wakes = Arc::new(Wakes::default());
+        let wakes = Arc::new(WakeCount::default());
         let waker = Waker::from(wakes.clone());
         let mut cx = Context::from_waker(&waker);
         let mut conn = std::pin::pin!(connection(&watch, &polls));
         assert!(watch.poll(conn.as_mut(), &mut cx).is_pending());
         // REPOLLS polls without a wake in between, then one wake for the next turn.
         assert_eq!(polls.load(Ordering::SeqCst), REPOLLS);
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(wakes.get(), 1);
     }
 
     #[test]
     fn a_body_unparked_outside_a_poll_is_woken() {
         let watch = Watch::new(Instant::ZERO, 8 << 10);
-        let wakes = Arc::new(Wakes::default());
+        let wakes = Arc::new(WakeCount::default());
         let waker = Waker::from(wakes.clone());
         let cx = Context::from_waker(&waker);
         watch.unsent.fetch_add(16 << 10, Ordering::SeqCst);
         assert!(watch.must_wait(&cx));
         // A socket write seen while nobody polls (a write on another thread).
         watch.wrote(Ok(4 << 10));
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(wakes.get(), 1);
         // A connection that parks and is not unparked is polled once and not woken.
         let polls = AtomicUsize::new(0);
         let mut conn = std::pin::pin!(std::future::poll_fn(|cx| {
@@ -1129,6 +1113,6 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         assert!(watch.poll(conn.as_mut(), &mut cx).is_pending());
         assert_eq!(polls.load(Ordering::SeqCst), 1);
-        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(wakes.get(), 1);
     }
 }

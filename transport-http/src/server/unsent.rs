@@ -32,10 +32,11 @@
 //! [`MAX_UNSENT`] out (one event larger than a frame goes out whole, above it).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use atomic_waker::AtomicWaker;
 use bytes::Bytes;
 use ssekit::Instant;
 
@@ -79,9 +80,9 @@ struct Shared {
     room: AtomicUsize,
     /// Whether the server has let go of a frame: until then, nothing is bounded.
     released: AtomicBool,
-    /// Set while `waker` holds the body's waker: a frame's drop takes the lock only then.
+    /// Set while the body waits in `waker`: a frame's drop wakes it only then.
     parked: AtomicBool,
-    waker: Mutex<Option<Waker>>,
+    waker: AtomicWaker,
 }
 
 impl Unsent {
@@ -103,13 +104,7 @@ impl Unsent {
         let room = self.room();
         let shared = &*self.shared;
         shared.room.store(room, Ordering::SeqCst);
-        {
-            let mut waker = shared.lock();
-            match &mut *waker {
-                Some(w) if w.will_wake(cx.waker()) => {}
-                slot => *slot = Some(cx.waker().clone()),
-            }
-        }
+        shared.waker.register(cx.waker());
         shared.parked.store(true, Ordering::SeqCst);
         // A drop between the load and `parked` did not see it: look again.
         if shared.bytes.load(Ordering::SeqCst) <= room {
@@ -167,12 +162,6 @@ impl Unsent {
     }
 }
 
-impl Shared {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Waker>> {
-        self.waker.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// A frame out with the server: its bytes count against the body until it is dropped.
 struct Held {
     frame: Bytes,
@@ -191,31 +180,19 @@ impl Drop for Held {
         let len = self.frame.len();
         shared.released.store(true, Ordering::SeqCst);
         let left = shared.bytes.fetch_sub(len, Ordering::SeqCst) - len;
-        if left <= shared.room.load(Ordering::SeqCst)
-            && shared.parked.swap(false, Ordering::SeqCst)
-            && let Some(waker) = shared.lock().take()
+        if left <= shared.room.load(Ordering::SeqCst) && shared.parked.swap(false, Ordering::SeqCst)
         {
-            waker.wake();
+            shared.waker.wake();
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::atomic::AtomicUsize;
-    use std::task::Wake;
+    use std::task::Waker;
 
     use super::*;
-
-    /// A waker that counts its wakes.
-    #[derive(Default)]
-    struct Count(AtomicUsize);
-
-    impl Wake for Count {
-        fn wake(self: Arc<Self>) {
-            self.0.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    use crate::sync::WakeCount;
 
     fn frame() -> Bytes {
         Bytes::from(vec![b'x'; FRAME_BYTES])
@@ -240,7 +217,7 @@ mod tests {
 
     #[test]
     fn a_new_stream_has_one_frame_out_and_is_woken_when_the_server_lets_go() {
-        let count = Arc::new(Count::default());
+        let count = Arc::new(WakeCount::default());
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
         let mut unsent = released();
@@ -250,14 +227,14 @@ mod tests {
         // A slice keeps its frame counted; the last one to go gives it back and wakes.
         let tail = out[0].slice(1..);
         out.clear();
-        assert_eq!(count.0.load(Ordering::SeqCst), 0);
+        assert_eq!(count.get(), 0);
         drop(tail);
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(count.get(), 1);
         assert_eq!(unsent.bytes(), 0);
         assert_eq!(fill(&mut unsent, &mut cx, 1, &mut out), 1);
         // Nobody waits: a drop wakes no one.
         let _ = unsent.poll_room(&mut cx, || Instant::from_millis(1));
-        assert_eq!(count.0.load(Ordering::SeqCst), 1);
+        assert_eq!(count.get(), 1);
         let spare = unsent.track(Bytes::new());
         assert!(spare.is_empty());
         assert_eq!(unsent.bytes(), FRAME_BYTES);
