@@ -19,8 +19,8 @@
 //! so its peak RSS (`VmHWM` in `/proc/PID/status`) is that scenario's alone. The client is
 //! this process: raw HTTP/1.1 over tokio sockets, counting events by their blank lines, the
 //! same client for every server. Every server runs on 2 worker threads (tokio's
-//! multi-threaded runtime; ssekit-smol's executor with `SMOL_THREADS=2`, or what the
-//! environment's `SMOL_THREADS` says) and every stream has
+//! multi-threaded runtime; ssekit-smol's executor), or as many as the environment's
+//! `SMOL_THREADS` says; `LOAD_SERVER_CPUS` pins the server to those cores. Every stream has
 //! a 15 s keep-alive. Events are `data: 0123456789abcdef\n\n` (24 bytes).
 //!
 //! | scenario | what |
@@ -290,14 +290,21 @@ impl Server {
     fn start(name: &str, rate: u64) -> Server {
         let exe = std::env::current_exe().expect("own path");
         let (name, observed) = split_name(name);
-        let mut child = Command::new(exe)
+        // `LOAD_SERVER_CPUS=0` runs the server on those cores alone (`taskset -c`), so a
+        // client pinned to the others (`taskset -c 1 …`) never takes its time slices.
+        let mut command = match std::env::var("LOAD_SERVER_CPUS") {
+            Ok(cpus) => {
+                let mut taskset = Command::new("taskset");
+                taskset.args(["-c", &cpus]).arg(exe);
+                taskset
+            }
+            Err(_) => Command::new(exe),
+        };
+        let mut child = command
             .args(["--serve", name])
             .env("FANOUT_RATE", rate.to_string())
             .env("SSEKIT_LOAD_OBSERVE", if observed { "1" } else { "0" })
-            .env(
-                "SMOL_THREADS",
-                std::env::var("SMOL_THREADS").unwrap_or_else(|_| "2".into()),
-            )
+            .env("SMOL_THREADS", server::threads().to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()
@@ -976,9 +983,17 @@ mod server {
         }
     }
 
+    /// Every server's worker threads: `SMOL_THREADS`, or 2.
+    pub(crate) fn threads() -> usize {
+        std::env::var("SMOL_THREADS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(2)
+    }
+
     fn tokio_rt() -> tokio::runtime::Runtime {
         tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
+            .worker_threads(threads())
             .enable_all()
             .build()
             .expect("tokio runtime")
