@@ -346,9 +346,10 @@ pub const TURN_BYTES: usize = 64 << 10;
 /// the frames it handed out that the server still holds (in a write buffer, not yet
 /// written). The body yields another frame only while it fits, and a frame's drop (once
 /// written, or copied by the server) makes room again. A stream starts with one frame
-/// ([`FRAME_BYTES`]) of room and earns this much once it has streamed for 500 ms without
-/// waiting a second for its socket (on the body's runtime clock); such a wait makes it
-/// cautious again. So a slow reader costs one frame, not hyper's default write buffer of sixteen frames (256 KiB),
+/// ([`FRAME_BYTES`]) of room and earns this much once its reader has taken 5 MiB (more
+/// than the kernel's buffers hold for a reader that does not read) without a wait of a
+/// second for room (on the body's runtime clock); such a wait makes it cautious again. So a
+/// slow reader costs one frame, not hyper's default write buffer of sixteen frames (256 KiB),
 /// whether the body is mounted in axum, in tower, in a hand-written hyper server or under
 /// [`serve`]. The bound holds from the first frame the server lets go of on: a consumer
 /// that keeps every frame to the end (`BodyExt::collect`) is never made to wait on itself.
