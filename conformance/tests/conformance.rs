@@ -302,6 +302,74 @@ fn a_broadcast_lets_go_of_clients_that_timed_out_and_keeps_the_live_one() {
     });
 }
 
+#[test]
+fn publish_wait_cuts_a_client_that_stopped_reading_instead_of_waiting_forever() {
+    use std::io::{Read, Write};
+    for server in [Side::Smol, Side::Hyper] {
+        let hub = Hub::new(server, ReplayBuffer::new(64, 1 << 20), 4)
+            .wait_at_most(Duration::from_millis(300));
+        let serving = hub.clone();
+        let addr = kit::serve(server, move |req| Reply::Subscribe {
+            hub: serving.clone(),
+            last_event_id: req.last_event_id,
+        });
+        // A client that sends its request and then reads nothing.
+        let mut stuck = std::net::TcpStream::connect(addr).unwrap();
+        stuck
+            .write_all(b"GET /events HTTP/1.1\r\nhost: 127.0.0.1\r\n\r\n")
+            .unwrap();
+        let started = std::time::Instant::now();
+        while hub.subscribers() == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "hung: never subscribed"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // 64 MiB: more than the kernel's buffers on both ends can hold for it. Without the
+        // bound, a `publish_wait` would wait for it forever (the hang guard would fire).
+        let (done, finished) = std::sync::mpsc::channel();
+        let publisher = hub.clone();
+        std::thread::spawn(move || {
+            let data = "x".repeat(16 << 10);
+            let mut reached = 0;
+            for n in 1..=4096 {
+                let event = Event::builder()
+                    .id(n.to_string())
+                    .unwrap()
+                    .data(data.clone());
+                reached += publisher.publish_wait(&event.build());
+            }
+            let _ = done.send(reached);
+        });
+        let reached = finished
+            .recv_timeout(Duration::from_secs(120))
+            .expect("hung: publish_wait waited for the stuck client (hang guard, 120 s)");
+        assert!(reached < 4096, "{server:?}: the stuck client was never cut");
+        assert_eq!(hub.subscribers(), 0, "{server:?}");
+        // Once it reads: what it had queued, then when to come back, then the body's end.
+        stuck
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let mut got = Vec::new();
+        let mut buf = vec![0; 1 << 16];
+        while !got.ends_with(b"\r\n0\r\n\r\n") {
+            let n = stuck
+                .read(&mut buf)
+                .expect("the stream ends within the hang guard");
+            assert!(n > 0, "{server:?}: closed before the body ended");
+            got.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.contains("retry: 1000\n\n"), "{server:?}");
+        let last = format!("id: {reached}\ndata: ");
+        assert!(
+            text.contains(&last),
+            "{server:?}: its last queued event, {reached}"
+        );
+    }
+}
+
 /// The `Last-Event-ID` of each request a server saw.
 type SeenIds = Arc<Mutex<Vec<Option<String>>>>;
 

@@ -49,7 +49,7 @@ mod broadcast;
 #[cfg(feature = "server")]
 mod channel;
 #[cfg(feature = "server")]
-pub use broadcast::Broadcast;
+pub use broadcast::{Broadcast, WAIT_AT_MOST};
 #[cfg(feature = "server")]
 mod overflow;
 mod unsent;

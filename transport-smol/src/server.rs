@@ -13,7 +13,7 @@ pub use ssekit_http::server::{
     full, gap_event, last_event_id, response, serve, serve_on, serve_until, serve_with, Accept,
     AnyBody, HttpService, Message, Overflow, ResponseBody, Sender, ServeOptions, TrySendError,
     GAP_EVENT, IDLE_TIMEOUT, MAX_REQUEST_HEAD, MAX_UNSENT, REQUEST_HEAD_TIMEOUT,
-    TLS_HANDSHAKE_TIMEOUT,
+    TLS_HANDSHAKE_TIMEOUT, WAIT_AT_MOST,
 };
 
 use crate::runtime::Smol;

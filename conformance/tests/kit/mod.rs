@@ -118,6 +118,28 @@ impl Hub {
         }
     }
 
+    /// The hub, whose `publish_wait` cuts clients still full after `bound`.
+    pub fn wait_at_most(self, bound: Duration) -> Hub {
+        match self {
+            Hub::Smol(hub) => Hub::Smol(hub.wait_at_most(bound)),
+            Hub::Hyper(hub) => Hub::Hyper(hub.wait_at_most(bound)),
+        }
+    }
+
+    /// `publish_wait` from a plain thread (on a tokio runtime of its own for hyper's, whose
+    /// timer needs one); returns how many subscribers `event` was queued for.
+    pub fn publish_wait(&self, event: &Event) -> usize {
+        match self {
+            Hub::Smol(hub) => smol::block_on(hub.publish_wait(event)).unwrap(),
+            Hub::Hyper(hub) => tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .unwrap()
+                .block_on(hub.publish_wait(event))
+                .unwrap(),
+        }
+    }
+
     /// The subscribers the hub holds (ones that left count until it lets go of them).
     pub fn subscribers(&self) -> usize {
         match self {

@@ -2,9 +2,9 @@
 //! core's [`ReplayBuffer`] and a bounded queue per client. The state is a [`Hub`]; this
 //! file adds the lock, the queues and the bodies.
 
-use std::marker::PhantomData;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_lite::StreamExt;
@@ -95,6 +95,11 @@ impl Client {
             Client::Gap(queue) => queue.is_gone(),
         }
     }
+
+    /// Cut by `publish_wait` for a queue that stayed full.
+    fn is_cut(&self) -> bool {
+        matches!(self, Client::Queue { cut, .. } if cut.load(Ordering::Acquire))
+    }
 }
 
 impl Drop for Client {
@@ -124,7 +129,9 @@ impl Drop for Client {
 /// - [`Overflow::Gap`]: its oldest queued events are dropped, and it reads a
 ///   [`GAP_EVENT`](super::GAP_EVENT) saying how many and after which id before the next;
 /// - backpressure: [`publish_wait`](Self::publish_wait) waits for room in every queue
-///   instead (use it or [`publish`](Self::publish), not both, on one broadcast).
+///   instead, for [`wait_at_most`](Self::wait_at_most) (10 s unless set), then cuts the
+///   clients still full as `Disconnect` does (use it or [`publish`](Self::publish), not
+///   both, on one broadcast).
 ///
 /// Memory is bounded by the replay buffer's bounds plus `per_client` events per client; under
 /// the first two policies one slow client never slows the others.
@@ -150,17 +157,20 @@ pub struct Broadcast<R> {
     /// Held across [`publish_wait`](Self::publish_wait)'s sends, so that two of them cannot
     /// queue their events in different orders for different clients.
     sending: Arc<tokio::sync::Mutex<()>>,
-    runtime: PhantomData<fn() -> R>,
+    /// How long `publish_wait` waits for room before it cuts a client.
+    wait_at_most: Duration,
+    runtime: R,
 }
 
-impl<R> Clone for Broadcast<R> {
+impl<R: Clone> Clone for Broadcast<R> {
     fn clone(&self) -> Self {
         Broadcast {
             state: Arc::clone(&self.state),
             per_client: self.per_client,
             overflow: self.overflow,
             sending: Arc::clone(&self.sending),
-            runtime: PhantomData,
+            wait_at_most: self.wait_at_most,
+            runtime: self.runtime.clone(),
         }
     }
 }
@@ -168,14 +178,27 @@ impl<R> Clone for Broadcast<R> {
 impl<R> std::fmt::Debug for Broadcast<R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Broadcast")
-            .field("subscribers", &self.lock().hub.subscribers())
+            .field(
+                "subscribers",
+                &crate::sync::lock(&self.state).hub.subscribers(),
+            )
             .field("per_client", &self.per_client)
             .field("overflow", &self.overflow)
+            .field("wait_at_most", &self.wait_at_most)
             .finish_non_exhaustive()
     }
 }
 
-impl<R> Broadcast<R> {
+/// How long [`Broadcast::publish_wait`] waits for room in a client's queue unless told
+/// otherwise ([`Broadcast::wait_at_most`]).
+///
+/// # Example
+/// ```
+/// assert_eq!(ssekit_http::server::WAIT_AT_MOST, std::time::Duration::from_secs(10));
+/// ```
+pub const WAIT_AT_MOST: Duration = Duration::from_secs(10);
+
+impl<R: Runtime + Default> Broadcast<R> {
     /// A hub that keeps recent events in `replay` and queues at most `per_client` events
     /// (at least 1, at most [`MAX_QUEUED`](super::MAX_QUEUED)) for each client. A queue's
     /// memory grows with the events in it: an idle client costs the same whatever
@@ -198,8 +221,46 @@ impl<R> Broadcast<R> {
             per_client: queue_capacity(per_client),
             overflow: Overflow::default(),
             sending: Arc::new(tokio::sync::Mutex::new(())),
-            runtime: PhantomData,
+            wait_at_most: WAIT_AT_MOST,
+            runtime: R::default(),
         }
+    }
+
+    /// How long [`publish_wait`](Self::publish_wait) waits for room in the queues of
+    /// clients that do not read (default [`WAIT_AT_MOST`]): past it, the clients whose
+    /// queue is still full are cut as under [`Overflow::Disconnect`] (their stream ends after
+    /// what they queued, with `retry:`; they resume with `Last-Event-ID`) and counted in
+    /// `slow_consumers_total{action="cut"}`. One client that stopped reading with its
+    /// connection open so holds the publisher, and every other client, this long at most.
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>() {
+    /// use std::time::Duration;
+    /// let hub = ssekit_http::server::Broadcast::<R>::new(ssekit::server::ReplayBuffer::default(), 64)
+    ///     .wait_at_most(Duration::from_secs(2));
+    /// # let _ = hub; }
+    /// ```
+    #[must_use]
+    pub fn wait_at_most(mut self, bound: Duration) -> Self {
+        self.wait_at_most = bound;
+        self
+    }
+
+    /// The runtime whose clock bounds [`publish_wait`](Self::publish_wait)'s waits and whose
+    /// timers the clients' bodies use (default: `R::default()`).
+    ///
+    /// # Example
+    /// ```
+    /// # fn doc<R: ssekit_http::runtime::Runtime + Default>(runtime: R) {
+    /// let hub = ssekit_http::server::Broadcast::new(ssekit::server::ReplayBuffer::default(), 64)
+    ///     .runtime(runtime);
+    /// # let _ = hub; }
+    /// ```
+    #[must_use]
+    pub fn runtime(mut self, runtime: R) -> Self {
+        self.runtime = runtime;
+        self
     }
 
     /// What [`publish`](Self::publish) does with a client whose queue is full, for the
@@ -287,8 +348,11 @@ impl<R> Broadcast<R> {
     /// Sends `event` to every subscriber as [`publish`](Self::publish) does, but waits for
     /// room in a full queue instead of applying the [`Overflow`] policy: backpressure, for a
     /// stream where no client may miss an event and the publisher can slow down (one slow
-    /// client slows every other). Returns how many subscribers it was queued for. Clients
-    /// under [`Overflow::Gap`] never make it wait. Calls are queued in order, one at a time.
+    /// client slows every other). The wait is bounded: clients still full
+    /// [`wait_at_most`](Self::wait_at_most) after the call began are cut (their stream ends
+    /// with `retry:`, they resume with `Last-Event-ID`). Returns how many subscribers it was
+    /// queued for. Clients under [`Overflow::Gap`] never make it wait. Calls are queued in
+    /// order, one at a time.
     ///
     /// # Example
     /// ```
@@ -300,13 +364,14 @@ impl<R> Broadcast<R> {
     /// ```
     pub async fn publish_wait(&self, event: &Event) -> Result<usize, EncodeError> {
         let _one_at_a_time = self.sending.lock().await;
+        let deadline = self.runtime.now().saturating_add(self.wait_at_most);
         let id: Option<Arc<str>> = event.id().map(Arc::from);
         let mut waiting = Vec::new();
         {
             let mut state = self.lock();
             state.hub.publish(event, |client, wire| match client {
-                Client::Queue { tx, .. } => {
-                    waiting.push((tx.clone(), wire));
+                Client::Queue { tx, cut } => {
+                    waiting.push((tx.clone(), Arc::clone(cut), wire));
                     !tx.is_closed()
                 }
                 Client::Gap(queue) => queue.push(id.clone(), wire),
@@ -317,15 +382,43 @@ impl<R> Broadcast<R> {
             }
         }
         let mut sent = 0;
-        for (tx, wire) in waiting {
+        let mut cut = 0u64;
+        for (tx, flag, wire) in waiting {
             // Awaited only when full: tokio counts each awaited send against the task's
             // budget, and a publisher to thousands would yield every 128 clients.
             let queued = match tx.try_send(wire) {
                 Ok(()) => true,
-                Err(mpsc::error::TrySendError::Full(wire)) => tx.send(wire).await.is_ok(),
+                Err(mpsc::error::TrySendError::Full(wire)) => {
+                    let room = async { Some(tx.send(wire).await.is_ok()) };
+                    let timer = self.runtime.sleep_until(deadline);
+                    let out_of_time = async {
+                        timer.await;
+                        None
+                    };
+                    match futures_lite::future::or(room, out_of_time).await {
+                        Some(queued) => queued,
+                        None => {
+                            flag.store(true, Ordering::Release);
+                            cut += 1;
+                            false
+                        }
+                    }
+                }
                 Err(mpsc::error::TrySendError::Closed(_)) => false,
             };
             sent += usize::from(queued);
+        }
+        if cut > 0 {
+            // Letting go of their senders ends their streams after what they queued.
+            self.lock().hub.sweep(Client::is_cut);
+            observe::count_by(observe::SLOW_CONSUMERS_TOTAL, "action", "cut", cut);
+            log!(
+                warn,
+                target: "ssekit::broadcast",
+                cut,
+                wait_ms = u64::try_from(self.wait_at_most.as_millis()).unwrap_or(u64::MAX),
+                "slow subscribers cut off: their queue stayed full while publish_wait waited"
+            );
         }
         Ok(sent)
     }
@@ -385,7 +478,7 @@ impl<R: Runtime + Default> Broadcast<R> {
         match self.join(last_event_id, true) {
             Ok(body) => body,
             // `join` with `after_gap` answers every gap with a body.
-            Err(_) => SseBody::from_bytes(futures_lite::stream::empty()),
+            Err(_) => SseBody::from_bytes_on(self.runtime.clone(), futures_lite::stream::empty()),
         }
     }
 
@@ -418,12 +511,12 @@ impl<R: Runtime + Default> Broadcast<R> {
                 let (client, live) = self.queue(resumes_after);
                 let _ = state.hub.subscribe(None, client, Client::is_gone);
                 drop(state);
-                return Ok(Self::body(frames, live));
+                return Ok(self.body(frames, live));
             }
         };
         drop(state);
         log!(debug, target: "ssekit::broadcast", last_event_id, replayed = frames.len(), "subscribed");
-        Ok(Self::body(frames, live))
+        Ok(self.body(frames, live))
     }
 
     /// A client's queue under the broadcast's [`Overflow`] policy, and its live frames.
@@ -448,13 +541,16 @@ impl<R: Runtime + Default> Broadcast<R> {
     }
 
     /// The body of `first`, then `live`, counted in the subscribers' gauge while it lives.
-    fn body(first: Vec<Bytes>, mut live: crate::runtime::Frames) -> SseBody<R> {
+    fn body(&self, first: Vec<Bytes>, mut live: crate::runtime::Frames) -> SseBody<R> {
         let open = Open::new(observe::BROADCAST_SUBSCRIBERS);
         let live = futures_lite::stream::poll_fn(move |cx| {
             let _ = &open;
             live.as_mut().poll_next(cx)
         });
-        SseBody::from_bytes(futures_lite::stream::iter(first).chain(live))
+        SseBody::from_bytes_on(
+            self.runtime.clone(),
+            futures_lite::stream::iter(first).chain(live),
+        )
     }
 }
 
@@ -637,6 +733,51 @@ mod tests {
         assert_eq!(second.as_mut().poll(&mut cx), std::task::Poll::Ready(Ok(1)));
         assert_eq!(ready(&mut slow).0, "id: 2\ndata: 2\n\n");
         assert_eq!(hub.subscribers(), 1, "nobody was cut");
+    }
+
+    #[test]
+    fn publish_wait_cuts_a_client_whose_queue_stays_full_past_its_bound() {
+        use std::task::Poll::Ready;
+
+        use crate::observe::{testing::Meters, SLOW_CONSUMERS_TOTAL};
+        let recorder = metrics_util::debugging::DebuggingRecorder::new();
+        let mut meters = Meters::new(&recorder);
+        metrics::with_local_recorder(&recorder, || {
+            let clock = Manual::default();
+            let hub = Broadcast::<Manual>::new(ReplayBuffer::default(), 1)
+                .wait_at_most(Duration::from_secs(10))
+                .runtime(clock.clone());
+            let mut stuck = hub.subscribe(None).unwrap();
+            let mut reader = hub.subscribe(None).unwrap();
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            let (one, two, three) = (event(1), event(2), event(3));
+            let first = hub.publish_wait(&one);
+            assert_eq!(std::pin::pin!(first).poll(&mut cx), Ready(Ok(2)));
+            assert_eq!(ready(&mut reader).0, "id: 1\ndata: 1\n\n");
+            // The stuck client never reads: the publisher waits for it, then cuts it.
+            let second = hub.publish_wait(&two);
+            let mut second = std::pin::pin!(second);
+            assert!(second.as_mut().poll(&mut cx).is_pending());
+            clock.set(9_999);
+            assert!(
+                second.as_mut().poll(&mut cx).is_pending(),
+                "within its bound"
+            );
+            assert_eq!(meters.value(SLOW_CONSUMERS_TOTAL), 0.0);
+            clock.set(10_000);
+            assert_eq!(second.as_mut().poll(&mut cx), Ready(Ok(1)));
+            assert_eq!(hub.subscribers(), 1);
+            assert_eq!(meters.value(SLOW_CONSUMERS_TOTAL), 1.0);
+            // What it had queued, when to come back, and the end of its stream.
+            assert_eq!(
+                ready(&mut stuck),
+                ("id: 1\ndata: 1\n\nretry: 1000\n\n".to_owned(), true)
+            );
+            assert_eq!(ready(&mut reader), ("id: 2\ndata: 2\n\n".to_owned(), false));
+            // The next event goes out at once: nobody is left to wait for.
+            let third = hub.publish_wait(&three);
+            assert_eq!(std::pin::pin!(third).poll(&mut cx), Ready(Ok(1)));
+        });
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!
 //! | policy | the publisher | the slow client | counted as |
 //! |---|---|---|---|
-//! | backpressure: `Sender::send(..).await`, `Broadcast::publish_wait` | waits for room | gets every event, late | nothing (no loss) |
+//! | backpressure: `Sender::send(..).await` | waits for room | gets every event, late | nothing (no loss) |
+//! | bounded backpressure: `Broadcast::publish_wait` | waits for room, [`WAIT_AT_MOST`](super::WAIT_AT_MOST) at most (`Broadcast::wait_at_most`) | gets every event, late; still full past the bound, cut as under `Disconnect` | `slow_consumers_total{action="cut"}` past the bound |
 //! | [`Overflow::Disconnect`] (the default) | never waits | its stream ends after `retry: N`; it reconnects with `Last-Event-ID` and is replayed what it missed (through `Broadcast::resume`, past the replay buffer: a `gap` event with how many it missed first) | `slow_consumers_total{action="cut"}`, `replay_gaps_total` |
 //! | [`Overflow::Gap`] | never waits | the oldest queued events are dropped; before the next one it reads, a `gap` event says how many and from which id to resume | `slow_consumers_total{action="gap"}` (per event dropped) |
 
