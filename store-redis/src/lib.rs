@@ -25,9 +25,9 @@
 //!
 //! **Round trips.** An ORS call costs 2 on the happy path, each one script: the start
 //! (`GETEX` of the session, then, only if it is live, `SET` of the lease and of the scope)
-//! and the end (the frames, the TTLs and the `PUBLISH`). A broadcast event costs one (a script); subscribers of one
-//! stream on one instance share their reads (one `XRANGE` for all those at the same
-//! position). Scripts run by `EVALSHA`, and by `EVAL` when Redis lost them.
+//! and the end (the frames, the TTLs and the `PUBLISH`). A broadcast event costs one (a
+//! script); subscribers of one stream on one instance share their reads (one `XRANGE` for
+//! all those at the same position). Scripts run by `EVALSHA`, and by `EVAL` when Redis lost them.
 //! [`RedisStore::round_trips`] counts them.
 //!
 //! Changes are announced on the channel `{p}changed` (the payload names the log), which

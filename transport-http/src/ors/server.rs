@@ -1342,20 +1342,37 @@ impl<R: Runtime> Server<R> {
         let scope = TaskScope::new(sid, name.clone());
         // Built here, run (and so the environment's `call` made) only if a new task starts;
         // a panic in `call` itself is then a panic of the task's future, caught there.
-        let server = self.clone();
-        let run = async move {
-            if let Some(message) = invalid {
-                return Ok(super::environment::tool_error(&message));
-            }
-            server.ready(setup).await?;
-            environment.call(&task, &name, input).await
-        };
+        let run = self.tool_run(environment, task, setup, name, input, invalid);
         match calls
             .try_call_in_span(scope, task_id.as_deref(), run, &span)
             .await
         {
             Ok(body) => response(body.boxed_unsync()),
             Err(e) => not_started(&span, e),
+        }
+    }
+
+    /// A new call's run: the answer to an input its tool's schema refused (`invalid`: `end`
+    /// with `ok: false`, as the reference server answers one), or the tool's, once the
+    /// session's setup is ready.
+    fn tool_run(
+        &self,
+        environment: Arc<dyn Environment>,
+        task: Arc<Value>,
+        setup: Setup,
+        name: String,
+        input: Value,
+        invalid: Option<String>,
+    ) -> impl std::future::Future<Output = Result<ssekit::profile::ors::ToolResult, String>>
+           + Send
+           + 'static {
+        let server = self.clone();
+        async move {
+            if let Some(message) = invalid {
+                return Ok(super::environment::tool_error(&message));
+            }
+            server.ready(setup).await?;
+            environment.call(&task, &name, input).await
         }
     }
 
@@ -1379,19 +1396,12 @@ impl<R: Runtime> Server<R> {
         let schema = self.inner.schemas.get(env).and_then(|s| s.get(&name));
         let invalid = check_input(schema, &input).err();
         let scope = TaskScope::new(sid, name.clone());
-        let server = self.clone();
         let run = |record: SessionRecord| {
             let (task, setup) = self.stored_session(sid, Some(env), record)?;
             if invalid.is_some() {
                 span.in_scope(|| refusal("bad_input", 200));
             }
-            Some(async move {
-                if let Some(message) = invalid {
-                    return Ok(super::environment::tool_error(&message));
-                }
-                server.ready(setup).await?;
-                environment.call(&task, &name, input).await
-            })
+            Some(self.tool_run(environment, task, setup, name, input, invalid))
         };
         let ttl = self.inner.config.session_timeout;
         let calls = &self.inner.calls;
